@@ -1,0 +1,29 @@
+# Compiler flags shared by every tessera target, and helpers for per-ISA sources.
+
+set(TESSERA_WARNINGS -Wall -Wextra -Werror -Wshadow -Wnon-virtual-dtor -Wno-missing-field-initializers)
+set(TESSERA_SANITIZER_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined
+    -fno-omit-frame-pointer)
+
+# The flags of our own code (third-party headers are included as SYSTEM and stay quiet).
+function(tessera_target_defaults target)
+  target_compile_options(${target} PRIVATE ${TESSERA_WARNINGS})
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  if(TESSERA_SANITIZE)
+    target_compile_options(${target} PRIVATE ${TESSERA_SANITIZER_FLAGS})
+    target_link_options(${target} PRIVATE ${TESSERA_SANITIZER_FLAGS})
+  endif()
+endfunction()
+
+# Each instruction-set file is its own object with its own flags; generic code never sees them.
+set(TESSERA_AVX2_FLAGS -mavx2 -mfma -mf16c)
+set(TESSERA_AVX512_FLAGS -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512bf16 -mavx512vnni
+    -mfma -mf16c)
+function(tessera_isa_sources)
+  cmake_parse_arguments(ARG "" "" "AVX2;AVX512" ${ARGN})
+  foreach(src IN LISTS ARG_AVX2)
+    set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${TESSERA_AVX2_FLAGS}")
+  endforeach()
+  foreach(src IN LISTS ARG_AVX512)
+    set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${TESSERA_AVX512_FLAGS}")
+  endforeach()
+endfunction()

@@ -1,0 +1,54 @@
+// Element types of tensors.
+#pragma once
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <tessera/core/half.hpp>
+
+namespace tessera {
+
+enum class DType : std::uint8_t {
+  kBool,
+  kI8,
+  kU8,
+  kI32,
+  kI64,
+  kF16,
+  kBF16,
+  kF32,
+  kF64,
+  kC64,   // complex<float>
+  kC128,  // complex<double>
+};
+
+inline constexpr DType kAllDTypes[] = {DType::kBool, DType::kI8,  DType::kU8,   DType::kI32,
+                                       DType::kI64,  DType::kF16, DType::kBF16, DType::kF32,
+                                       DType::kF64,  DType::kC64, DType::kC128};
+
+std::size_t dtype_size(DType t);
+// Short names used everywhere (CLI, logs, npy errors): bool i8 u8 i32 i64 f16 bf16 f32 f64 c64 c128.
+std::string_view dtype_name(DType t);
+std::optional<DType> parse_dtype(std::string_view name);
+bool is_floating(DType t);  // f16 bf16 f32 f64
+bool is_complex(DType t);
+bool is_integer(DType t);  // i8 u8 i32 i64 (bool is not)
+
+// The DType of a C++ element type: dtype_of<float>() == DType::kF32.
+template <typename T>
+constexpr DType dtype_of();
+template <> constexpr DType dtype_of<bool>() { return DType::kBool; }
+template <> constexpr DType dtype_of<std::int8_t>() { return DType::kI8; }
+template <> constexpr DType dtype_of<std::uint8_t>() { return DType::kU8; }
+template <> constexpr DType dtype_of<std::int32_t>() { return DType::kI32; }
+template <> constexpr DType dtype_of<std::int64_t>() { return DType::kI64; }
+template <> constexpr DType dtype_of<f16>() { return DType::kF16; }
+template <> constexpr DType dtype_of<bf16>() { return DType::kBF16; }
+template <> constexpr DType dtype_of<float>() { return DType::kF32; }
+template <> constexpr DType dtype_of<double>() { return DType::kF64; }
+template <> constexpr DType dtype_of<std::complex<float>>() { return DType::kC64; }
+template <> constexpr DType dtype_of<std::complex<double>>() { return DType::kC128; }
+
+}  // namespace tessera

@@ -1,0 +1,118 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <tessera/core/thread_pool.hpp>
+#include <thread>
+
+namespace tessera {
+namespace {
+
+TEST(ThreadPool, PartitionIsStaticAndCoversTheRange) {
+  EXPECT_EQ(ThreadPool::partition(0, 10, 1, 3), (std::vector<std::int64_t>{0, 4, 7, 10}));
+  EXPECT_EQ(ThreadPool::partition(5, 6, 1, 8), (std::vector<std::int64_t>{5, 6}));
+  EXPECT_EQ(ThreadPool::partition(0, 100, 40, 8), (std::vector<std::int64_t>{0, 34, 67, 100}));
+  EXPECT_EQ(ThreadPool::partition(3, 3, 1, 4), (std::vector<std::int64_t>{3, 3}));
+  for (int threads = 1; threads <= 9; ++threads)
+    for (std::int64_t n : {1, 2, 7, 64, 1000, 1 << 20}) {
+      auto b = ThreadPool::partition(-5, n, 3, threads);
+      EXPECT_EQ(b.front(), -5);
+      EXPECT_EQ(b.back(), n);
+      EXPECT_LE(static_cast<int>(b.size()) - 1, threads);
+      for (std::size_t i = 1; i < b.size(); ++i) EXPECT_GT(b[i], b[i - 1]);
+    }
+}
+
+TEST(ThreadPool, EveryIndexRunsExactlyOnce) {
+  for (int threads : {1, 2, 3, 5}) {
+    ThreadPool pool(threads);
+    std::vector<std::atomic<int>> hits(10007);
+    for (int rep = 0; rep < 50; ++rep)
+      pool.parallel_for(0, 10007, 1, [&](std::int64_t b, std::int64_t e) {
+        for (std::int64_t i = b; i < e; ++i) hits[static_cast<std::size_t>(i)]++;
+      });
+    for (auto& h : hits) ASSERT_EQ(h.load(), 50);
+  }
+}
+
+TEST(ThreadPool, NestedCallsRunInlineWithoutDeadlock) {
+  ThreadPool pool(3);
+  std::atomic<std::int64_t> total{0};
+  pool.parallel_for(0, 8, 1, [&](std::int64_t b, std::int64_t e) {
+    EXPECT_TRUE(ThreadPool::in_parallel_region());
+    for (std::int64_t i = b; i < e; ++i)
+      pool.parallel_for(0, 100, 1, [&](std::int64_t b2, std::int64_t e2) {
+        EXPECT_EQ(b2, 0);  // inline: one chunk, the whole range
+        EXPECT_EQ(e2, 100);
+        total += e2 - b2;
+      });
+  });
+  EXPECT_EQ(total.load(), 800);
+  EXPECT_FALSE(ThreadPool::in_parallel_region());
+}
+
+TEST(ThreadPool, ConcurrentCallersBothComplete) {
+  ThreadPool pool(2);
+  std::atomic<std::int64_t> sum{0};
+  auto work = [&] {
+    for (int rep = 0; rep < 200; ++rep)
+      pool.parallel_for(0, 1000, 1, [&](std::int64_t b, std::int64_t e) { sum += e - b; });
+  };
+  std::thread a(work), b(work);
+  a.join();
+  b.join();
+  EXPECT_EQ(sum.load(), 2 * 200 * 1000);
+}
+
+TEST(ThreadPool, ExceptionsPropagateToTheCaller) {
+  ThreadPool pool(3);
+  EXPECT_THROW(pool.parallel_for(0, 30, 1,
+                                 [](std::int64_t b, std::int64_t) {
+                                   if (b >= 10) throw std::runtime_error("chunk failed");
+                                 }),
+               std::runtime_error);
+  // The pool is usable afterwards.
+  std::atomic<int> n{0};
+  pool.parallel_for(0, 30, 1, [&](std::int64_t b, std::int64_t e) { n += static_cast<int>(e - b); });
+  EXPECT_EQ(n.load(), 30);
+}
+
+TEST(ThreadPool, ReduceIsBitwiseIdenticalForAnyThreadCount) {
+  std::vector<float> x(300001);
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> d(-1e3f, 1e3f);
+  for (float& v : x) v = d(rng);
+  auto sum = [&] {
+    return parallel_reduce<float>(
+        0, static_cast<std::int64_t>(x.size()), 1000, 0.0f,
+        [&](std::int64_t b, std::int64_t e) {
+          float s = 0;
+          for (std::int64_t i = b; i < e; ++i) s += x[static_cast<std::size_t>(i)];
+          return s;
+        },
+        [](float a, float b) { return a + b; });
+  };
+  set_num_threads(1);
+  const float ref = sum();
+  for (int t : {2, 3, 4, 7}) {
+    set_num_threads(t);
+    EXPECT_EQ(thread_pool().num_threads(), t);
+    float s = sum();
+    EXPECT_EQ(std::memcmp(&s, &ref, sizeof s), 0) << t << " threads";
+  }
+  set_num_threads(0);
+  EXPECT_EQ(thread_pool().num_threads(), default_num_threads());
+}
+
+TEST(ThreadPool, EmptyRangeCallsNothing) {
+  ThreadPool pool(2);
+  bool called = false;
+  pool.parallel_for(5, 5, 1, [&](std::int64_t, std::int64_t) { called = true; });
+  pool.parallel_for(5, 2, 1, [&](std::int64_t, std::int64_t) { called = true; });
+  EXPECT_FALSE(called);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,54 @@
+// Helpers shared by the GoogleTest suites.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <tessera/core/cpu.hpp>
+#include <tessera/core/status.hpp>
+#include <unistd.h>
+
+namespace tessera::testing {
+
+// Runs fn(isa) once for every ISA level this CPU supports, with TESSERA_MAX_ISA's cap set to
+// it, so one machine exercises every kernel path. Restores the cap afterwards.
+template <typename Fn>
+void for_each_isa(Fn&& fn) {
+  const Isa saved = cpu_info().max_isa;
+  for (Isa isa : {Isa::kGeneric, Isa::kAvx2, Isa::kAvx512}) {
+    if (isa > cpu_info().detected_isa) break;
+    set_max_isa(isa);
+    SCOPED_TRACE(std::string("TESSERA_MAX_ISA=") + std::string(isa_name(isa)));
+    fn(isa);
+  }
+  set_max_isa(saved);
+}
+
+// Unwraps a Result in a test, failing with its message.
+template <typename T>
+T value_or_fail(Result<T> r) {
+  if (!r.is_ok()) throw Error(r.status());
+  return std::move(r).value();
+}
+
+// A fresh directory under the test temp dir, removed when the object goes away.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::path(::testing::TempDir()) / "tessera-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data()) ? tmpl : "";
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace tessera::testing
