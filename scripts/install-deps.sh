@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages tessera needs to build and test. Idempotent: quiet and
+# quick when everything is present. Run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+  g++                  # GCC 12: the C++20 compiler of every target
+  cmake                # the build (presets need 3.25, Debian 12 ships 3.25)
+  ninja-build          # the generator the presets use
+  ccache               # compiler cache named by the presets (CMAKE_CXX_COMPILER_LAUNCHER)
+  libsqlite3-dev       # the tuning database (src/tune)
+  nlohmann-json3-dev   # JSON for tuning-db export/import and `--json` output
+  libcli11-dev         # command-line parsing of tools/tessera
+  libgtest-dev         # unit tests
+  libbenchmark-dev     # micro-benchmarks in bench/
+  python3-numpy        # test oracle: .npy files written and checked by numpy (Debian's /usr/bin/python3)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
