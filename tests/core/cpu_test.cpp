@@ -23,7 +23,9 @@ TEST(Cpu, DetectsSomethingPlausible) {
     EXPECT_TRUE(cpu.has(CpuFeature::kAvx512bw) && cpu.has(CpuFeature::kAvx512vl));
     EXPECT_TRUE(cpu.os_saves_zmm);
   }
-  if (cpu.has(CpuFeature::kAvx512bf16)) EXPECT_TRUE(cpu.has(CpuFeature::kAvx512f));
+  if (cpu.has(CpuFeature::kAvx512bf16)) {
+    EXPECT_TRUE(cpu.has(CpuFeature::kAvx512f));
+  }
 }
 
 TEST(Cpu, MaxIsaCapsWhatIsUsable) {

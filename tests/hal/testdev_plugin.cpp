@@ -1,6 +1,7 @@
 // A backend plug-in for tests: two "devices" backed by host memory, with synchronous
 // streams. It proves the registry's loading path and the plug-in ABI end to end.
 #include <chrono>
+#include <cstring>
 #include <tessera/hal/plugin.hpp>
 
 namespace {

@@ -14,16 +14,16 @@
 namespace tessera {
 namespace {
 
-struct Run {
+struct Outcome {
   int code;
   std::string out, err;
 };
 
-Run run(const std::string& args, const std::string& env = "") {
+Outcome run(const std::string& args, const std::string& env = "") {
   testing::TempDir dir;
   std::string err_file = dir.file("stderr");
   std::string cmd = env + " " TESSERA_CLI " " + args + " 2>" + err_file;
-  Run r;
+  Outcome r;
   FILE* p = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf;
   for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
@@ -39,10 +39,10 @@ Run run(const std::string& args, const std::string& env = "") {
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 TEST(Cli, VersionAndHelp) {
-  Run v = run("--version");
+  Outcome v = run("--version");
   EXPECT_EQ(v.code, 0);
   EXPECT_EQ(v.out.rfind("tessera 0.", 0), 0u) << v.out;
-  Run h = run("--help");
+  Outcome h = run("--help");
   EXPECT_EQ(h.code, 0);
   for (const char* cmd : {"info", "selfcheck", "tune"}) EXPECT_NE(h.out.find(cmd), std::string::npos) << cmd;
   EXPECT_EQ(run("info --help").code, 0);
@@ -50,7 +50,7 @@ TEST(Cli, VersionAndHelp) {
 
 TEST(Cli, BadInputGivesOneLineAndNonZeroExit) {
   for (const char* args : {"frobnicate", "info --bogus", "info --json extra", "tune nosuch"}) {
-    Run r = run(args);
+    Outcome r = run(args);
     EXPECT_NE(r.code, 0) << args;
     EXPECT_EQ(lines(r.err), 1) << args << ": " << r.err;
     EXPECT_EQ(r.err.rfind("tessera: ", 0), 0u) << r.err;
@@ -60,7 +60,7 @@ TEST(Cli, BadInputGivesOneLineAndNonZeroExit) {
 
 TEST(Cli, InfoJsonIsValidAndComplete) {
   testing::TempDir dir;
-  Run r = run("info --json", "TESSERA_TUNE_DB=" + dir.file("none.sqlite"));
+  Outcome r = run("info --json", "TESSERA_TUNE_DB=" + dir.file("none.sqlite"));
   ASSERT_EQ(r.code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);  // throws (fails) on invalid JSON
   EXPECT_EQ(j["cpu"]["isa_detected"], std::string(isa_name(cpu_info().detected_isa)));
@@ -78,22 +78,22 @@ TEST(Cli, InfoJsonIsValidAndComplete) {
 }
 
 TEST(Cli, MaxIsaCapIsShown) {
-  Run r = run("info --json", "TESSERA_MAX_ISA=avx2");
+  Outcome r = run("info --json", "TESSERA_MAX_ISA=avx2");
   ASSERT_EQ(r.code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["cpu"]["max_isa_env"], "avx2");
   EXPECT_EQ(j["cpu"]["isa_used"], std::string(isa_name(std::min(Isa::kAvx2, cpu_info().detected_isa))));
   EXPECT_FALSE(j["cpu"]["features"]["avx512f"]["usable"].get<bool>());
-  Run text = run("info", "TESSERA_MAX_ISA=avx2 TESSERA_NUM_THREADS=3");
+  Outcome text = run("info", "TESSERA_MAX_ISA=avx2 TESSERA_NUM_THREADS=3");
   EXPECT_NE(text.out.find("TESSERA_MAX_ISA=avx2"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("pool of 3 threads"), std::string::npos) << text.out;
-  Run bad = run("info --json", "TESSERA_MAX_ISA=sse9");
+  Outcome bad = run("info --json", "TESSERA_MAX_ISA=sse9");
   EXPECT_EQ(bad.code, 0);
   EXPECT_NE(bad.err.find("TESSERA_MAX_ISA='sse9'"), std::string::npos) << bad.err;
 }
 
 TEST(Cli, SelfcheckPasses) {
-  Run r = run("selfcheck --json");
+  Outcome r = run("selfcheck --json");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["passed"], j["total"]);

@@ -102,6 +102,8 @@ class [[nodiscard]] Result {
   T* operator->() { return &checked(); }
   const T* operator->() const { return &const_cast<Result*>(this)->checked(); }
   T& operator*() & { return checked(); }
+  const T& operator*() const& { return const_cast<Result*>(this)->checked(); }
+  T&& operator*() && { return std::move(checked()); }
 
   T value_or_throw() && {
     if (!is_ok()) throw Error(std::get<Status>(state_));
