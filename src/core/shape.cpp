@@ -35,6 +35,9 @@ void Shape::check() const {
 }
 
 std::int64_t Shape::numel() const {
+  // Zero first: a zero dim after huge ones must not overflow the product.
+  for (std::int64_t d : dims_)
+    if (d == 0) return 0;
   std::int64_t n = 1;
   for (std::int64_t d : dims_) n *= d;
   return n;

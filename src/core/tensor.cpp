@@ -100,6 +100,7 @@ Result<Tensor> Tensor::view_of(std::shared_ptr<Buffer> buffer, std::size_t offse
 }
 
 bool Tensor::is_contiguous() const {
+  if (numel() == 0) return true;  // no element is addressed: any strides will do
   std::int64_t expected = 1;
   for (int d = rank() - 1; d >= 0; --d) {
     if (shape_[d] == 1) continue;

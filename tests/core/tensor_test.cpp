@@ -26,6 +26,7 @@ TEST(Shape, BasicsAndValidation) {
   EXPECT_EQ((Shape{3, 0, 5}).numel(), 0);
   EXPECT_EQ(contiguous_strides(s), (Strides{12, 4, 1}));
   EXPECT_EQ(contiguous_strides(Shape{3, 0, 5}), (Strides{5, 5, 1}));
+  EXPECT_EQ((Shape{std::int64_t{1} << 62, 4, 0}).numel(), 0) << "zero dims must not overflow";
   auto neg = Shape::make({2, -1});
   ASSERT_FALSE(neg.is_ok());
   EXPECT_EQ(neg.status().code(), StatusCode::kInvalidArgument);
@@ -46,6 +47,8 @@ TEST(Tensor, NewTensorsAreContiguousAndAligned) {
   }
   Tensor empty = value_or_fail(Tensor::empty({0, 4}, DType::kF32));
   EXPECT_EQ(empty.numel(), 0);
+  EXPECT_TRUE(value_or_fail(Tensor::empty({2, 0, 3}, DType::kF32)).is_contiguous());
+  EXPECT_TRUE(value_or_fail(value_or_fail(Tensor::empty({2, 0, 3}, DType::kF32)).transpose(0, 2)).is_contiguous());
   EXPECT_TRUE(empty.to_vector<float>().empty());
   Tensor scalar = value_or_fail(Tensor::from_vector<double>({}, {2.5}));
   EXPECT_EQ(scalar.to_vector<double>(), std::vector<double>{2.5});
