@@ -100,5 +100,38 @@ TEST(Cli, SelfcheckPasses) {
   EXPECT_GE(j["total"].get<int>(), 6);
 }
 
+TEST(Cli, TuneCommandsRoundTripADatabase) {
+  testing::TempDir dir;
+  const std::string db = "tune --db " + dir.file("t.sqlite") + " ";
+  const char* data = std::getenv("TESSERA_TEST_DATA");
+  if (data == nullptr) GTEST_SKIP() << "TESSERA_TEST_DATA is not set (ctest sets it to tests/)";
+  const std::string seeds = std::string(data) + "/fuzz/corpus/tune_import/";
+  Outcome empty = run(db + "list");
+  EXPECT_EQ(empty.code, 0);
+  EXPECT_NE(empty.out.find("does not exist"), std::string::npos) << empty.out;
+  Outcome imp = run(db + "import " + seeds + "valid_two_entries.json");
+  ASSERT_EQ(imp.code, 0) << imp.err;
+  nlohmann::json listed = nlohmann::json::parse(run(db + "list --json").out);
+  ASSERT_EQ(listed["entries"].size(), 2u) << listed.dump();
+  Outcome explain = run(db + "explain --library blas");
+  EXPECT_NE(explain.out.find("winner"), std::string::npos) << explain.out;
+  EXPECT_NE(explain.out.find("rejected"), std::string::npos) << explain.out;
+  Outcome bad = run(db + "import " + seeds + "broken_types.json");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
+  EXPECT_EQ(nlohmann::json::parse(run(db + "list --json").out)["entries"].size(), 2u)
+      << "a bad import writes nothing";
+  ASSERT_EQ(run(db + "export -o " + dir.file("out.json")).code, 0);
+  Outcome refused = run(db + "clear");
+  EXPECT_NE(refused.code, 0);
+  EXPECT_NE(refused.err.find("--yes"), std::string::npos) << refused.err;
+  ASSERT_EQ(run(db + "clear --yes").code, 0);
+  EXPECT_EQ(nlohmann::json::parse(run(db + "list --json").out)["entries"].size(), 0u);
+  ASSERT_EQ(run(db + "import " + dir.file("out.json")).code, 0) << "an export imports back";
+  EXPECT_EQ(nlohmann::json::parse(run(db + "list --json").out), listed);
+  nlohmann::json info = nlohmann::json::parse(run("info --json", "TESSERA_TUNE_DB=" + dir.file("t.sqlite")).out);
+  EXPECT_EQ(info["tune_db"]["entries"], 2);
+}
+
 }  // namespace
 }  // namespace tessera
