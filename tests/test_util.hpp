@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <tessera/core/cpu.hpp>
 #include <tessera/core/status.hpp>
@@ -38,17 +39,20 @@ class TempDir {
  public:
   TempDir() {
     std::string tmpl = (std::filesystem::path(::testing::TempDir()) / "tessera-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data()) ? tmpl : "";
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed in " + tmpl);
+    path_ = tmpl;
   }
   ~TempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }
-  std::string path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
 
  private:
-  std::string path_;
+  std::filesystem::path path_;
 };
 
 }  // namespace tessera::testing

@@ -11,33 +11,12 @@
 
 #include <tessera/tune/tune_db.hpp>
 
+#include "test_util.hpp"
+
 namespace tessera::tune::testing_util {
 
 // A fresh directory under testing::TempDir(), removed with everything in it at the end.
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string("tessera_tune_") + (info ? info->name() : "test") + "_" +
-                       std::to_string(getpid()) + "_" + std::to_string(counter++);
-    path_ = std::filesystem::path(::testing::TempDir()) / name;
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using ScratchDir = tessera::testing::TempDir;
 
 inline TuneKey gemm_key(const std::string& signature = "f32 m=64 n=64 k=64 ta=n tb=n",
                         const std::string& device = "cpu x86_64 avx512 48c") {
