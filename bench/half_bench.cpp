@@ -1,10 +1,11 @@
 // f16/bf16 bulk conversions per ISA path (TESSERA_MAX_ISA levels), in GB/s of f32 moved.
+#include <random>
+#include <vector>
+
 #include <benchmark/benchmark.h>
 
-#include <random>
 #include <tessera/core/cpu.hpp>
 #include <tessera/core/half.hpp>
-#include <vector>
 
 namespace {
 

@@ -1,10 +1,11 @@
 // Cost of one parallel loop: tessera's pool against OpenMP (libgomp), the usual anchor for
 // fork-join overhead. Same thread count, same static partition, same (out-of-line) body.
+#include <vector>
+
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
 #include <tessera/core/thread_pool.hpp>
-#include <vector>
 
 namespace {
 
@@ -16,7 +17,8 @@ void BM_parallel_for_tessera(benchmark::State& state) {
   std::vector<float> x(static_cast<std::size_t>(state.range(0)), 1.0f);
   auto& pool = tessera::thread_pool();
   for (auto _ : state) {
-    pool.parallel_for(0, state.range(0), 1, [&](std::int64_t b, std::int64_t e) { scale_range(x.data(), b, e); });
+    pool.parallel_for(0, state.range(0), 1,
+                      [&](std::int64_t b, std::int64_t e) { scale_range(x.data(), b, e); });
     benchmark::ClobberMemory();
   }
   state.counters["threads"] = pool.num_threads();

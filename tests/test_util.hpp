@@ -1,15 +1,16 @@
 // Helpers shared by the GoogleTest suites.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
 #include <tessera/core/cpu.hpp>
 #include <tessera/core/status.hpp>
-#include <unistd.h>
 
 namespace tessera::testing {
 

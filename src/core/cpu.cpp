@@ -1,23 +1,24 @@
 // CPU detection: cpuid for features and caches, xgetbv for what the OS saves, sysfs as the
 // cache fallback, /proc/meminfo for memory, the affinity mask for the CPU count.
-#include <cpuid.h>
-#include <sched.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
 #include <string>
+
+#include <cpuid.h>
+#include <sched.h>
+
 #include <tessera/core/cpu.hpp>
 
 namespace tessera {
 namespace {
 
 constexpr std::string_view kFeatureNames[] = {
-    "sse4_2",     "avx",         "f16c",        "fma",      "avx2",     "bmi2",
-    "avx512f",    "avx512cd",    "avx512bw",    "avx512dq", "avx512vl", "avx512_vnni",
-    "avx512_bf16", "avx512_fp16", "avx_vnni",   "amx_tile", "amx_bf16", "amx_int8"};
+    "sse4_2",      "avx",         "f16c",     "fma",      "avx2",     "bmi2",
+    "avx512f",     "avx512cd",    "avx512bw", "avx512dq", "avx512vl", "avx512_vnni",
+    "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8"};
 static_assert(std::size(kFeatureNames) == static_cast<std::size_t>(CpuFeature::kCount));
 
 struct Regs {
@@ -28,7 +29,9 @@ Regs cpuid(unsigned leaf, unsigned sub = 0) {
   __cpuid_count(leaf, sub, r.a, r.b, r.c, r.d);
   return r;
 }
-bool bit(unsigned v, int b) { return (v >> b) & 1u; }
+bool bit(unsigned v, int b) {
+  return (v >> b) & 1u;
+}
 
 std::uint64_t xgetbv0() {
   unsigned lo, hi;
@@ -106,8 +109,8 @@ void read_isa_cap(CpuInfo& info) {
   if (auto isa = parse_isa(env)) {
     info.max_isa = *isa;
   } else {
-    info.max_isa_error = std::string("TESSERA_MAX_ISA='") + env +
-                         "' is not one of generic, avx2, avx512; ignored";
+    info.max_isa_error =
+        std::string("TESSERA_MAX_ISA='") + env + "' is not one of generic, avx2, avx512; ignored";
     std::fprintf(stderr, "tessera: %s\n", info.max_isa_error->c_str());
   }
 }
@@ -139,8 +142,10 @@ CpuInfo detect() {
 
   Regs r1 = cpuid(1);
   unsigned base_family = (r1.a >> 8) & 0xf, base_model = (r1.a >> 4) & 0xf;
-  info.family = static_cast<int>(base_family == 0xf ? base_family + ((r1.a >> 20) & 0xff) : base_family);
-  info.model_id = static_cast<int>(base_family >= 0x6 ? base_model | (((r1.a >> 16) & 0xf) << 4) : base_model);
+  info.family =
+      static_cast<int>(base_family == 0xf ? base_family + ((r1.a >> 20) & 0xff) : base_family);
+  info.model_id =
+      static_cast<int>(base_family >= 0x6 ? base_model | (((r1.a >> 16) & 0xf) << 4) : base_model);
   info.stepping = static_cast<int>(r1.a & 0xf);
 
   std::uint64_t xcr0 = bit(r1.c, 27) ? xgetbv0() : 0;  // OSXSAVE
@@ -187,7 +192,8 @@ CpuInfo detect() {
 
   cpu_set_t set_mask;
   CPU_ZERO(&set_mask);
-  info.logical_cpus = sched_getaffinity(0, sizeof set_mask, &set_mask) == 0 ? CPU_COUNT(&set_mask) : 1;
+  info.logical_cpus =
+      sched_getaffinity(0, sizeof set_mask, &set_mask) == 0 ? CPU_COUNT(&set_mask) : 1;
   read_meminfo(info);
   read_isa_cap(info);
   return info;
@@ -202,9 +208,12 @@ CpuInfo& mutable_info() {
 
 std::string_view isa_name(Isa isa) {
   switch (isa) {
-    case Isa::kGeneric: return "generic";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
+    case Isa::kGeneric:
+      return "generic";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
   }
   return "?";
 }
@@ -215,19 +224,24 @@ std::optional<Isa> parse_isa(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view cpu_feature_name(CpuFeature f) { return kFeatureNames[static_cast<std::size_t>(f)]; }
+std::string_view cpu_feature_name(CpuFeature f) {
+  return kFeatureNames[static_cast<std::size_t>(f)];
+}
 
 bool CpuInfo::usable(CpuFeature f) const {
   if (!has(f)) return false;
   switch (f) {
     case CpuFeature::kSse42:
-    case CpuFeature::kBmi2: return true;
+    case CpuFeature::kBmi2:
+      return true;
     case CpuFeature::kAvx:
     case CpuFeature::kF16c:
     case CpuFeature::kFma:
     case CpuFeature::kAvx2:
-    case CpuFeature::kAvxVnni: return isa() >= Isa::kAvx2;
-    default: return isa() >= Isa::kAvx512;  // AVX-512 and AMX extensions
+    case CpuFeature::kAvxVnni:
+      return isa() >= Isa::kAvx2;
+    default:
+      return isa() >= Isa::kAvx512;  // AVX-512 and AMX extensions
   }
 }
 
@@ -237,9 +251,13 @@ std::int64_t CpuInfo::cache_bytes(int level) const {
   return 0;
 }
 
-const CpuInfo& cpu_info() { return mutable_info(); }
+const CpuInfo& cpu_info() {
+  return mutable_info();
+}
 
-void reload_isa_cap() { read_isa_cap(mutable_info()); }
+void reload_isa_cap() {
+  read_isa_cap(mutable_info());
+}
 
 void set_max_isa(Isa cap) {
   mutable_info().max_isa = cap;

@@ -7,32 +7,48 @@ std::size_t dtype_size(DType t) {
   switch (t) {
     case DType::kBool:
     case DType::kI8:
-    case DType::kU8: return 1;
+    case DType::kU8:
+      return 1;
     case DType::kF16:
-    case DType::kBF16: return 2;
+    case DType::kBF16:
+      return 2;
     case DType::kI32:
-    case DType::kF32: return 4;
+    case DType::kF32:
+      return 4;
     case DType::kI64:
     case DType::kF64:
-    case DType::kC64: return 8;
-    case DType::kC128: return 16;
+    case DType::kC64:
+      return 8;
+    case DType::kC128:
+      return 16;
   }
   TESSERA_ASSERT(false, "unknown DType");
 }
 
 std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::kBool: return "bool";
-    case DType::kI8: return "i8";
-    case DType::kU8: return "u8";
-    case DType::kI32: return "i32";
-    case DType::kI64: return "i64";
-    case DType::kF16: return "f16";
-    case DType::kBF16: return "bf16";
-    case DType::kF32: return "f32";
-    case DType::kF64: return "f64";
-    case DType::kC64: return "c64";
-    case DType::kC128: return "c128";
+    case DType::kBool:
+      return "bool";
+    case DType::kI8:
+      return "i8";
+    case DType::kU8:
+      return "u8";
+    case DType::kI32:
+      return "i32";
+    case DType::kI64:
+      return "i64";
+    case DType::kF16:
+      return "f16";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kF32:
+      return "f32";
+    case DType::kF64:
+      return "f64";
+    case DType::kC64:
+      return "c64";
+    case DType::kC128:
+      return "c128";
   }
   TESSERA_ASSERT(false, "unknown DType");
 }
@@ -46,7 +62,9 @@ std::optional<DType> parse_dtype(std::string_view name) {
 bool is_floating(DType t) {
   return t == DType::kF16 || t == DType::kBF16 || t == DType::kF32 || t == DType::kF64;
 }
-bool is_complex(DType t) { return t == DType::kC64 || t == DType::kC128; }
+bool is_complex(DType t) {
+  return t == DType::kC64 || t == DType::kC128;
+}
 bool is_integer(DType t) {
   return t == DType::kI8 || t == DType::kU8 || t == DType::kI32 || t == DType::kI64;
 }

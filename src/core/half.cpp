@@ -1,6 +1,7 @@
 // Scalar f16/bf16 conversions and the run-time choice of the bulk kernels.
 #include <tessera/core/cpu.hpp>
 #include <tessera/core/half.hpp>
+#include <tessera/core/log.hpp>
 
 #include "half_kernels.hpp"
 
@@ -101,32 +102,42 @@ constexpr WidenPath kBf16ToF32[] = {{"avx512", CpuFeature::kAvx512f, detail::bf1
                                     {"scalar", CpuFeature::kCount, bf16_to_f32_scalar}};
 
 template <typename Path, std::size_t N>
-const Path& choose(const Path (&paths)[N]) {
+const Path& choose(const char* op, const Path (&paths)[N]) {
   const CpuInfo& cpu = cpu_info();
-  for (const Path& p : paths)
-    if (p.needs == CpuFeature::kCount || cpu.usable(p.needs)) return p;
+  for (const Path& p : paths) {
+    if (p.needs == CpuFeature::kCount || cpu.usable(p.needs)) {
+      TESSERA_VLOG(kDispatch) << op << ": chose " << p.name;
+      return p;
+    }
+    TESSERA_VLOG(kDispatch) << op << ": " << p.name << " refused: needs "
+                            << cpu_feature_name(p.needs)
+                            << (cpu.has(p.needs) ? " (capped by TESSERA_MAX_ISA)"
+                                                 : " (not on this CPU)");
+  }
   return paths[N - 1];
 }
 
 }  // namespace
 
 void convert_f32_to_f16(const float* src, f16* dst, std::size_t n) {
-  choose(kF32ToF16).fn(src, reinterpret_cast<std::uint16_t*>(dst), n);
+  choose("convert f32->f16", kF32ToF16).fn(src, reinterpret_cast<std::uint16_t*>(dst), n);
 }
 void convert_f16_to_f32(const f16* src, float* dst, std::size_t n) {
-  choose(kF16ToF32).fn(reinterpret_cast<const std::uint16_t*>(src), dst, n);
+  choose("convert f16->f32", kF16ToF32).fn(reinterpret_cast<const std::uint16_t*>(src), dst, n);
 }
 void convert_f32_to_bf16(const float* src, bf16* dst, std::size_t n) {
-  choose(kF32ToBf16).fn(src, reinterpret_cast<std::uint16_t*>(dst), n);
+  choose("convert f32->bf16", kF32ToBf16).fn(src, reinterpret_cast<std::uint16_t*>(dst), n);
 }
 void convert_bf16_to_f32(const bf16* src, float* dst, std::size_t n) {
-  choose(kBf16ToF32).fn(reinterpret_cast<const std::uint16_t*>(src), dst, n);
+  choose("convert bf16->f32", kBf16ToF32).fn(reinterpret_cast<const std::uint16_t*>(src), dst, n);
 }
 
 const char* half_conversion_paths() {
   static thread_local std::string s;
-  s = std::string("f32->f16: ") + choose(kF32ToF16).name + ", f16->f32: " + choose(kF16ToF32).name +
-      ", f32->bf16: " + choose(kF32ToBf16).name + ", bf16->f32: " + choose(kBf16ToF32).name;
+  s = std::string("f32->f16: ") + choose("convert f32->f16", kF32ToF16).name +
+      ", f16->f32: " + choose("convert f16->f32", kF16ToF32).name +
+      ", f32->bf16: " + choose("convert f32->bf16", kF32ToBf16).name +
+      ", bf16->f32: " + choose("convert bf16->f32", kBf16ToF32).name;
   return s.c_str();
 }
 

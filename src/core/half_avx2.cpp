@@ -1,7 +1,7 @@
 // f16 via F16C, bf16 via AVX2 integer rounding. Compiled with -mavx2 -mfma -mf16c.
-#include <immintrin.h>
-
 #include <cstring>
+
+#include <immintrin.h>
 
 #include "half_kernels.hpp"
 
@@ -10,7 +10,8 @@ namespace tessera::detail {
 void f32_to_f16_f16c(const float* src, std::uint16_t* dst, std::size_t n) {
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m128i h =
+        _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
   }
   for (; i < n; ++i) dst[i] = f32_to_f16_bits(src[i]);
@@ -19,7 +20,8 @@ void f32_to_f16_f16c(const float* src, std::uint16_t* dst, std::size_t n) {
 void f16_to_f32_f16c(const std::uint16_t* src, float* dst, std::size_t n) {
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+    _mm256_storeu_ps(dst + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
   for (; i < n; ++i) dst[i] = f16_bits_to_f32(src[i]);
 }
 

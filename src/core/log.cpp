@@ -1,9 +1,10 @@
-#include <unistd.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+
+#include <unistd.h>
+
 #include <tessera/core/log.hpp>
 
 namespace tessera::log {
@@ -48,8 +49,12 @@ std::uint32_t parse_categories(std::string_view spec) {
   return mask;
 }
 
-std::uint32_t enabled_mask() { return mask_storage().load(std::memory_order_relaxed); }
-void set_enabled_mask(std::uint32_t mask) { mask_storage().store(mask, std::memory_order_relaxed); }
+std::uint32_t enabled_mask() {
+  return mask_storage().load(std::memory_order_relaxed);
+}
+void set_enabled_mask(std::uint32_t mask) {
+  mask_storage().store(mask, std::memory_order_relaxed);
+}
 
 std::string_view category_name(Category c) {
   for (auto& [n, cat] : kCategories)
@@ -57,7 +62,9 @@ std::string_view category_name(Category c) {
   return "?";
 }
 
-Line::Line(Category c) { stream_ << "tessera[" << category_name(c) << "] "; }
+Line::Line(Category c) {
+  stream_ << "tessera[" << category_name(c) << "] ";
+}
 
 Line::~Line() {
   stream_ << '\n';

@@ -1,5 +1,6 @@
 #include <bit>
 #include <cstdlib>
+
 #include <tessera/core/log.hpp>
 #include <tessera/core/memory.hpp>
 
@@ -7,10 +8,14 @@ namespace tessera {
 
 std::string_view device_type_name(DeviceType t) {
   switch (t) {
-    case DeviceType::kCpu: return "cpu";
-    case DeviceType::kCuda: return "cuda";
-    case DeviceType::kHip: return "hip";
-    case DeviceType::kOther: return "other";
+    case DeviceType::kCpu:
+      return "cpu";
+    case DeviceType::kCuda:
+      return "cuda";
+    case DeviceType::kHip:
+      return "hip";
+    case DeviceType::kOther:
+      return "other";
   }
   return "unknown";
 }
@@ -39,7 +44,9 @@ class HostRawMemory final : public RawMemory {
 
 }  // namespace
 
-std::unique_ptr<RawMemory> make_host_raw_memory() { return std::make_unique<HostRawMemory>(); }
+std::unique_ptr<RawMemory> make_host_raw_memory() {
+  return std::make_unique<HostRawMemory>();
+}
 
 std::size_t CachingAllocator::size_class(std::size_t bytes) {
   constexpr std::size_t kLine = kDefaultAlignment;
@@ -55,7 +62,9 @@ std::shared_ptr<CachingAllocator> CachingAllocator::create(std::unique_ptr<RawMe
   return std::shared_ptr<CachingAllocator>(new CachingAllocator(std::move(raw), options));
 }
 
-CachingAllocator::~CachingAllocator() { trim(); }
+CachingAllocator::~CachingAllocator() {
+  trim();
+}
 
 Result<std::shared_ptr<Buffer>> CachingAllocator::allocate(std::size_t bytes) {
   DeviceLoc loc = raw_->device();
@@ -139,7 +148,8 @@ void CachingAllocator::trim() {
 }
 
 Allocator& host_allocator() {
-  static std::shared_ptr<CachingAllocator> allocator = CachingAllocator::create(make_host_raw_memory());
+  static std::shared_ptr<CachingAllocator> allocator =
+      CachingAllocator::create(make_host_raw_memory());
   return *allocator;
 }
 

@@ -23,8 +23,7 @@ Result<Shape> Shape::make(std::vector<std::int64_t> dims) {
     if (dims[i] < 0)
       return invalid_argument("dimension " + std::to_string(i) + " is negative (" +
                               std::to_string(dims[i]) + ")");
-  if (checked_numel(dims) < 0)
-    return invalid_argument("shape has more than 2^62 elements");
+  if (checked_numel(dims) < 0) return invalid_argument("shape has more than 2^62 elements");
   Shape s;
   s.dims_ = std::move(dims);
   return s;
@@ -43,7 +42,9 @@ std::int64_t Shape::numel() const {
   return n;
 }
 
-std::string Shape::to_string() const { return tessera::to_string(dims_); }
+std::string Shape::to_string() const {
+  return tessera::to_string(dims_);
+}
 
 Strides contiguous_strides(const Shape& shape) {
   Strides s(static_cast<std::size_t>(shape.rank()));

@@ -1,20 +1,30 @@
 #include <cstdio>
 #include <cstdlib>
+
 #include <tessera/core/status.hpp>
 
 namespace tessera {
 
 std::string_view status_code_name(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kUnsupported: return "unsupported";
-    case StatusCode::kOutOfMemory: return "out of memory";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kParseError: return "parse error";
-    case StatusCode::kIoError: return "I/O error";
-    case StatusCode::kUnavailable: return "unavailable";
-    case StatusCode::kInternal: return "internal error";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kUnsupported:
+      return "unsupported";
+    case StatusCode::kOutOfMemory:
+      return "out of memory";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kParseError:
+      return "parse error";
+    case StatusCode::kIoError:
+      return "I/O error";
+    case StatusCode::kUnavailable:
+      return "unavailable";
+    case StatusCode::kInternal:
+      return "internal error";
   }
   return "unknown status";
 }

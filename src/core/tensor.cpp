@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+
 #include <tessera/core/tensor.hpp>
 
 namespace tessera {
@@ -175,7 +176,8 @@ Result<Tensor> Tensor::select(int dim, std::int64_t index) const {
     return invalid_argument("select: index " + std::to_string(index) + " out of range for dim " +
                             std::to_string(dim) + " of size " + std::to_string(shape_[dim]));
   auto du = static_cast<std::size_t>(dim);
-  std::size_t offset = offset_bytes_ + static_cast<std::size_t>(index * strides_[du]) * element_size();
+  std::size_t offset =
+      offset_bytes_ + static_cast<std::size_t>(index * strides_[du]) * element_size();
   std::vector<std::int64_t> dims = shape_.dims();
   Strides strides = strides_;
   dims.erase(dims.begin() + dim);
@@ -243,7 +245,8 @@ Status Tensor::copy_from(const Tensor& src) const {
   if (src.buffer_ == buffer_) {
     auto [dlo, dhi] = byte_extent(shape_, strides_, element_size());
     auto [slo, shi] = byte_extent(src.shape_, src.strides_, element_size());
-    auto d0 = static_cast<std::int64_t>(offset_bytes_), s0 = static_cast<std::int64_t>(src.offset_bytes_);
+    auto d0 = static_cast<std::int64_t>(offset_bytes_),
+         s0 = static_cast<std::int64_t>(src.offset_bytes_);
     if (d0 == s0 && strides_ == src.strides_) return Status::ok();
     if (d0 + dlo < s0 + shi && s0 + slo < d0 + dhi)
       return invalid_argument("copy_from: source and destination overlap");
@@ -256,9 +259,8 @@ Status Tensor::copy_from(const Tensor& src) const {
     return Status::ok();
   }
   auto ses = static_cast<std::int64_t>(es);
-  walk(shape_, strides_, src.strides_, [&](std::int64_t od, std::int64_t os) {
-    std::memcpy(d + od * ses, s + os * ses, es);
-  });
+  walk(shape_, strides_, src.strides_,
+       [&](std::int64_t od, std::int64_t os) { std::memcpy(d + od * ses, s + os * ses, es); });
   return Status::ok();
 }
 

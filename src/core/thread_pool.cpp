@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+
 #include <tessera/core/cpu.hpp>
 #include <tessera/core/log.hpp>
 #include <tessera/core/thread_pool.hpp>
@@ -21,7 +22,9 @@ class RegionGuard {
   bool previous_;
 };
 
-void spin_pause() { __builtin_ia32_pause(); }
+void spin_pause() {
+  __builtin_ia32_pause();
+}
 
 }  // namespace
 
@@ -37,7 +40,9 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-bool ThreadPool::in_parallel_region() { return tl_in_region; }
+bool ThreadPool::in_parallel_region() {
+  return tl_in_region;
+}
 
 std::vector<std::int64_t> ThreadPool::partition(std::int64_t begin, std::int64_t end,
                                                 std::int64_t grain, int num_threads) {
@@ -147,7 +152,9 @@ int default_num_threads() {
     static bool warned = false;
     if (!warned) {
       warned = true;
-      std::fprintf(stderr, "tessera: TESSERA_NUM_THREADS='%s' is not a thread count in 1..4096; ignored\n", env);
+      std::fprintf(stderr,
+                   "tessera: TESSERA_NUM_THREADS='%s' is not a thread count in 1..4096; ignored\n",
+                   env);
     }
   }
   return cpu_info().logical_cpus > 0 ? cpu_info().logical_cpus : 1;

@@ -1,19 +1,20 @@
 // The CPU backend: one device (the host), streams served by a thread each, whose tasks run
 // their parallel loops on the shared thread pool.
+#include "cpu_backend.hpp"
+
 #include <chrono>
-#include <cstring>
-#include <optional>
-#include <variant>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <fstream>
 #include <mutex>
+#include <optional>
+#include <thread>
+#include <variant>
+
 #include <tessera/core/cpu.hpp>
 #include <tessera/core/log.hpp>
 #include <tessera/core/thread_pool.hpp>
-#include <thread>
-
-#include "cpu_backend.hpp"
 
 namespace tessera::hal {
 namespace {
@@ -33,7 +34,8 @@ class CpuEvent final : public Event {
   }
   Result<double> elapsed_ms_since(const Event& start_event) const override {
     const auto* start = dynamic_cast<const CpuEvent*>(&start_event);
-    if (start == nullptr) return invalid_argument("elapsed time between events of different devices");
+    if (start == nullptr)
+      return invalid_argument("elapsed time between events of different devices");
     auto a = start->completion_time();
     auto b = completion_time();
     if (!a || !b) return invalid_argument("elapsed time needs two recorded, completed events");
@@ -222,8 +224,8 @@ class CpuDevice final : public Device {
     const CpuInfo& cpu = cpu_info();
     return "cpu|" + cpu.vendor + "|" + props_.name + "|family " + std::to_string(cpu.family) +
            " model " + std::to_string(cpu.model_id) + "|isa " + std::string(isa_name(cpu.isa())) +
-           "|l1d " + std::to_string(cpu.cache_bytes(1)) + " l2 " + std::to_string(cpu.cache_bytes(2)) +
-           " l3 " + std::to_string(cpu.cache_bytes(3));
+           "|l1d " + std::to_string(cpu.cache_bytes(1)) + " l2 " +
+           std::to_string(cpu.cache_bytes(2)) + " l3 " + std::to_string(cpu.cache_bytes(3));
   }
 
  private:
@@ -242,6 +244,8 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<Backend> make_cpu_backend() {
+  return std::make_unique<CpuBackend>();
+}
 
 }  // namespace tessera::hal

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+
 #include <tessera/hal/hal.hpp>
 
 namespace tessera::hal {

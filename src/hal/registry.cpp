@@ -1,10 +1,11 @@
 // The backend registry: the built-in CPU backend plus GPU plug-ins opened with dlopen.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+
+#include <dlfcn.h>
+
 #include <tessera/core/log.hpp>
 #include <tessera/hal/plugin.hpp>
 
@@ -28,7 +29,8 @@ std::vector<std::string> split(std::string_view s, char sep) {
 // The directory libtessera.so was loaded from (plug-ins are built beside it).
 std::string library_dir() {
   Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&library_dir), &info) == 0 || info.dli_fname == nullptr) return "";
+  if (dladdr(reinterpret_cast<void*>(&library_dir), &info) == 0 || info.dli_fname == nullptr)
+    return "";
   return std::filesystem::path(info.dli_fname).parent_path().string();
 }
 
@@ -59,14 +61,16 @@ BackendStatus load_plugin(const std::string& name, Registry& reg) {
     last_error = err ? err : "dlopen failed";
   }
   if (!handle) {
-    st.detail = last_error.empty() || last_error.find("cannot open shared object") != std::string::npos
-                    ? file + " not found (not built or not on TESSERA_PLUGIN_PATH)"
-                    : last_error;
+    st.detail =
+        last_error.empty() || last_error.find("cannot open shared object") != std::string::npos
+            ? file + " not found (not built or not on TESSERA_PLUGIN_PATH)"
+            : last_error;
     return st;
   }
-  auto abi = reinterpret_cast<tessera_hal_plugin_abi_fn>(dlsym(handle, TESSERA_HAL_PLUGIN_ABI_SYMBOL));
-  auto create =
-      reinterpret_cast<tessera_hal_plugin_create_fn>(dlsym(handle, TESSERA_HAL_PLUGIN_CREATE_SYMBOL));
+  auto abi =
+      reinterpret_cast<tessera_hal_plugin_abi_fn>(dlsym(handle, TESSERA_HAL_PLUGIN_ABI_SYMBOL));
+  auto create = reinterpret_cast<tessera_hal_plugin_create_fn>(
+      dlsym(handle, TESSERA_HAL_PLUGIN_CREATE_SYMBOL));
   if (!abi || !create) {
     st.detail = where + " is not a tessera plug-in (missing " +
                 (abi ? TESSERA_HAL_PLUGIN_CREATE_SYMBOL : TESSERA_HAL_PLUGIN_ABI_SYMBOL) + ")";
@@ -74,8 +78,8 @@ BackendStatus load_plugin(const std::string& name, Registry& reg) {
     return st;
   }
   if (std::uint32_t v = abi(); v != kPluginAbiVersion) {
-    st.detail = where + " has plug-in ABI version " + std::to_string(v) + ", this libtessera needs " +
-                std::to_string(kPluginAbiVersion);
+    st.detail = where + " has plug-in ABI version " + std::to_string(v) +
+                ", this libtessera needs " + std::to_string(kPluginAbiVersion);
     dlclose(handle);
     return st;
   }
@@ -117,7 +121,9 @@ Registry& registry() {
 
 }  // namespace
 
-const std::vector<BackendStatus>& backends() { return registry().statuses; }
+const std::vector<BackendStatus>& backends() {
+  return registry().statuses;
+}
 
 Result<Device*> find_device(std::string_view spec) {
   std::string_view name = spec;
@@ -148,6 +154,8 @@ Result<Device*> find_device(std::string_view spec) {
                    "' (known: " + known + ")");
 }
 
-Device& cpu_device() { return registry().owned.front()->device(0); }
+Device& cpu_device() {
+  return registry().owned.front()->device(0);
+}
 
 }  // namespace tessera::hal

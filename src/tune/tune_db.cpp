@@ -1,8 +1,12 @@
 // TuneDb: opening (schema creation and checks), transactions with retry, and the record
 // operations. JSON export/import live in json_io.cpp, explain() in explain.cpp.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <random>
 #include <thread>
+
+#include <unistd.h>
 
 #include <tessera/core/log.hpp>
 
@@ -18,6 +22,7 @@ namespace {
 constexpr int kBusyTimeoutMs = 5000;
 // A write waits up to kBusyTimeoutMs for the lock per attempt, then starts over.
 constexpr int kWriteAttempts = 12;
+constexpr int kJournalModeAttempts = 100;  // with back_off(): up to about 4 s
 constexpr char kFormatTag[] = "tessera-tune";
 
 constexpr char kSchemaSql[] = R"sql(
@@ -77,6 +82,14 @@ void rollback_if_open(sqlite3* db) {
   if (sqlite3_get_autocommit(db) == 0) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
+// Sleeps before retry `attempt` (>= 1): growing, capped at 50 ms, with per-process jitter so
+// processes that collided once do not collide again in lock step.
+void back_off(int attempt) {
+  static thread_local std::minstd_rand jitter(static_cast<unsigned>(::getpid()) * 2654435761u);
+  const int ms = std::min(50, 2 * attempt) + static_cast<int>(jitter() % 5);
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
 // Runs `fn` inside BEGIN IMMEDIATE ... COMMIT; starts over while another writer holds the lock.
 template <typename Fn>
 Status with_write_transaction(sqlite3* db, Fn&& fn) {
@@ -84,7 +97,7 @@ Status with_write_transaction(sqlite3* db, Fn&& fn) {
   for (int attempt = 0; attempt < kWriteAttempts; ++attempt) {
     if (attempt > 0) {
       TESSERA_VLOG(kTune) << "database busy, retrying a write (attempt " << attempt + 1 << ")";
-      std::this_thread::sleep_for(std::chrono::milliseconds(10 * attempt));
+      back_off(attempt);
     }
     last = exec(db, "BEGIN IMMEDIATE");
     if (last.is_ok()) last = fn();
@@ -228,7 +241,10 @@ Status prepare_connection(sqlite3* db) {
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
   TESSERA_ASSIGN_OR_RETURN(bool has_schema, inspect_schema(db));
   Status s;
-  for (int attempt = 0; attempt < kWriteAttempts; ++attempt) {
+  // SQLite answers "locked" here at once, without its busy handler, while another process
+  // is converting the same new file: back off and try again.
+  for (int attempt = 0; attempt < kJournalModeAttempts; ++attempt) {
+    if (attempt > 0) back_off(attempt);
     s = exec(db, "PRAGMA journal_mode = WAL");
     if (s.code() != StatusCode::kUnavailable) break;
   }

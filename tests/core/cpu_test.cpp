@@ -1,6 +1,7 @@
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <tessera/core/cpu.hpp>
 
 namespace tessera {
@@ -16,7 +17,8 @@ TEST(Cpu, DetectsSomethingPlausible) {
   EXPECT_TRUE(cpu.has(CpuFeature::kSse42)) << "x86-64-v2 is the floor tessera assumes";
   // The level follows from the features.
   if (cpu.detected_isa >= Isa::kAvx2) {
-    EXPECT_TRUE(cpu.has(CpuFeature::kAvx2) && cpu.has(CpuFeature::kFma) && cpu.has(CpuFeature::kF16c));
+    EXPECT_TRUE(cpu.has(CpuFeature::kAvx2) && cpu.has(CpuFeature::kFma) &&
+                cpu.has(CpuFeature::kF16c));
     EXPECT_TRUE(cpu.os_saves_ymm);
   }
   if (cpu.detected_isa == Isa::kAvx512) {
@@ -54,7 +56,8 @@ TEST(Cpu, MaxIsaCapsWhatIsUsable) {
 }
 
 TEST(Cpu, IsaNames) {
-  for (Isa isa : {Isa::kGeneric, Isa::kAvx2, Isa::kAvx512}) EXPECT_EQ(parse_isa(isa_name(isa)), isa);
+  for (Isa isa : {Isa::kGeneric, Isa::kAvx2, Isa::kAvx512})
+    EXPECT_EQ(parse_isa(isa_name(isa)), isa);
   EXPECT_FALSE(parse_isa("AVX2").has_value());
   EXPECT_EQ(cpu_feature_name(CpuFeature::kAvx512bf16), "avx512_bf16");
 }

@@ -36,7 +36,8 @@ inline double decode(Format f, std::uint16_t bits) {
   else if (e == 0)
     v = std::ldexp(static_cast<double>(m), 1 - f.bias() - f.mant_bits);
   else
-    v = std::ldexp(1.0 + std::ldexp(static_cast<double>(m), -f.mant_bits), static_cast<int>(e) - f.bias());
+    v = std::ldexp(1.0 + std::ldexp(static_cast<double>(m), -f.mant_bits),
+                   static_cast<int>(e) - f.bias());
   return neg ? -v : v;
 }
 
@@ -44,8 +45,10 @@ inline double decode(Format f, std::uint16_t bits) {
 class Narrower {
  public:
   explicit Narrower(Format f) : f_(f) {
-    const std::uint32_t max_finite = ((f.exp_all_ones() - 1) << f.mant_bits) | ((1u << f.mant_bits) - 1);
-    for (std::uint32_t b = 0; b <= max_finite; ++b) values_.push_back(decode(f, static_cast<std::uint16_t>(b)));
+    const std::uint32_t max_finite =
+        ((f.exp_all_ones() - 1) << f.mant_bits) | ((1u << f.mant_bits) - 1);
+    for (std::uint32_t b = 0; b <= max_finite; ++b)
+      values_.push_back(decode(f, static_cast<std::uint16_t>(b)));
     const double max = values_.back();
     const double ulp_at_max = max - values_[values_.size() - 2];
     overflow_ = max + ulp_at_max / 2;  // ties here go to the (even) infinity pattern

@@ -1,7 +1,8 @@
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include <tessera/core/memory.hpp>
-#include <thread>
 
 #include "test_util.hpp"
 
@@ -93,7 +94,10 @@ TEST(CachingAllocator, ZeroBytesAndOutOfMemory) {
 
 TEST(CachingAllocator, CacheLimitSendsFreesToTheSystem) {
   auto alloc = CachingAllocator::create(make_host_raw_memory(), {.max_cached_bytes = 4096});
-  { auto a = testing::value_or_fail(alloc->allocate(3000)); auto b = testing::value_or_fail(alloc->allocate(3000)); }
+  {
+    auto a = testing::value_or_fail(alloc->allocate(3000));
+    auto b = testing::value_or_fail(alloc->allocate(3000));
+  }
   MemoryStats s = alloc->stats();
   EXPECT_EQ(s.bytes_cached, 3008u);
   EXPECT_EQ(s.system_frees, 1u);

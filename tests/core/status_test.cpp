@@ -62,7 +62,8 @@ TEST(StatusDeathTest, AssertAbortsWithTheCondition) {
 TEST(Log, CategoriesParseAndGateOutput) {
   using log::Category;
   EXPECT_EQ(log::parse_categories("dispatch,trace"),
-            static_cast<std::uint32_t>(Category::kDispatch) | static_cast<std::uint32_t>(Category::kTrace));
+            static_cast<std::uint32_t>(Category::kDispatch) |
+                static_cast<std::uint32_t>(Category::kTrace));
   EXPECT_EQ(log::parse_categories("all"), ~0u);
   EXPECT_EQ(log::parse_categories(""), 0u);
   EXPECT_EQ(log::parse_categories("bogus,tune"), static_cast<std::uint32_t>(Category::kTune));
@@ -70,7 +71,8 @@ TEST(Log, CategoriesParseAndGateOutput) {
   log::set_enabled_mask(static_cast<std::uint32_t>(Category::kDispatch));
   ::testing::internal::CaptureStderr();
   int evaluated = 0;
-  TESSERA_VLOG(kDispatch) << "chose " << "gemm_f32_avx512_6x32";
+  TESSERA_VLOG(kDispatch) << "chose "
+                          << "gemm_f32_avx512_6x32";
   TESSERA_VLOG(kTrace) << "hidden " << ++evaluated;
   std::string out = ::testing::internal::GetCapturedStderr();
   log::set_enabled_mask(saved);

@@ -1,7 +1,8 @@
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <numeric>
+
+#include <gtest/gtest.h>
+
 #include <tessera/core/tensor.hpp>
 
 #include "test_util.hpp"
@@ -48,7 +49,8 @@ TEST(Tensor, NewTensorsAreContiguousAndAligned) {
   Tensor empty = value_or_fail(Tensor::empty({0, 4}, DType::kF32));
   EXPECT_EQ(empty.numel(), 0);
   EXPECT_TRUE(value_or_fail(Tensor::empty({2, 0, 3}, DType::kF32)).is_contiguous());
-  EXPECT_TRUE(value_or_fail(value_or_fail(Tensor::empty({2, 0, 3}, DType::kF32)).transpose(0, 2)).is_contiguous());
+  EXPECT_TRUE(value_or_fail(value_or_fail(Tensor::empty({2, 0, 3}, DType::kF32)).transpose(0, 2))
+                  .is_contiguous());
   EXPECT_TRUE(empty.to_vector<float>().empty());
   Tensor scalar = value_or_fail(Tensor::from_vector<double>({}, {2.5}));
   EXPECT_EQ(scalar.to_vector<double>(), std::vector<double>{2.5});
@@ -81,7 +83,8 @@ TEST(Tensor, SliceWithPositiveAndNegativeSteps) {
   Tensor y = iota_f32({4, 6});
   Tensor s = value_or_fail(value_or_fail(y.slice(1, 5, 0, -2)).slice(0, 1, 3));
   EXPECT_EQ(s.to_vector<float>(), (std::vector<float>{11, 9, 7, 17, 15, 13}));
-  for (auto [start, stop, step] : {std::tuple{-1, 3, 1}, {0, 11, 1}, {5, 3, 1}, {0, 3, 0}, {10, 0, -1}, {3, 5, -1}}) {
+  for (auto [start, stop, step] :
+       {std::tuple{-1, 3, 1}, {0, 11, 1}, {5, 3, 1}, {0, 3, 0}, {10, 0, -1}, {3, 5, -1}}) {
     auto r = x.slice(0, start, stop, step);
     EXPECT_FALSE(r.is_ok()) << start << " " << stop << " " << step;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);

@@ -1,11 +1,12 @@
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <cstring>
 #include <random>
 #include <stdexcept>
-#include <tessera/core/thread_pool.hpp>
 #include <thread>
+
+#include <gtest/gtest.h>
+
+#include <tessera/core/thread_pool.hpp>
 
 namespace tessera {
 namespace {
@@ -75,7 +76,8 @@ TEST(ThreadPool, ExceptionsPropagateToTheCaller) {
                std::runtime_error);
   // The pool is usable afterwards.
   std::atomic<int> n{0};
-  pool.parallel_for(0, 30, 1, [&](std::int64_t b, std::int64_t e) { n += static_cast<int>(e - b); });
+  pool.parallel_for(0, 30, 1,
+                    [&](std::int64_t b, std::int64_t e) { n += static_cast<int>(e - b); });
   EXPECT_EQ(n.load(), 30);
 }
 

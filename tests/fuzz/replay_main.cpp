@@ -1,8 +1,6 @@
 // Replays a fuzz target over its seed corpus and deterministic mutations of each seed
 // (bit flips, byte overwrites with boundary values, truncations, duplications, splices).
 // A crash, sanitizer report or uncaught exception fails the test.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -10,6 +8,8 @@
 #include <iterator>
 #include <random>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
 
@@ -30,12 +30,14 @@ std::vector<Bytes> load_corpus() {
   return seeds;
 }
 
-void run(const Bytes& b) { LLVMFuzzerTestOneInput(b.data(), b.size()); }
+void run(const Bytes& b) {
+  LLVMFuzzerTestOneInput(b.data(), b.size());
+}
 
 Bytes mutate(const Bytes& seed, const Bytes& other, std::mt19937_64& rng) {
   Bytes b = seed;
   static constexpr std::uint8_t kInteresting[] = {0x00, 0x01, 0x7f, 0x80, 0xff, '\'', ':', ',',
-                                                  '(', ')',  '{',  '}',  '[',  ']',  '-', '9'};
+                                                  '(',  ')',  '{',  '}',  '[',  ']',  '-', '9'};
   int edits = 1 + static_cast<int>(rng() % 4);
   for (int e = 0; e < edits; ++e) {
     std::size_t pos = b.empty() ? 0 : rng() % b.size();
@@ -46,8 +48,12 @@ Bytes mutate(const Bytes& seed, const Bytes& other, std::mt19937_64& rng) {
       case 1:
         if (!b.empty()) b[pos] = kInteresting[rng() % sizeof(kInteresting)];
         break;
-      case 2: b.resize(pos); break;
-      case 3: b.insert(b.begin() + static_cast<long>(pos), b.begin() + static_cast<long>(pos), b.end()); break;
+      case 2:
+        b.resize(pos);
+        break;
+      case 3:
+        b.insert(b.begin() + static_cast<long>(pos), b.begin() + static_cast<long>(pos), b.end());
+        break;
       case 4:
         if (!other.empty()) {
           std::size_t from = rng() % other.size();

@@ -4,8 +4,14 @@
 #include <string>
 
 #ifdef TESSERA_BAD_PLUGIN_ABI
-extern "C" std::uint32_t tessera_hal_plugin_abi() { return 9999; }
-extern "C" void* tessera_hal_plugin_create(std::string*) { return nullptr; }
+extern "C" std::uint32_t tessera_hal_plugin_abi() {
+  return 9999;
+}
+extern "C" void* tessera_hal_plugin_create(std::string*) {
+  return nullptr;
+}
 #else
-extern "C" int tessera_not_a_plugin() { return 0; }
+extern "C" int tessera_not_a_plugin() {
+  return 0;
+}
 #endif

@@ -1,6 +1,7 @@
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <tessera/core/tensor.hpp>
 #include <tessera/hal/hal.hpp>
 
@@ -60,7 +61,8 @@ TEST(Registry, ReportsWhyPluginsAreUnavailable) {
   EXPECT_NE(notp.detail.find("is not a tessera plug-in"), std::string::npos) << notp.detail;
   const auto& missing = status_of("missing");
   EXPECT_FALSE(missing.available);
-  EXPECT_NE(missing.detail.find("libtessera_missing.so not found"), std::string::npos) << missing.detail;
+  EXPECT_NE(missing.detail.find("libtessera_missing.so not found"), std::string::npos)
+      << missing.detail;
 }
 
 TEST(Registry, FindDeviceErrorsNameTheProblem) {

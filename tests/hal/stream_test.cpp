@@ -1,10 +1,11 @@
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
 #include <tessera/core/thread_pool.hpp>
 #include <tessera/hal/hal.hpp>
-#include <thread>
 
 #include "test_util.hpp"
 
@@ -13,8 +14,12 @@ namespace {
 
 using testing::value_or_fail;
 
-std::unique_ptr<hal::Stream> new_stream() { return value_or_fail(hal::cpu_device().create_stream()); }
-std::unique_ptr<hal::Event> new_event() { return value_or_fail(hal::cpu_device().create_event()); }
+std::unique_ptr<hal::Stream> new_stream() {
+  return value_or_fail(hal::cpu_device().create_stream());
+}
+std::unique_ptr<hal::Event> new_event() {
+  return value_or_fail(hal::cpu_device().create_event());
+}
 
 TEST(CpuStream, RunsTasksInOrder) {
   auto s = new_stream();
@@ -33,7 +38,8 @@ TEST(CpuStream, TasksUseTheThreadPool) {
   auto s = new_stream();
   std::atomic<std::int64_t> n{0};
   ASSERT_TRUE(s->enqueue([&] {
-                 thread_pool().parallel_for(0, 1000, 1, [&](std::int64_t b, std::int64_t e) { n += e - b; });
+                 thread_pool().parallel_for(0, 1000, 1,
+                                            [&](std::int64_t b, std::int64_t e) { n += e - b; });
                  return Status::ok();
                }).is_ok());
   ASSERT_TRUE(s->synchronize().is_ok());
@@ -53,7 +59,7 @@ TEST(CpuStream, FailureSkipsLaterTasksUntilReported) {
   EXPECT_EQ(st.message(), "task 1 failed");
   EXPECT_FALSE(ran_after);
   EXPECT_TRUE(s->synchronize().is_ok()) << "the error is cleared once reported";
-  ASSERT_TRUE(s->enqueue([] () -> Status { throw std::runtime_error("boom"); }).is_ok());
+  ASSERT_TRUE(s->enqueue([]() -> Status { throw std::runtime_error("boom"); }).is_ok());
   st = s->synchronize();
   EXPECT_EQ(st.code(), StatusCode::kInternal);
   EXPECT_NE(st.message().find("boom"), std::string::npos);
@@ -95,17 +101,21 @@ TEST(CpuEvent, StreamWaitOrdersTwoStreams) {
   auto ready = new_event();
   std::atomic<bool> release{false};
   int value = 0, seen = -1;
-  ASSERT_TRUE(producer->enqueue([&] {
-                 while (!release) std::this_thread::yield();
-                 value = 42;
-                 return Status::ok();
-               }).is_ok());
+  ASSERT_TRUE(producer
+                  ->enqueue([&] {
+                    while (!release) std::this_thread::yield();
+                    value = 42;
+                    return Status::ok();
+                  })
+                  .is_ok());
   ASSERT_TRUE(producer->record(*ready).is_ok());
   ASSERT_TRUE(consumer->wait(*ready).is_ok());
-  ASSERT_TRUE(consumer->enqueue([&] {
-                 seen = value;
-                 return Status::ok();
-               }).is_ok());
+  ASSERT_TRUE(consumer
+                  ->enqueue([&] {
+                    seen = value;
+                    return Status::ok();
+                  })
+                  .is_ok());
   release = true;
   ASSERT_TRUE(consumer->synchronize().is_ok());
   EXPECT_EQ(seen, 42);

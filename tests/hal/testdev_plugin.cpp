@@ -2,6 +2,7 @@
 // streams. It proves the registry's loading path and the plug-in ABI end to end.
 #include <chrono>
 #include <cstring>
+
 #include <tessera/hal/plugin.hpp>
 
 namespace {
@@ -68,7 +69,8 @@ class TestMemory final : public RawMemory {
 class TestDevice final : public hal::Device {
  public:
   explicit TestDevice(int index)
-      : loc_{DeviceType::kOther, index}, allocator_(CachingAllocator::create(std::make_unique<TestMemory>(loc_))) {
+      : loc_{DeviceType::kOther, index},
+        allocator_(CachingAllocator::create(std::make_unique<TestMemory>(loc_))) {
     props_.name = "tessera test device " + std::to_string(index);
     props_.vendor = "tessera";
     props_.architecture = "testdev";
@@ -106,5 +108,9 @@ class TestBackend final : public hal::Backend {
 
 }  // namespace
 
-extern "C" std::uint32_t tessera_hal_plugin_abi() { return tessera::hal::kPluginAbiVersion; }
-extern "C" tessera::hal::Backend* tessera_hal_plugin_create(std::string*) { return new TestBackend; }
+extern "C" std::uint32_t tessera_hal_plugin_abi() {
+  return tessera::hal::kPluginAbiVersion;
+}
+extern "C" tessera::hal::Backend* tessera_hal_plugin_create(std::string*) {
+  return new TestBackend;
+}

@@ -1,12 +1,13 @@
 // The `tessera` binary as users see it: exit codes, one-line errors, valid JSON.
-#include <gtest/gtest.h>
-#include <sys/wait.h>
-
 #include <array>
 #include <cstdio>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
 #include <tessera/core/cpu.hpp>
 
 #include "test_util.hpp"
@@ -36,7 +37,9 @@ Outcome run(const std::string& args, const std::string& env = "") {
   return r;
 }
 
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+int lines(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
 
 TEST(Cli, VersionAndHelp) {
   Outcome v = run("--version");
@@ -44,7 +47,8 @@ TEST(Cli, VersionAndHelp) {
   EXPECT_EQ(v.out.rfind("tessera 0.", 0), 0u) << v.out;
   Outcome h = run("--help");
   EXPECT_EQ(h.code, 0);
-  for (const char* cmd : {"info", "selfcheck", "tune"}) EXPECT_NE(h.out.find(cmd), std::string::npos) << cmd;
+  for (const char* cmd : {"info", "selfcheck", "tune"})
+    EXPECT_NE(h.out.find(cmd), std::string::npos) << cmd;
   EXPECT_EQ(run("info --help").code, 0);
 }
 
@@ -82,7 +86,8 @@ TEST(Cli, MaxIsaCapIsShown) {
   ASSERT_EQ(r.code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["cpu"]["max_isa_env"], "avx2");
-  EXPECT_EQ(j["cpu"]["isa_used"], std::string(isa_name(std::min(Isa::kAvx2, cpu_info().detected_isa))));
+  EXPECT_EQ(j["cpu"]["isa_used"],
+            std::string(isa_name(std::min(Isa::kAvx2, cpu_info().detected_isa))));
   EXPECT_FALSE(j["cpu"]["features"]["avx512f"]["usable"].get<bool>());
   Outcome text = run("info", "TESSERA_MAX_ISA=avx2 TESSERA_NUM_THREADS=3");
   EXPECT_NE(text.out.find("TESSERA_MAX_ISA=avx2"), std::string::npos) << text.out;
@@ -129,7 +134,8 @@ TEST(Cli, TuneCommandsRoundTripADatabase) {
   EXPECT_EQ(nlohmann::json::parse(run(db + "list --json").out)["entries"].size(), 0u);
   ASSERT_EQ(run(db + "import " + dir.file("out.json")).code, 0) << "an export imports back";
   EXPECT_EQ(nlohmann::json::parse(run(db + "list --json").out), listed);
-  nlohmann::json info = nlohmann::json::parse(run("info --json", "TESSERA_TUNE_DB=" + dir.file("t.sqlite")).out);
+  nlohmann::json info =
+      nlohmann::json::parse(run("info --json", "TESSERA_TUNE_DB=" + dir.file("t.sqlite")).out);
   EXPECT_EQ(info["tune_db"]["entries"], 2);
 }
 

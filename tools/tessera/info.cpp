@@ -1,7 +1,9 @@
 // `tessera info [--json]`: what this build is and what it found on this machine.
 #include <filesystem>
 #include <iostream>
+
 #include <nlohmann/json.hpp>
+
 #include <tessera/core/cpu.hpp>
 #include <tessera/core/half.hpp>
 #include <tessera/core/thread_pool.hpp>
@@ -25,7 +27,8 @@ std::string human_bytes(std::int64_t b) {
     ++u;
   }
   char buf[32];
-  std::snprintf(buf, sizeof buf, v == static_cast<std::int64_t>(v) ? "%.0f %s" : "%.1f %s", v, units[u]);
+  std::snprintf(buf, sizeof buf, v == static_cast<std::int64_t>(v) ? "%.0f %s" : "%.1f %s", v,
+                units[u]);
   return buf;
 }
 
@@ -55,15 +58,20 @@ json gather() {
   }
   json caches = json::array();
   for (const CacheInfo& c : cpu.caches)
-    caches.push_back({{"level", c.level}, {"type", c.type}, {"size_bytes", c.size_bytes},
-                      {"line_bytes", c.line_bytes}, {"ways", c.ways},
+    caches.push_back({{"level", c.level},
+                      {"type", c.type},
+                      {"size_bytes", c.size_bytes},
+                      {"line_bytes", c.line_bytes},
+                      {"ways", c.ways},
                       {"shared_by_threads", c.shared_by_threads}});
-  json cap = cpu.max_isa_error ? json(*cpu.max_isa_error)
-                               : std::getenv("TESSERA_MAX_ISA") ? json(std::getenv("TESSERA_MAX_ISA"))
-                                                                : json(nullptr);
+  json cap = cpu.max_isa_error                ? json(*cpu.max_isa_error)
+             : std::getenv("TESSERA_MAX_ISA") ? json(std::getenv("TESSERA_MAX_ISA"))
+                                              : json(nullptr);
   json backends = json::array();
   for (const hal::BackendStatus& st : hal::backends()) {
-    json b = {{"name", st.name}, {"available", st.available}, {"detail", st.detail},
+    json b = {{"name", st.name},
+              {"available", st.available},
+              {"detail", st.detail},
               {"devices", json::array()}};
     if (st.backend)
       for (int i = 0; i < st.backend->device_count(); ++i)
@@ -87,14 +95,23 @@ json gather() {
       {"build_type", kBuildType},
       {"compiler", kCompiler},
       {"cpu",
-       {{"vendor", cpu.vendor}, {"model", cpu.model}, {"family", cpu.family},
-        {"model_id", cpu.model_id}, {"stepping", cpu.stepping},
-        {"logical_cpus", cpu.logical_cpus}, {"isa_detected", isa_name(cpu.detected_isa)},
-        {"isa_used", isa_name(cpu.isa())}, {"max_isa_env", cap}, {"features", features},
+       {{"vendor", cpu.vendor},
+        {"model", cpu.model},
+        {"family", cpu.family},
+        {"model_id", cpu.model_id},
+        {"stepping", cpu.stepping},
+        {"logical_cpus", cpu.logical_cpus},
+        {"isa_detected", isa_name(cpu.detected_isa)},
+        {"isa_used", isa_name(cpu.isa())},
+        {"max_isa_env", cap},
+        {"features", features},
         {"caches", caches}}},
-      {"memory", {{"total_bytes", cpu.memory_total_bytes}, {"available_bytes", cpu.memory_available_bytes}}},
-      {"threads", {{"pool", thread_pool().num_threads()},
-                   {"env", std::getenv("TESSERA_NUM_THREADS") ? json(std::getenv("TESSERA_NUM_THREADS")) : json(nullptr)}}},
+      {"memory",
+       {{"total_bytes", cpu.memory_total_bytes}, {"available_bytes", cpu.memory_available_bytes}}},
+      {"threads",
+       {{"pool", thread_pool().num_threads()},
+        {"env", std::getenv("TESSERA_NUM_THREADS") ? json(std::getenv("TESSERA_NUM_THREADS"))
+                                                   : json(nullptr)}}},
       {"half_conversions", half_conversion_paths()},
       {"backends", backends},
       {"tune_db", tune_db},
@@ -113,13 +130,16 @@ void print_text(const json& j) {
                  std::to_string(cpu["model_id"].get<int>()) + ")");
   std::string isa = "detected " + cpu["isa_detected"].get<std::string>() + ", using " +
                     cpu["isa_used"].get<std::string>();
-  isa += cpu["max_isa_env"].is_null() ? " (no TESSERA_MAX_ISA cap)"
-                                      : " (TESSERA_MAX_ISA=" + cpu["max_isa_env"].get<std::string>() + ")";
+  isa += cpu["max_isa_env"].is_null()
+             ? " (no TESSERA_MAX_ISA cap)"
+             : " (TESSERA_MAX_ISA=" + cpu["max_isa_env"].get<std::string>() + ")";
   row("isa", isa);
   std::string used, unused;
   for (auto& [name, f] : cpu["features"].items()) {
-    if (f["usable"]) used += name + " ";
-    else if (f["detected"]) unused += name + " ";
+    if (f["usable"])
+      used += name + " ";
+    else if (f["detected"])
+      unused += name + " ";
   }
   row("features", used.empty() ? "(none)" : used);
   if (!unused.empty()) row("  capped", unused);
@@ -129,8 +149,9 @@ void print_text(const json& j) {
   std::string caches;
   for (const json& c : cpu["caches"]) {
     std::string t = c["type"] == "data" ? "d" : c["type"] == "instruction" ? "i" : "";
-    caches += (caches.empty() ? "" : ", ") + std::string("L") + std::to_string(c["level"].get<int>()) +
-              t + " " + human_bytes(c["size_bytes"].get<std::int64_t>());
+    caches += (caches.empty() ? "" : ", ") + std::string("L") +
+              std::to_string(c["level"].get<int>()) + t + " " +
+              human_bytes(c["size_bytes"].get<std::int64_t>());
   }
   row("caches", caches.empty() ? "unknown" : caches);
   row("memory", human_bytes(j["memory"]["total_bytes"].get<std::int64_t>()) + " total, " +
@@ -138,14 +159,18 @@ void print_text(const json& j) {
   row("f16/bf16", j["half_conversions"].get<std::string>());
   std::printf("backends\n");
   for (const json& b : j["backends"]) {
-    std::printf("  %-10s %s%s\n", b["name"].get<std::string>().c_str(),
-                b["available"] ? "available: " : "unavailable: ", b["detail"].get<std::string>().c_str());
+    std::printf(
+        "  %-10s %s%s\n", b["name"].get<std::string>().c_str(),
+        b["available"] ? "available: " : "unavailable: ", b["detail"].get<std::string>().c_str());
     for (const json& d : b["devices"]) {
-      std::string line = d["name"].get<std::string>() + ", " + d["architecture"].get<std::string>() +
-                         ", " + std::to_string(d["compute_units"].get<int>()) + " compute units, " +
+      std::string line = d["name"].get<std::string>() + ", " +
+                         d["architecture"].get<std::string>() + ", " +
+                         std::to_string(d["compute_units"].get<int>()) + " compute units, " +
                          human_bytes(d["memory_total_bytes"].get<std::int64_t>());
-      if (d["clock_mhz"].get<int>() > 0) line += ", " + std::to_string(d["clock_mhz"].get<int>()) + " MHz";
-      if (d["warp_size"].get<int>() > 1) line += ", warp " + std::to_string(d["warp_size"].get<int>());
+      if (d["clock_mhz"].get<int>() > 0)
+        line += ", " + std::to_string(d["clock_mhz"].get<int>()) + " MHz";
+      if (d["warp_size"].get<int>() > 1)
+        line += ", warp " + std::to_string(d["warp_size"].get<int>());
       std::printf("    %-8s %s\n", d["id"].get<std::string>().c_str(), line.c_str());
     }
   }
@@ -163,7 +188,8 @@ void print_text(const json& j) {
 }  // namespace
 
 void add_info_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("info", "Show the build, the CPU, the backends and the tuning database");
+  auto* cmd =
+      app.add_subcommand("info", "Show the build, the CPU, the backends and the tuning database");
   auto json_out = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json_out, "Print one JSON object instead of text");
   cmd->callback([json_out] {

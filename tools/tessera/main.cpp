@@ -1,6 +1,7 @@
 // tessera: one CLI for the whole stack. Each sub-command lives in its own file.
 #include <cstdio>
 #include <iostream>
+
 #include <tessera/core/status.hpp>
 #include <tessera/version.hpp>
 

@@ -5,8 +5,11 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <random>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
 #include <tessera/core/cpu.hpp>
 #include <tessera/core/half.hpp>
 #include <tessera/core/npy.hpp>
@@ -14,7 +17,6 @@
 #include <tessera/core/thread_pool.hpp>
 #include <tessera/hal/hal.hpp>
 #include <tessera/tune/tune_db.hpp>
-#include <unistd.h>
 
 #include "commands.hpp"
 
@@ -108,7 +110,8 @@ Result<std::string> check_thread_pool() {
     float s = sum_with(t);
     if (std::memcmp(&s, &first, 4) != 0) {
       set_num_threads(0);
-      return internal_error("parallel_reduce differs between 1 and " + std::to_string(t) + " threads");
+      return internal_error("parallel_reduce differs between 1 and " + std::to_string(t) +
+                            " threads");
     }
   }
   set_num_threads(0);
@@ -147,20 +150,22 @@ Result<std::string> check_npy() {
   for (DType t : kAllDTypes) {
     TESSERA_ASSIGN_OR_RETURN(Tensor x, Tensor::zeros({2, 3}, t));
     auto* bytes = static_cast<unsigned char*>(x.data());
-    for (std::size_t i = 0; i < x.nbytes(); ++i) bytes[i] = static_cast<unsigned char>(i * 37 % 251);
+    for (std::size_t i = 0; i < x.nbytes(); ++i)
+      bytes[i] = static_cast<unsigned char>(i * 37 % 251);
     if (t == DType::kBool)
       for (std::size_t i = 0; i < x.nbytes(); ++i) bytes[i] &= 1;
     TESSERA_ASSIGN_OR_RETURN(std::string file, to_npy_bytes(x));
     TESSERA_ASSIGN_OR_RETURN(Tensor y, parse_npy(std::string_view(file)));
-    if (!bitwise_equal(x, y)) return internal_error("npy round trip changed a " + std::string(dtype_name(t)) + " tensor");
+    if (!bitwise_equal(x, y))
+      return internal_error("npy round trip changed a " + std::string(dtype_name(t)) + " tensor");
     ++n;
   }
   return std::to_string(n) + " dtypes round-tripped";
 }
 
 Result<std::string> check_tune_db() {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("tessera-selfcheck-" + std::to_string(::getpid()));
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tessera-selfcheck-" + std::to_string(::getpid()));
   std::string path = (dir / "tune.sqlite").string();
   Result<std::string> result = [&]() -> Result<std::string> {
     TESSERA_ASSIGN_OR_RETURN(tune::TuneDb db, tune::TuneDb::open(path));
@@ -169,7 +174,8 @@ Result<std::string> check_tune_db() {
     rec.candidates = {{"slow", "{}", 2.0, 0.1, 3, true, ""}, {"fast", "{}", 1.0, 0.1, 3, true, ""}};
     TESSERA_RETURN_IF_ERROR(db.record(rec));
     TESSERA_ASSIGN_OR_RETURN(auto found, db.lookup(rec.key));
-    if (!found || found->solution != "fast") return internal_error("tuning db lookup did not return the winner");
+    if (!found || found->solution != "fast")
+      return internal_error("tuning db lookup did not return the winner");
     return std::string("record, lookup and winner selection on a scratch database");
   }();
   std::error_code ec;
@@ -182,15 +188,19 @@ struct NamedCheck {
   Check fn;
 };
 constexpr NamedCheck kChecks[] = {
-    {"f16 conversions", check_f16},     {"bf16 conversions", check_bf16},
-    {"thread pool", check_thread_pool}, {"memory, streams, events", check_memory_and_streams},
-    {"npy", check_npy},                 {"tuning database", check_tune_db},
+    {"f16 conversions", check_f16},
+    {"bf16 conversions", check_bf16},
+    {"thread pool", check_thread_pool},
+    {"memory, streams, events", check_memory_and_streams},
+    {"npy", check_npy},
+    {"tuning database", check_tune_db},
 };
 
 }  // namespace
 
 void add_selfcheck_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("selfcheck", "Run a short check that this build works on this machine");
+  auto* cmd =
+      app.add_subcommand("selfcheck", "Run a short check that this build works on this machine");
   auto json_out = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json_out, "Print one JSON object instead of text");
   cmd->callback([json_out] {
@@ -199,16 +209,19 @@ void add_selfcheck_command(CLI::App& app) {
     for (const NamedCheck& c : kChecks) {
       auto t0 = std::chrono::steady_clock::now();
       Result<std::string> r = c.fn();
-      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       passed += r.is_ok();
       std::string detail = r.is_ok() ? *r : r.status().to_string();
       results.push_back({{"check", c.name}, {"ok", r.is_ok()}, {"detail", detail}, {"ms", ms}});
       if (!*json_out)
-        std::printf("  %-5s %-24s %s (%.0f ms)\n", r.is_ok() ? "ok" : "FAIL", c.name, detail.c_str(), ms);
+        std::printf("  %-5s %-24s %s (%.0f ms)\n", r.is_ok() ? "ok" : "FAIL", c.name,
+                    detail.c_str(), ms);
     }
     const int total = static_cast<int>(std::size(kChecks));
     if (*json_out)
-      std::cout << nlohmann::json{{"passed", passed}, {"total", total}, {"checks", results}}.dump(2) << "\n";
+      std::cout << nlohmann::json{{"passed", passed}, {"total", total}, {"checks", results}}.dump(2)
+                << "\n";
     else
       std::printf("selfcheck: %d/%d passed\n", passed, total);
     if (passed != total) throw CommandError{"selfcheck failed", 1};

@@ -18,16 +18,31 @@ std::string_view isa_name(Isa isa);
 std::optional<Isa> parse_isa(std::string_view name);
 
 enum class CpuFeature : int {
-  kSse42, kAvx, kF16c, kFma, kAvx2, kBmi2,
-  kAvx512f, kAvx512cd, kAvx512bw, kAvx512dq, kAvx512vl,
-  kAvx512vnni, kAvx512bf16, kAvx512fp16, kAvxVnni, kAmxTile, kAmxBf16, kAmxInt8,
+  kSse42,
+  kAvx,
+  kF16c,
+  kFma,
+  kAvx2,
+  kBmi2,
+  kAvx512f,
+  kAvx512cd,
+  kAvx512bw,
+  kAvx512dq,
+  kAvx512vl,
+  kAvx512vnni,
+  kAvx512bf16,
+  kAvx512fp16,
+  kAvxVnni,
+  kAmxTile,
+  kAmxBf16,
+  kAmxInt8,
   kCount
 };
 std::string_view cpu_feature_name(CpuFeature f);
 
 struct CacheInfo {
-  int level = 0;           // 1, 2, 3
-  std::string type;        // "data", "instruction", "unified"
+  int level = 0;     // 1, 2, 3
+  std::string type;  // "data", "instruction", "unified"
   std::int64_t size_bytes = 0;
   int line_bytes = 0;
   int ways = 0;
@@ -39,9 +54,9 @@ struct CpuInfo {
   std::string model;   // brand string
   int family = 0, model_id = 0, stepping = 0;
   bool os_saves_ymm = false, os_saves_zmm = false;  // from XCR0
-  std::vector<bool> detected;  // indexed by CpuFeature: what the CPU and OS support
-  Isa detected_isa = Isa::kGeneric;  // best level the hardware supports
-  Isa max_isa = Isa::kGeneric;       // TESSERA_MAX_ISA cap (kAvx512 when unset)
+  std::vector<bool> detected;                // indexed by CpuFeature: what the CPU and OS support
+  Isa detected_isa = Isa::kGeneric;          // best level the hardware supports
+  Isa max_isa = Isa::kGeneric;               // TESSERA_MAX_ISA cap (kAvx512 when unset)
   std::optional<std::string> max_isa_error;  // a bad TESSERA_MAX_ISA value, reported once
   std::vector<CacheInfo> caches;
   int logical_cpus = 0;  // in this process's affinity mask

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+
 #include <tessera/core/half.hpp>
 
 namespace tessera {
@@ -29,7 +30,8 @@ inline constexpr DType kAllDTypes[] = {DType::kBool, DType::kI8,  DType::kU8,   
                                        DType::kF64,  DType::kC64, DType::kC128};
 
 std::size_t dtype_size(DType t);
-// Short names used everywhere (CLI, logs, npy errors): bool i8 u8 i32 i64 f16 bf16 f32 f64 c64 c128.
+// Short names used everywhere (CLI, logs, npy errors): bool i8 u8 i32 i64 f16 bf16 f32 f64 c64
+// c128.
 std::string_view dtype_name(DType t);
 std::optional<DType> parse_dtype(std::string_view name);
 bool is_floating(DType t);  // f16 bf16 f32 f64
@@ -39,16 +41,49 @@ bool is_integer(DType t);  // i8 u8 i32 i64 (bool is not)
 // The DType of a C++ element type: dtype_of<float>() == DType::kF32.
 template <typename T>
 constexpr DType dtype_of();
-template <> constexpr DType dtype_of<bool>() { return DType::kBool; }
-template <> constexpr DType dtype_of<std::int8_t>() { return DType::kI8; }
-template <> constexpr DType dtype_of<std::uint8_t>() { return DType::kU8; }
-template <> constexpr DType dtype_of<std::int32_t>() { return DType::kI32; }
-template <> constexpr DType dtype_of<std::int64_t>() { return DType::kI64; }
-template <> constexpr DType dtype_of<f16>() { return DType::kF16; }
-template <> constexpr DType dtype_of<bf16>() { return DType::kBF16; }
-template <> constexpr DType dtype_of<float>() { return DType::kF32; }
-template <> constexpr DType dtype_of<double>() { return DType::kF64; }
-template <> constexpr DType dtype_of<std::complex<float>>() { return DType::kC64; }
-template <> constexpr DType dtype_of<std::complex<double>>() { return DType::kC128; }
+template <>
+constexpr DType dtype_of<bool>() {
+  return DType::kBool;
+}
+template <>
+constexpr DType dtype_of<std::int8_t>() {
+  return DType::kI8;
+}
+template <>
+constexpr DType dtype_of<std::uint8_t>() {
+  return DType::kU8;
+}
+template <>
+constexpr DType dtype_of<std::int32_t>() {
+  return DType::kI32;
+}
+template <>
+constexpr DType dtype_of<std::int64_t>() {
+  return DType::kI64;
+}
+template <>
+constexpr DType dtype_of<f16>() {
+  return DType::kF16;
+}
+template <>
+constexpr DType dtype_of<bf16>() {
+  return DType::kBF16;
+}
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::kF32;
+}
+template <>
+constexpr DType dtype_of<double>() {
+  return DType::kF64;
+}
+template <>
+constexpr DType dtype_of<std::complex<float>>() {
+  return DType::kC64;
+}
+template <>
+constexpr DType dtype_of<std::complex<double>>() {
+  return DType::kC128;
+}
 
 }  // namespace tessera

@@ -28,7 +28,9 @@ std::uint32_t parse_categories(std::string_view spec);
 std::uint32_t enabled_mask();
 // Replaces the enabled set (tests, and the CLI's --verbose).
 void set_enabled_mask(std::uint32_t mask);
-inline bool enabled(Category c) { return (enabled_mask() & static_cast<std::uint32_t>(c)) != 0; }
+inline bool enabled(Category c) {
+  return (enabled_mask() & static_cast<std::uint32_t>(c)) != 0;
+}
 std::string_view category_name(Category c);
 
 // Collects one line and writes it to stderr when destroyed.
@@ -51,7 +53,7 @@ class Line {
 }  // namespace tessera::log
 
 // TESSERA_VLOG(kDispatch) << "gemm: chose " << name;  (costs one load when disabled)
-#define TESSERA_VLOG(category)                                              \
-  if (!::tessera::log::enabled(::tessera::log::Category::category)) {       \
-  } else                                                                    \
+#define TESSERA_VLOG(category)                                        \
+  if (!::tessera::log::enabled(::tessera::log::Category::category)) { \
+  } else                                                              \
     ::tessera::log::Line(::tessera::log::Category::category)

@@ -11,9 +11,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <tessera/core/status.hpp>
 #include <unordered_map>
 #include <vector>
+
+#include <tessera/core/status.hpp>
 
 namespace tessera {
 

@@ -5,8 +5,9 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
-#include <tessera/core/status.hpp>
 #include <vector>
+
+#include <tessera/core/status.hpp>
 
 namespace tessera {
 

@@ -22,11 +22,11 @@ enum class StatusCode : int {
   kInvalidArgument = 1,  // a caller passed a value outside the contract
   kUnsupported = 2,      // valid request this build/device/implementation cannot serve
   kOutOfMemory = 3,
-  kNotFound = 4,      // file, key, device or backend that does not exist
-  kParseError = 5,    // malformed input file or text
-  kIoError = 6,       // the operating system refused a read or write
-  kUnavailable = 7,   // a resource exists but cannot be used now (busy, driver missing)
-  kInternal = 8,      // a bug in tessera surfaced as a value (never expected)
+  kNotFound = 4,     // file, key, device or backend that does not exist
+  kParseError = 5,   // malformed input file or text
+  kIoError = 6,      // the operating system refused a read or write
+  kUnavailable = 7,  // a resource exists but cannot be used now (busy, driver missing)
+  kInternal = 8,     // a bug in tessera surfaced as a value (never expected)
 };
 
 std::string_view status_code_name(StatusCode code);
@@ -53,14 +53,30 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status invalid_argument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
-inline Status unsupported(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
-inline Status out_of_memory(std::string m) { return {StatusCode::kOutOfMemory, std::move(m)}; }
-inline Status not_found(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
-inline Status parse_error(std::string m) { return {StatusCode::kParseError, std::move(m)}; }
-inline Status io_error(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
-inline Status unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status invalid_argument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
+inline Status unsupported(std::string m) {
+  return {StatusCode::kUnsupported, std::move(m)};
+}
+inline Status out_of_memory(std::string m) {
+  return {StatusCode::kOutOfMemory, std::move(m)};
+}
+inline Status not_found(std::string m) {
+  return {StatusCode::kNotFound, std::move(m)};
+}
+inline Status parse_error(std::string m) {
+  return {StatusCode::kParseError, std::move(m)};
+}
+inline Status io_error(std::string m) {
+  return {StatusCode::kIoError, std::move(m)};
+}
+inline Status unavailable(std::string m) {
+  return {StatusCode::kUnavailable, std::move(m)};
+}
+inline Status internal_error(std::string m) {
+  return {StatusCode::kInternal, std::move(m)};
+}
 
 // The exception of the public C++ API; carries the same code as the Status it came from.
 class Error : public std::runtime_error {
@@ -112,7 +128,8 @@ class [[nodiscard]] Result {
 
  private:
   T& checked() {
-    if (!is_ok()) assert_fail("is_ok()", __FILE__, __LINE__, std::get<Status>(state_).to_string().c_str());
+    if (!is_ok())
+      assert_fail("is_ok()", __FILE__, __LINE__, std::get<Status>(state_).to_string().c_str());
     return std::get<T>(state_);
   }
   std::variant<T, Status> state_;
@@ -121,20 +138,20 @@ class [[nodiscard]] Result {
 }  // namespace tessera
 
 // For programmer bugs only: an expected failure is a Status.
-#define TESSERA_ASSERT(cond, msg)                                               \
-  do {                                                                          \
-    if (!(cond)) [[unlikely]]                                                   \
-      ::tessera::assert_fail(#cond, __FILE__, __LINE__, msg);                   \
+#define TESSERA_ASSERT(cond, msg)                             \
+  do {                                                        \
+    if (!(cond)) [[unlikely]]                                 \
+      ::tessera::assert_fail(#cond, __FILE__, __LINE__, msg); \
   } while (0)
 
 #define TESSERA_CONCAT_INNER(a, b) a##b
 #define TESSERA_CONCAT(a, b) TESSERA_CONCAT_INNER(a, b)
 
 // Returns the Status from the enclosing function when `expr` is not ok.
-#define TESSERA_RETURN_IF_ERROR(expr)                         \
-  do {                                                        \
-    ::tessera::Status tessera_status_ = (expr);               \
-    if (!tessera_status_.is_ok()) return tessera_status_;     \
+#define TESSERA_RETURN_IF_ERROR(expr)                     \
+  do {                                                    \
+    ::tessera::Status tessera_status_ = (expr);           \
+    if (!tessera_status_.is_ok()) return tessera_status_; \
   } while (0)
 
 // `TESSERA_ASSIGN_OR_RETURN(auto x, make_x());` declares x from a Result or returns its Status.

@@ -7,11 +7,12 @@
 
 #include <memory>
 #include <string>
+#include <vector>
+
 #include <tessera/core/dtype.hpp>
 #include <tessera/core/memory.hpp>
 #include <tessera/core/shape.hpp>
 #include <tessera/core/status.hpp>
-#include <vector>
 
 namespace tessera {
 
@@ -105,8 +106,8 @@ bool bitwise_equal(const Tensor& a, const Tensor& b);
 template <typename T>
 Result<Tensor> Tensor::from_vector(const Shape& shape, const std::vector<T>& values) {
   if (static_cast<std::int64_t>(values.size()) != shape.numel())
-    return invalid_argument("from_vector: " + std::to_string(values.size()) +
-                            " values for shape " + shape.to_string());
+    return invalid_argument("from_vector: " + std::to_string(values.size()) + " values for shape " +
+                            shape.to_string());
   TESSERA_ASSIGN_OR_RETURN(Tensor t, empty(shape, dtype_of<T>()));
   T* p = t.data<T>();
   for (std::size_t i = 0; i < values.size(); ++i) p[i] = values[i];

@@ -10,9 +10,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
+
 #include <tessera/core/memory.hpp>
 #include <tessera/core/status.hpp>
-#include <vector>
 
 namespace tessera::hal {
 

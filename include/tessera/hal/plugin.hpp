@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+
 #include <tessera/hal/hal.hpp>
 
 namespace tessera::hal {
