@@ -132,13 +132,11 @@ void convert_bf16_to_f32(const bf16* src, float* dst, std::size_t n) {
   choose("convert bf16->f32", kBf16ToF32).fn(reinterpret_cast<const std::uint16_t*>(src), dst, n);
 }
 
-const char* half_conversion_paths() {
-  static thread_local std::string s;
-  s = std::string("f32->f16: ") + choose("convert f32->f16", kF32ToF16).name +
-      ", f16->f32: " + choose("convert f16->f32", kF16ToF32).name +
-      ", f32->bf16: " + choose("convert f32->bf16", kF32ToBf16).name +
-      ", bf16->f32: " + choose("convert bf16->f32", kBf16ToF32).name;
-  return s.c_str();
+std::string half_conversion_paths() {
+  return std::string("f32->f16: ") + choose("convert f32->f16", kF32ToF16).name +
+         ", f16->f32: " + choose("convert f16->f32", kF16ToF32).name +
+         ", f32->bf16: " + choose("convert f32->bf16", kF32ToBf16).name +
+         ", bf16->f32: " + choose("convert bf16->f32", kBf16ToF32).name;
 }
 
 }  // namespace tessera

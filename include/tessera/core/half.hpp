@@ -10,6 +10,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace tessera {
 
@@ -56,6 +57,6 @@ void convert_bf16_to_f32(const bf16* src, float* dst, std::size_t n);
 
 // Which path the bulk conversions take on this machine under TESSERA_MAX_ISA, e.g.
 // "f16: f16c, bf16: avx512_bf16".
-const char* half_conversion_paths();
+std::string half_conversion_paths();
 
 }  // namespace tessera
