@@ -27,6 +27,6 @@ function(tessera_isa_sources)
   # loads with a zero source) at -O1 and above: a false positive, silenced for these files.
   foreach(src IN LISTS ARG_AVX512)
     set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS
-      "${TESSERA_AVX512_FLAGS};-Wno-maybe-uninitialized")
+      "${TESSERA_AVX512_FLAGS};$<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>")
   endforeach()
 endfunction()
