@@ -13,15 +13,10 @@ namespace {
 
 using testing_util::gemm_key;
 using testing_util::gemm_record;
+using testing_util::open_ok;
 using testing_util::raw_query;
 using testing_util::ScratchDir;
 using testing_util::value_of;
-
-TuneDb open_ok(const std::string& path) {
-  auto db = TuneDb::open(path);
-  EXPECT_TRUE(db.is_ok()) << db.status().to_string();
-  return std::move(db).value();
-}
 
 TuneRecord lookup_ok(TuneDb& db, const TuneKey& key) {
   auto found = db.lookup(key);

@@ -10,14 +10,9 @@ namespace {
 using nlohmann::json;
 using testing_util::gemm_key;
 using testing_util::gemm_record;
+using testing_util::open_ok;
 using testing_util::ScratchDir;
 using testing_util::value_of;
-
-TuneDb open_ok(const std::string& path) {
-  auto db = TuneDb::open(path);
-  EXPECT_TRUE(db.is_ok()) << db.status().to_string();
-  return std::move(db).value();
-}
 
 // Several libraries, devices and parameter shapes, with awkward text in the key.
 void fill(TuneDb& db) {

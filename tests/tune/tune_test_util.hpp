@@ -18,6 +18,13 @@ namespace tessera::tune::testing_util {
 // A fresh directory under testing::TempDir(), removed with everything in it at the end.
 using ScratchDir = tessera::testing::TempDir;
 
+// Opens a database that must open (the test fails otherwise).
+inline TuneDb open_ok(const std::string& path) {
+  auto db = TuneDb::open(path);
+  EXPECT_TRUE(db.is_ok()) << db.status().to_string();
+  return std::move(db).value();
+}
+
 inline TuneKey gemm_key(const std::string& signature = "f32 m=64 n=64 k=64 ta=n tb=n",
                         const std::string& device = "cpu x86_64 avx512 48c") {
   return {"blas", "gemm", signature, device, "0.1.0", "bitwise"};
