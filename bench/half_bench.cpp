@@ -17,10 +17,8 @@ void run_capped(benchmark::State& state, Isa isa, Fn&& fn) {
     state.SkipWithError("ISA not available on this CPU");
     return;
   }
-  const Isa saved = tessera::cpu_info().max_isa;
-  tessera::set_max_isa(isa);
+  tessera::ScopedIsaCap cap(isa);
   for (auto _ : state) fn();
-  tessera::set_max_isa(saved);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0) * 6);
 }
 

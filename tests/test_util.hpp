@@ -18,14 +18,11 @@ namespace tessera::testing {
 // it, so one machine exercises every kernel path. Restores the cap afterwards.
 template <typename Fn>
 void for_each_isa(Fn&& fn) {
-  const Isa saved = cpu_info().max_isa;
-  for (Isa isa : {Isa::kGeneric, Isa::kAvx2, Isa::kAvx512}) {
-    if (isa > cpu_info().detected_isa) break;
-    set_max_isa(isa);
+  for (Isa isa : supported_isa_levels()) {
+    ScopedIsaCap cap(isa);
     SCOPED_TRACE(std::string("TESSERA_MAX_ISA=") + std::string(isa_name(isa)));
     fn(isa);
   }
-  set_max_isa(saved);
 }
 
 // Unwraps a Result in a test, failing with its message.

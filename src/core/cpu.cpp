@@ -259,6 +259,20 @@ void reload_isa_cap() {
   read_isa_cap(mutable_info());
 }
 
+std::vector<Isa> supported_isa_levels() {
+  std::vector<Isa> levels;
+  for (Isa isa : {Isa::kGeneric, Isa::kAvx2, Isa::kAvx512})
+    if (isa <= cpu_info().detected_isa) levels.push_back(isa);
+  return levels;
+}
+
+ScopedIsaCap::ScopedIsaCap(Isa cap) : saved_(cpu_info().max_isa) {
+  set_max_isa(cap);
+}
+ScopedIsaCap::~ScopedIsaCap() {
+  set_max_isa(saved_);
+}
+
 void set_max_isa(Isa cap) {
   mutable_info().max_isa = cap;
   mutable_info().max_isa_error.reset();

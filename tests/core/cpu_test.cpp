@@ -55,6 +55,19 @@ TEST(Cpu, MaxIsaCapsWhatIsUsable) {
   set_max_isa(saved);
 }
 
+TEST(Cpu, ScopedCapRestoresAndLevelsEndAtDetected) {
+  const std::vector<Isa> levels = supported_isa_levels();
+  ASSERT_FALSE(levels.empty());
+  EXPECT_EQ(levels.front(), Isa::kGeneric);
+  EXPECT_EQ(levels.back(), cpu_info().detected_isa);
+  const Isa before = cpu_info().max_isa;
+  {
+    ScopedIsaCap cap(Isa::kGeneric);
+    EXPECT_EQ(cpu_info().isa(), Isa::kGeneric);
+  }
+  EXPECT_EQ(cpu_info().max_isa, before);
+}
+
 TEST(Cpu, IsaNames) {
   for (Isa isa : {Isa::kGeneric, Isa::kAvx2, Isa::kAvx512})
     EXPECT_EQ(parse_isa(isa_name(isa)), isa);

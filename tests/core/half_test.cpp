@@ -212,16 +212,16 @@ TEST(HalfBulk, BF16PathsMatchScalarOnEveryPatternAndBoundary) {
 
 TEST(HalfBulk, DispatchLogNamesTheChoiceAndEveryRefusal) {
   const std::uint32_t saved_mask = log::enabled_mask();
-  const Isa saved_isa = cpu_info().max_isa;
   log::set_enabled_mask(static_cast<std::uint32_t>(log::Category::kDispatch));
-  set_max_isa(Isa::kGeneric);
   float x = 1.0f;
   bf16 y;
   ::testing::internal::CaptureStderr();
-  convert_f32_to_bf16(&x, &y, 1);
+  {
+    ScopedIsaCap cap(Isa::kGeneric);
+    convert_f32_to_bf16(&x, &y, 1);
+  }
   const std::string out = ::testing::internal::GetCapturedStderr();
   log::set_enabled_mask(saved_mask);
-  set_max_isa(saved_isa);
   EXPECT_NE(
       out.find("tessera[dispatch] convert f32->bf16: avx512_bf16 refused: needs avx512_bf16 ("),
       std::string::npos)

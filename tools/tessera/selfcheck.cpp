@@ -25,19 +25,14 @@ namespace {
 
 using Check = Result<std::string> (*)();
 
-// Runs fn once per ISA level the CPU has, with the cap set to it; restores the cap after.
+// Runs fn once per ISA level the CPU has, with the cap set to it; stops at the first failure.
 template <typename Fn>
 Status for_each_isa(Fn&& fn) {
-  const Isa saved = cpu_info().max_isa;
-  Status s;
-  for (Isa isa : {Isa::kGeneric, Isa::kAvx2, Isa::kAvx512}) {
-    if (isa > cpu_info().detected_isa) break;
-    set_max_isa(isa);
-    s = fn(isa);
-    if (!s.is_ok()) break;
+  for (Isa isa : supported_isa_levels()) {
+    ScopedIsaCap cap(isa);
+    TESSERA_RETURN_IF_ERROR(fn(isa));
   }
-  set_max_isa(saved);
-  return s;
+  return Status::ok();
 }
 
 Result<std::string> check_f16() {

@@ -79,4 +79,21 @@ void set_max_isa(Isa cap);
 // Re-reads TESSERA_MAX_ISA.
 void reload_isa_cap();
 
+// The ISA levels this CPU supports, lowest first: the levels a test walks with the cap set to
+// each one to exercise every kernel path on one machine.
+std::vector<Isa> supported_isa_levels();
+
+// Sets the cap for its lifetime and restores the previous cap afterwards (same thread-safety
+// rule as set_max_isa).
+class ScopedIsaCap {
+ public:
+  explicit ScopedIsaCap(Isa cap);
+  ~ScopedIsaCap();
+  ScopedIsaCap(const ScopedIsaCap&) = delete;
+  ScopedIsaCap& operator=(const ScopedIsaCap&) = delete;
+
+ private:
+  Isa saved_;
+};
+
 }  // namespace tessera
