@@ -13,12 +13,16 @@ namespace {
 constexpr std::pair<std::string_view, Category> kCategories[] = {
     {"dispatch", Category::kDispatch}, {"trace", Category::kTrace}, {"alloc", Category::kAlloc},
     {"tune", Category::kTune},         {"hal", Category::kHal},
+    {"bench", Category::kBench},
 };
 
 std::atomic<std::uint32_t>& mask_storage() {
   static std::atomic<std::uint32_t> mask{[] {
-    const char* env = std::getenv("TESSERA_VERBOSE");
-    return env ? parse_categories(env) : 0u;
+    // TESSERA_LOG is an alias of TESSERA_VERBOSE; the categories of both are enabled.
+    std::uint32_t bits = 0;
+    for (const char* var : {"TESSERA_VERBOSE", "TESSERA_LOG"})
+      if (const char* env = std::getenv(var)) bits |= parse_categories(env);
+    return bits;
   }()};
   return mask;
 }
@@ -43,7 +47,7 @@ std::uint32_t parse_categories(std::string_view spec) {
         known = true;
       }
     if (!known)
-      std::fprintf(stderr, "tessera: TESSERA_VERBOSE: unknown category '%.*s' ignored\n",
+      std::fprintf(stderr, "tessera: TESSERA_VERBOSE/TESSERA_LOG: unknown category '%.*s' ignored\n",
                    static_cast<int>(name.size()), name.data());
   }
   return mask;
@@ -63,7 +67,8 @@ std::string_view category_name(Category c) {
 }
 
 Line::Line(Category c) {
-  stream_ << "tessera[" << category_name(c) << "] ";
+  // Bench lines are commands to paste into a shell, so they carry no prefix.
+  if (c != Category::kBench) stream_ << "tessera[" << category_name(c) << "] ";
 }
 
 Line::~Line() {

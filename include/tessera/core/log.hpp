@@ -20,6 +20,7 @@ enum class Category : std::uint32_t {
   kAlloc = 1u << 2,
   kTune = 1u << 3,
   kHal = 1u << 4,
+  kBench = 1u << 5,  // one replayable `tessera bench ...` command per library call
 };
 
 // Parses "dispatch,trace" / "all"; unknown names are reported once on stderr and ignored.

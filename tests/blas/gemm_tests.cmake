@@ -1,0 +1,1 @@
+tessera_test(tessera_blas_gemm_test handle_test.cpp)

@@ -1,0 +1,1 @@
+# Level 1 and 2 tests: tessera_test(...) calls.

@@ -1,0 +1,1 @@
+# trsm, trmm, syrk, trtri tests: tessera_test(...) calls.
