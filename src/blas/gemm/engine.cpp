@@ -1,0 +1,146 @@
+#include "engine.hpp"
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+#include "blocking_key.hpp"
+#include "tessera/hal/hal.hpp"
+#include "tessera/tune/tune_db.hpp"
+
+namespace tessera::blas::engine {
+namespace {
+
+std::mutex g_mutex;
+std::optional<Blocking> g_override;
+std::map<std::string, Blocking> g_cache;
+
+std::int64_t round_down(std::int64_t v, std::int64_t m) { return std::max(m, v / m * m); }
+
+// "mc=352 kc=368 nc=4080" -> Blocking; nullopt when malformed or out of range.
+std::optional<Blocking> parse_params(const std::string& params, int mr, int nr, int ku) {
+  Blocking b;
+  std::istringstream in(params);
+  std::string field;
+  while (in >> field) {
+    auto eq = field.find('=');
+    if (eq == std::string::npos) return std::nullopt;
+    std::int64_t v = 0;
+    try {
+      v = std::stoll(field.substr(eq + 1));
+    } catch (...) {
+      return std::nullopt;
+    }
+    std::string name = field.substr(0, eq);
+    if (name == "mc") b.mc = v;
+    else if (name == "kc") b.kc = v;
+    else if (name == "nc") b.nc = v;
+  }
+  if (b.mc < mr || b.mc % mr || b.nc < nr || b.nc % nr || b.kc < ku || b.kc % ku ||
+      b.kc > (1 << 16) || b.mc > (1 << 16) || b.nc > (1 << 20))
+    return std::nullopt;
+  b.source = "tuned";
+  return b;
+}
+
+std::optional<Blocking> tuned_blocking(const char* kernel_name, int mr, int nr, int ku) {
+  // Never create a database just to find it empty.
+  const std::string path = tune::default_db_path();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  auto db = tune::TuneDb::open(path);
+  if (!db.is_ok()) return std::nullopt;
+  auto rec = db->lookup(blocking_key(kernel_name));
+  if (!rec.is_ok() || !rec->has_value()) return std::nullopt;
+  auto b = parse_params((*rec)->params, mr, nr, ku);
+  if (!b) {
+    TESSERA_VLOG(kTune) << "blas: ignoring malformed blocking '" << (*rec)->params << "' for "
+                        << kernel_name;
+  }
+  return b;
+}
+
+}  // namespace
+
+tune::TuneKey blocking_key(const char* kernel_name) {
+  return {"blas", "gemm_blocking", kernel_name, hal::cpu_device().fingerprint(), "1",
+          "bitwise"};
+}
+
+std::string blocking_params(const Blocking& b) {
+  return "mc=" + std::to_string(b.mc) + " kc=" + std::to_string(b.kc) +
+         " nc=" + std::to_string(b.nc);
+}
+
+Blocking heuristic_blocking(int mr, int nr, int ku, std::size_t a_bytes, std::size_t b_bytes) {
+  const CpuInfo& cpu = cpu_info();
+  std::int64_t l1 = cpu.cache_bytes(1), l2 = cpu.cache_bytes(2), l3 = cpu.cache_bytes(3);
+  if (l1 <= 0) l1 = 32 << 10;
+  if (l2 <= 0) l2 = 256 << 10;
+  if (l3 <= 0) l3 = 4 << 20;
+  const auto ab = static_cast<std::int64_t>(a_bytes), bb = static_cast<std::int64_t>(b_bytes);
+  Blocking b;
+  b.kc = round_down(l1 * 55 / 100 / (nr * bb), std::max(16, ku));
+  b.mc = round_down(l2 / 2 / (b.kc * ab), mr);
+  b.nc = round_down(std::min<std::int64_t>(l3 / 4, 8 << 20) / (b.kc * bb), nr);
+  b.nc = std::min<std::int64_t>(b.nc, round_down(8192, nr));
+  return b;
+}
+
+Blocking blocking_for(const char* kernel_name, int mr, int nr, int ku, std::size_t a_bytes,
+                      std::size_t b_bytes) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_override) {
+    Blocking b = *g_override;
+    b.mc = std::max<std::int64_t>(mr, b.mc / mr * mr);
+    b.nc = std::max<std::int64_t>(nr, b.nc / nr * nr);
+    b.kc = std::max<std::int64_t>(ku, b.kc / ku * ku);
+    return b;
+  }
+  auto it = g_cache.find(kernel_name);
+  if (it != g_cache.end()) return it->second;
+  Blocking b;
+  if (auto tuned = tuned_blocking(kernel_name, mr, nr, ku)) {
+    b = *tuned;
+  } else {
+    b = heuristic_blocking(mr, nr, ku, a_bytes, b_bytes);
+  }
+  TESSERA_VLOG(kDispatch) << "blas: " << kernel_name << " blocking " << blocking_params(b)
+                          << " (" << b.source << ")";
+  g_cache.emplace(kernel_name, b);
+  return b;
+}
+
+void set_blocking_override(const Blocking* blocking) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (blocking) g_override = *blocking;
+  else g_override.reset();
+}
+
+void forget_cached_blocking() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_cache.clear();
+}
+
+void* thread_scratch(std::size_t bytes) {
+  struct Scratch {
+    void* ptr = nullptr;
+    std::size_t size = 0;
+    ~Scratch() { std::free(ptr); }
+  };
+  thread_local Scratch s;
+  if (s.size < bytes) {
+    std::free(s.ptr);
+    s.size = round_up(static_cast<std::int64_t>(bytes), 4096);
+    s.ptr = std::aligned_alloc(4096, s.size);
+    if (s.ptr == nullptr) {
+      s.size = 0;
+      throw std::bad_alloc();
+    }
+  }
+  return s.ptr;
+}
+
+}  // namespace tessera::blas::engine

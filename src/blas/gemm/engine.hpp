@@ -1,0 +1,246 @@
+// The GEMM engine, BLIS style: five loops around packing.
+//
+//   for jc in N step NC:                 B panel (KC x NC) lives in L3
+//     for pc in K step KC:               pack B[pc:+KC, jc:+NC] into NR-wide micro-panels
+//       for ic in M step MC:   (tasks)   pack A[ic:+MC, pc:+KC] into MR-tall micro-panels (L2)
+//         for jr in NC step NR:          B micro-panel stays in L1
+//           for ir in MC step MR:        microkernel on one MR x NR tile of C
+//
+// Threads split the ic loop (and the jr loop when M is small) into tasks; the pc loop is never
+// split, so each element of C is accumulated in the same order for any thread count and the
+// tile grid (multiples of MR and NR from the origin) does not move: results are bitwise
+// identical for any thread count.
+//
+// The engine is generic over the packed element types; callers supply packing functors, which
+// is how conjugation, transposition, type widening (bf16/f16 -> f32) and the complex "1m"
+// embedding (complex gemm as a real gemm of twice the size) are expressed.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "../common.hpp"
+#include "../kernels/gemm/kernels.hpp"
+#include "tessera/core/cpu.hpp"
+
+namespace tessera::blas::engine {
+
+struct Blocking {
+  std::int64_t mc = 0, kc = 0, nc = 0;
+  const char* source = "heuristic";  // or "tuned" when read from the tuning database
+};
+
+inline std::int64_t round_up(std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; }
+inline std::int64_t ceil_div(std::int64_t v, std::int64_t m) { return (v + m - 1) / m; }
+
+// Blocking from the cache sizes: the B micro-panel (KC x NR) fills about half of L1, the A
+// block (MC x KC) about half of L2, the B panel (KC x NC) a slice of L3.
+Blocking heuristic_blocking(int mr, int nr, int ku, std::size_t a_bytes, std::size_t b_bytes);
+// The blocking for a kernel: the tuning database's entry for this machine when there is one
+// (written by `tessera tune blas`), else the heuristic. Cached per kernel name.
+Blocking blocking_for(const char* kernel_name, int mr, int nr, int ku, std::size_t a_bytes,
+                      std::size_t b_bytes);
+// Overrides (tests and the tuner): a blocking used for every kernel until cleared.
+void set_blocking_override(const Blocking* blocking);
+
+// The first kernel of an ordered list whose CPU features are usable.
+template <typename U, std::size_t N>
+const U* select_ukr(const U (&list)[N]) {
+  const CpuInfo& cpu = cpu_info();
+  for (const U& u : list) {
+    bool ok = true;
+    for (int i = 0; i < u.need_count; ++i) ok = ok && cpu.usable(u.need[i]);
+    if (ok) return &u;
+    TESSERA_VLOG(kDispatch) << "blas: " << u.name << " refused: needs "
+                            << cpu_feature_name(u.need[0])
+                            << (u.need_count > 1 ? " and " : "")
+                            << (u.need_count > 1 ? cpu_feature_name(u.need[1]) : "")
+                            << " (isa cap " << isa_name(cpu.isa()) << ")";
+  }
+  return nullptr;
+}
+
+// Per-thread scratch for packed A blocks, 64-byte aligned, grown on demand.
+void* thread_scratch(std::size_t bytes);
+
+// Wrap-around multiply-add for integers (two's complement), ordinary arithmetic otherwise.
+template <typename TC>
+inline TC merge(TC t, TC beta, TC c) {
+  if constexpr (std::is_integral_v<TC>) {
+    if (beta == 0) return t;
+    return static_cast<TC>(static_cast<std::uint32_t>(t) +
+                           static_cast<std::uint32_t>(beta) * static_cast<std::uint32_t>(c));
+  } else {
+    return beta == TC(0) ? t : t + beta * c;
+  }
+}
+
+// C = beta*C for an m x n column-major matrix (beta == 0 writes zeros, never reads C).
+template <typename TC>
+void scale_c(std::int64_t m, std::int64_t n, TC beta, TC* c, std::int64_t ldc) {
+  if (beta == TC(1)) return;
+  for (std::int64_t j = 0; j < n; ++j) {
+    TC* cj = c + j * ldc;
+    if (beta == TC(0)) {
+      std::fill(cj, cj + m, TC(0));
+    } else {
+      for (std::int64_t i = 0; i < m; ++i) cj[i] = merge<TC>(TC(0), beta, cj[i]);
+    }
+  }
+}
+
+// PackA(TA* dst, i0, p0, rows, kc): rows [i0, i0+rows) (rows <= MR) and k range [p0, p0+kc)
+// into one MR x round_up(kc, KU) micro-panel, zero-padded.
+// PackB(TB* dst, p0, j0, kc, cols): one micro-panel of NR columns, zero-padded.
+template <typename TA, typename TB, typename TC, typename PackA, typename PackB>
+Status run(Handle& h, const kernels::GemmUkr<TA, TB, TC>& u, const Blocking& blk,
+           std::int64_t m, std::int64_t n, std::int64_t k, const PackA& pack_a,
+           const PackB& pack_b, TC alpha, TC beta, TC* c, std::int64_t ldc) {
+  if (m == 0 || n == 0) return Status::ok();
+  if (k == 0 || alpha == TC(0)) {
+    scale_c(m, n, beta, c, ldc);
+    return Status::ok();
+  }
+  const std::int64_t mr = u.mr, nr = u.nr, ku = u.ku;
+  const std::int64_t kc_max = std::min(blk.kc, round_up(k, ku));
+  const std::int64_t nc_max = std::min(blk.nc, round_up(n, nr));
+  // Threads only where each gets enough work to repay the fork/join (about 1 MFLOP each).
+  const std::int64_t work = m * n * std::max<std::int64_t>(k, 1) / (1 << 20);
+  const int threads = static_cast<int>(
+      std::clamp<std::int64_t>(work, 1, detail::max_threads(h)));
+  auto par = [&](std::int64_t b0, std::int64_t b1, std::int64_t grain, const auto& fn) {
+    if (threads == 1 || b1 - b0 <= 1) fn(b0, b1);
+    else detail::parallel_for(h, b0, b1, std::max(grain, ceil_div(b1 - b0, threads)), fn);
+  };
+
+  // Tasks: split M into blocks (a multiple of the thread count when M is large enough, which
+  // also balances the load), else split the NR panels of the B block.
+  const std::int64_t m_panels = ceil_div(m, mr);
+  std::int64_t mb = ceil_div(m, blk.mc);
+  if (threads > 1 && m_panels >= 4 * threads) mb = round_up(mb, threads);
+  mb = std::min(mb, m_panels);
+  const std::int64_t mc = round_up(ceil_div(m, mb), mr);
+  mb = ceil_div(m, mc);
+
+  const std::size_t b_panel_elems = static_cast<std::size_t>(round_up(kc_max, ku) * nr);
+  const std::size_t b_bytes =
+      b_panel_elems * static_cast<std::size_t>(ceil_div(nc_max, nr)) * sizeof(TB);
+  TESSERA_ASSIGN_OR_RETURN(void* b_mem, detail::workspace(h, b_bytes));
+  TB* bp = static_cast<TB*>(b_mem);
+  const std::size_t a_panel_elems = static_cast<std::size_t>(round_up(kc_max, ku) * mr);
+
+  for (std::int64_t jc = 0; jc < n; jc += blk.nc) {
+    const std::int64_t ncur = std::min(blk.nc, n - jc);
+    const std::int64_t n_panels = ceil_div(ncur, nr);
+    const std::int64_t nsplit =
+        mb >= threads ? 1 : std::min<std::int64_t>(n_panels, ceil_div(threads, mb));
+    for (std::int64_t pc = 0; pc < k; pc += blk.kc) {
+      const std::int64_t kcur = std::min(blk.kc, k - pc);
+      const std::int64_t kpad = round_up(kcur, ku);
+      const TC beta_pc = pc == 0 ? beta : TC(1);
+      par(0, n_panels, 4, [&](std::int64_t q0, std::int64_t q1) {
+        for (std::int64_t q = q0; q < q1; ++q)
+          pack_b(bp + q * kpad * nr, pc, jc + q * nr, kcur, std::min(nr, ncur - q * nr));
+      });
+      par(0, mb * nsplit, 1, [&](std::int64_t t0, std::int64_t t1) {
+        TA* ap = static_cast<TA*>(
+            thread_scratch(a_panel_elems * static_cast<std::size_t>(ceil_div(mc, mr)) * sizeof(TA)));
+        std::int64_t packed_block = -1;
+        alignas(64) TC tmp[32 * 16];
+        for (std::int64_t t = t0; t < t1; ++t) {
+          const std::int64_t ib = t / nsplit, js = t % nsplit;
+          const std::int64_t i0 = ib * mc, mcur = std::min(mc, m - i0);
+          const std::int64_t a_panels = ceil_div(mcur, mr);
+          if (packed_block != ib) {
+            for (std::int64_t ip = 0; ip < a_panels; ++ip)
+              pack_a(ap + ip * kpad * mr, i0 + ip * mr, pc, std::min(mr, mcur - ip * mr), kcur);
+            packed_block = ib;
+          }
+          const std::int64_t q0 = n_panels * js / nsplit, q1 = n_panels * (js + 1) / nsplit;
+          for (std::int64_t q = q0; q < q1; ++q) {
+            const std::int64_t j0 = jc + q * nr, nrem = std::min(nr, ncur - q * nr);
+            const TB* bq = bp + q * kpad * nr;
+            for (std::int64_t ip = 0; ip < a_panels; ++ip) {
+              const std::int64_t r0 = i0 + ip * mr, mrem = std::min(mr, mcur - ip * mr);
+              TC* ct = c + r0 + j0 * ldc;
+              if (mrem == mr && nrem == nr) {
+                u.fn(kpad, ap + ip * kpad * mr, bq, ct, ldc, alpha, beta_pc);
+              } else {
+                u.fn(kpad, ap + ip * kpad * mr, bq, tmp, mr, alpha, TC(0));
+                for (std::int64_t j = 0; j < nrem; ++j)
+                  for (std::int64_t r = 0; r < mrem; ++r)
+                    ct[r + j * ldc] = merge<TC>(tmp[r + j * mr], beta_pc, ct[r + j * ldc]);
+              }
+            }
+          }
+        }
+      });
+    }
+  }
+  return Status::ok();
+}
+
+// ---- packing helpers --------------------------------------------------------------------
+
+// A strided matrix view with an element transform (conjugation, widening): element (i, p) is
+// f(ptr[i * rs + p * cs]).
+template <typename TSrc, typename F>
+struct View {
+  const TSrc* ptr;
+  std::int64_t rs, cs;
+  F f;
+  auto operator()(std::int64_t i, std::int64_t p) const { return f(ptr[i * rs + p * cs]); }
+};
+template <typename TSrc, typename F>
+View<TSrc, F> make_view(const TSrc* ptr, std::int64_t rs, std::int64_t cs, F f) {
+  return {ptr, rs, cs, f};
+}
+
+// Packs rows [i0, i0+rows) x k range [p0, p0+kc) of `a` into an mr x round_up(kc, ku) panel
+// (layout in kernels.hpp: element (r, p) at (p - p % ku) * mr + r * ku + p % ku), zero padding
+// the rest. Reads along the contiguous direction of the source.
+template <typename TA, typename V>
+void pack_panel_a(TA* dst, std::int64_t mr, std::int64_t ku, const V& a, std::int64_t i0,
+                  std::int64_t p0, std::int64_t rows, std::int64_t kc) {
+  const std::int64_t kpad = round_up(kc, ku);
+  if (rows < mr || kpad != kc) std::memset(static_cast<void*>(dst), 0, sizeof(TA) * mr * kpad);
+  if (a.rs == 1 || a.cs != 1) {
+    for (std::int64_t pb = 0; pb < kc; pb += ku)
+      for (std::int64_t u = 0; u < ku && pb + u < kc; ++u) {
+        TA* d = dst + pb * mr + u;
+        for (std::int64_t r = 0; r < rows; ++r) d[r * ku] = static_cast<TA>(a(i0 + r, p0 + pb + u));
+      }
+  } else {
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t pb = 0; pb < kc; pb += ku)
+        for (std::int64_t u = 0; u < ku && pb + u < kc; ++u)
+          dst[pb * mr + r * ku + u] = static_cast<TA>(a(i0 + r, p0 + pb + u));
+  }
+}
+
+// Packs k range [p0, p0+kc) x columns [j0, j0+cols) of `b` (b(p, j)) into a
+// round_up(kc, ku) x nr panel: element (p, j) at (p - p % ku) * nr + j * ku + p % ku.
+template <typename TB, typename V>
+void pack_panel_b(TB* dst, std::int64_t nr, std::int64_t ku, const V& b, std::int64_t p0,
+                  std::int64_t j0, std::int64_t kc, std::int64_t cols) {
+  const std::int64_t kpad = round_up(kc, ku);
+  if (cols < nr || kpad != kc) std::memset(static_cast<void*>(dst), 0, sizeof(TB) * nr * kpad);
+  if (b.rs == 1 || b.cs != 1) {  // k contiguous within a column: walk p fastest
+    for (std::int64_t j = 0; j < cols; ++j)
+      for (std::int64_t pb = 0; pb < kc; pb += ku)
+        for (std::int64_t u = 0; u < ku && pb + u < kc; ++u)
+          dst[pb * nr + j * ku + u] = static_cast<TB>(b(p0 + pb + u, j0 + j));
+  } else {
+    for (std::int64_t pb = 0; pb < kc; pb += ku)
+      for (std::int64_t u = 0; u < ku && pb + u < kc; ++u) {
+        TB* d = dst + pb * nr + u;
+        for (std::int64_t j = 0; j < cols; ++j) d[j * ku] = static_cast<TB>(b(p0 + pb + u, j0 + j));
+      }
+  }
+}
+
+}  // namespace tessera::blas::engine

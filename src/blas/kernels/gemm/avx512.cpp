@@ -1,0 +1,163 @@
+// AVX-512 microkernels. Compiled with the AVX-512 flags only (tessera_isa_sources).
+//
+// Register blocking: C tile = MR rows (2 zmm per column) x 12 columns = 24 accumulators; each
+// step loads 2 vectors of the A micro-panel and broadcasts 12 values of the B micro-panel
+// (embedded-broadcast FMAs), leaving room for the A loads and one broadcast.
+#include <immintrin.h>
+
+#include "kernels.hpp"
+
+namespace tessera::blas::kernels {
+namespace {
+
+constexpr int kNr = 12;
+
+struct F32 {
+  using T = float;
+  using V = __m512;
+  static constexpr int kLanes = 16;
+  static V zero() { return _mm512_setzero_ps(); }
+  static V load(const T* p) { return _mm512_load_ps(p); }
+  static V loadu(const T* p) { return _mm512_loadu_ps(p); }
+  static void storeu(T* p, V v) { _mm512_storeu_ps(p, v); }
+  static V set1(T v) { return _mm512_set1_ps(v); }
+  static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+};
+
+struct F64 {
+  using T = double;
+  using V = __m512d;
+  static constexpr int kLanes = 8;
+  static V zero() { return _mm512_setzero_pd(); }
+  static V load(const T* p) { return _mm512_load_pd(p); }
+  static V loadu(const T* p) { return _mm512_loadu_pd(p); }
+  static void storeu(T* p, V v) { _mm512_storeu_pd(p, v); }
+  static V set1(T v) { return _mm512_set1_pd(v); }
+  static V fmadd(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
+  static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
+};
+
+// acc[2*j + h] holds rows [h*L, (h+1)*L) of column j.
+template <typename S>
+inline void store_tile(typename S::V* acc, typename S::T* c, std::int64_t ldc,
+                       typename S::T alpha, typename S::T beta) {
+  const auto va = S::set1(alpha);
+  if (beta == typename S::T(0)) {
+#pragma GCC unroll 12
+    for (int j = 0; j < kNr; ++j) {
+      S::storeu(c + j * ldc, S::mul(acc[2 * j], va));
+      S::storeu(c + j * ldc + S::kLanes, S::mul(acc[2 * j + 1], va));
+    }
+  } else {
+    const auto vb = S::set1(beta);
+#pragma GCC unroll 12
+    for (int j = 0; j < kNr; ++j) {
+      typename S::T* cj = c + j * ldc;
+      S::storeu(cj, S::fmadd(acc[2 * j], va, S::mul(S::loadu(cj), vb)));
+      S::storeu(cj + S::kLanes, S::fmadd(acc[2 * j + 1], va, S::mul(S::loadu(cj + S::kLanes), vb)));
+    }
+  }
+}
+
+template <typename S>
+inline void fp_tile(std::int64_t k, const typename S::T* a, const typename S::T* b,
+                    typename S::T* c, std::int64_t ldc, typename S::T alpha,
+                    typename S::T beta) {
+  constexpr int mr = 2 * S::kLanes;
+  typename S::V acc[2 * kNr];
+#pragma GCC unroll 24
+  for (int i = 0; i < 2 * kNr; ++i) acc[i] = S::zero();
+  for (int j = 0; j < kNr; ++j) _mm_prefetch(reinterpret_cast<const char*>(c + j * ldc), _MM_HINT_T0);
+#pragma GCC unroll 4
+  for (std::int64_t p = 0; p < k; ++p) {
+    _mm_prefetch(reinterpret_cast<const char*>(a + 8 * mr), _MM_HINT_T0);
+    const auto a0 = S::load(a), a1 = S::load(a + S::kLanes);
+#pragma GCC unroll 12
+    for (int j = 0; j < kNr; ++j) {
+      const auto bj = S::set1(b[j]);
+      acc[2 * j] = S::fmadd(a0, bj, acc[2 * j]);
+      acc[2 * j + 1] = S::fmadd(a1, bj, acc[2 * j + 1]);
+    }
+    a += mr;
+    b += kNr;
+  }
+  store_tile<S>(acc, c, ldc, alpha, beta);
+}
+
+}  // namespace
+
+void gemm_f32_avx512_32x12(std::int64_t k, const float* a, const float* b, float* c,
+                           std::int64_t ldc, float alpha, float beta) {
+  fp_tile<F32>(k, a, b, c, ldc, alpha, beta);
+}
+
+void gemm_f64_avx512_16x12(std::int64_t k, const double* a, const double* b, double* c,
+                           std::int64_t ldc, double alpha, double beta) {
+  fp_tile<F64>(k, a, b, c, ldc, alpha, beta);
+}
+
+// bf16 pairs: vdpbf16ps adds a[2i]*b[2i] + a[2i+1]*b[2i+1] into each f32 lane, so one
+// instruction does the work of two f32 FMAs. k is a multiple of 2.
+void gemm_bf16_avx512bf16_32x12(std::int64_t k, const std::uint16_t* a, const std::uint16_t* b,
+                                float* c, std::int64_t ldc, float alpha, float beta) {
+  __m512 acc[2 * kNr];
+#pragma GCC unroll 24
+  for (int i = 0; i < 2 * kNr; ++i) acc[i] = _mm512_setzero_ps();
+  for (int j = 0; j < kNr; ++j) _mm_prefetch(reinterpret_cast<const char*>(c + j * ldc), _MM_HINT_T0);
+#pragma GCC unroll 2
+  for (std::int64_t p = 0; p < k; p += 2) {
+    _mm_prefetch(reinterpret_cast<const char*>(a + 8 * 64), _MM_HINT_T0);
+    const __m512bh a0 = (__m512bh)_mm512_load_si512(a);
+    const __m512bh a1 = (__m512bh)_mm512_load_si512(a + 32);
+#pragma GCC unroll 12
+    for (int j = 0; j < kNr; ++j) {
+      std::int32_t pair;
+      __builtin_memcpy(&pair, b + 2 * j, sizeof pair);
+      const __m512bh bj = (__m512bh)_mm512_set1_epi32(pair);
+      acc[2 * j] = _mm512_dpbf16_ps(acc[2 * j], a0, bj);
+      acc[2 * j + 1] = _mm512_dpbf16_ps(acc[2 * j + 1], a1, bj);
+    }
+    a += 64;
+    b += 2 * kNr;
+  }
+  store_tile<F32>(acc, c, ldc, alpha, beta);
+}
+
+// u8 x s8 quads: vpdpbusd adds four u8*s8 products into each s32 lane. k is a multiple of 4.
+// Sums wrap like the generic kernel (vpdpbusd does not saturate).
+void gemm_u8s8s32_avx512vnni_32x12(std::int64_t k, const std::uint8_t* a, const std::int8_t* b,
+                                   std::int32_t* c, std::int64_t ldc, std::int32_t alpha,
+                                   std::int32_t beta) {
+  __m512i acc[2 * kNr];
+#pragma GCC unroll 24
+  for (int i = 0; i < 2 * kNr; ++i) acc[i] = _mm512_setzero_si512();
+  for (int j = 0; j < kNr; ++j) _mm_prefetch(reinterpret_cast<const char*>(c + j * ldc), _MM_HINT_T0);
+#pragma GCC unroll 2
+  for (std::int64_t p = 0; p < k; p += 4) {
+    _mm_prefetch(reinterpret_cast<const char*>(a + 8 * 128), _MM_HINT_T0);
+    const __m512i a0 = _mm512_load_si512(a);
+    const __m512i a1 = _mm512_load_si512(a + 64);
+#pragma GCC unroll 12
+    for (int j = 0; j < kNr; ++j) {
+      std::int32_t quad;
+      __builtin_memcpy(&quad, b + 4 * j, sizeof quad);
+      const __m512i bj = _mm512_set1_epi32(quad);
+      acc[2 * j] = _mm512_dpbusd_epi32(acc[2 * j], a0, bj);
+      acc[2 * j + 1] = _mm512_dpbusd_epi32(acc[2 * j + 1], a1, bj);
+    }
+    a += 128;
+    b += 4 * kNr;
+  }
+  const __m512i va = _mm512_set1_epi32(alpha), vb = _mm512_set1_epi32(beta);
+  for (int j = 0; j < kNr; ++j) {
+    for (int h = 0; h < 2; ++h) {
+      std::int32_t* cj = c + j * ldc + 16 * h;
+      __m512i v = _mm512_mullo_epi32(acc[2 * j + h], va);
+      if (beta != 0) v = _mm512_add_epi32(v, _mm512_mullo_epi32(_mm512_loadu_si512(cj), vb));
+      _mm512_storeu_si512(cj, v);
+    }
+  }
+}
+
+}  // namespace tessera::blas::kernels
