@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "tessera/core/half.hpp"
 #include "tessera/core/status.hpp"
@@ -226,5 +227,26 @@ Status trtri_strided_batched(Handle& h, Uplo uplo, Diag diag, std::int64_t n, T*
 // The implementation a gemm call of this type and shape would use, e.g.
 // "gemm_f32_avx512_32x12 mc=448 kc=384 nc=4096 (heuristic)". For logs, tests and tools.
 std::string describe_gemm(const char* dtype, std::int64_t m, std::int64_t n, std::int64_t k);
+
+// ---- Tuning ------------------------------------------------------------------------------
+// Searches the GEMM blocking sizes (MC, KC, NC) of this machine's microkernel for each dtype
+// (f32, f64, bf16, int8) by timing a size x size x size gemm per candidate (coordinate
+// search: KC, then MC, then NC, starting from the cache-size heuristic) and, when `write` is
+// set, stores the winner with every candidate's time in the tuning database (`db_path`, or
+// the default). Later processes read it at their first gemm (`tessera tune explain`).
+struct GemmTuneOptions {
+  std::vector<std::string> dtypes = {"f32", "f64", "bf16", "int8"};
+  std::int64_t size = 1024;
+  double min_seconds_per_candidate = 0.05;
+  bool write = true;
+  std::string db_path;  // empty: tune::default_db_path()
+};
+struct GemmTuneResult {
+  std::string dtype, kernel;
+  std::string heuristic, chosen;  // "mc=.. kc=.. nc=.."
+  double heuristic_gflops = 0, chosen_gflops = 0;
+  int candidates = 0;
+};
+Result<std::vector<GemmTuneResult>> tune_gemm_blocking(Handle& h, const GemmTuneOptions& options);
 
 }  // namespace tessera::blas

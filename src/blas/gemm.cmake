@@ -5,6 +5,7 @@ list(APPEND BLAS_SOURCES
   gemm/gemm.cpp
   gemm/gemm_common.cpp
   gemm/gemm_lowp.cpp
+  gemm/tune.cpp
   kernels/gemm/generic.cpp
   kernels/gemm/avx2.cpp
   kernels/gemm/avx512.cpp

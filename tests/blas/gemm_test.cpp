@@ -140,16 +140,21 @@ void check_one(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int
   expect_close(c, want, bound, m, n, ldc, what.str());
 }
 
-// Small blocking so that modest sizes cross MC, KC and NC boundaries.
+// Small blocking so that modest sizes cross MC, KC and NC boundaries (and the packed engine
+// runs even where the small-matrix path would take the call).
 struct SmallBlocking {
   SmallBlocking() {
+    engine::set_small_path_enabled(false);
     engine::Blocking b;
     b.mc = 64;
     b.kc = 24;
     b.nc = 48;
     engine::set_blocking_override(&b);
   }
-  ~SmallBlocking() { engine::set_blocking_override(nullptr); }
+  ~SmallBlocking() {
+    engine::set_blocking_override(nullptr);
+    engine::set_small_path_enabled(true);
+  }
 };
 
 template <typename T>
@@ -181,6 +186,7 @@ TEST(Gemm, SweepF64) { sweep<double>(false); }
 TEST(Gemm, SweepC64) { sweep<cfloat>(false); }
 TEST(Gemm, SweepC128) { sweep<cdouble>(false); }
 TEST(Gemm, BlockEdgesF32) { sweep<float>(true); }
+TEST(Gemm, BlockEdgesF64) { sweep<double>(true); }
 TEST(Gemm, BlockEdgesC128) { sweep<cdouble>(true); }
 
 template <typename T>

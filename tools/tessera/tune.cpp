@@ -1,4 +1,5 @@
-// `tessera tune list|explain|export|import|clear`: the tuning database from the command line.
+// `tessera tune list|explain|export|import|clear`: the tuning database from the command line;
+// `tessera tune blas` measures GEMM blocking sizes and stores them there.
 // `--db PATH` (anywhere after `tune`) overrides the default path (tune::default_db_path()).
 #include <algorithm>
 #include <cstdio>
@@ -11,6 +12,8 @@
 
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+#include <tessera/blas.hpp>
 #include <tessera/tune/tune_db.hpp>
 
 #include "commands.hpp"
@@ -203,6 +206,40 @@ void run_clear(const TuneOptions& o) {
   std::cout << "cleared " << *n << (*n == 1 ? " entry" : " entries") << " from " << path << "\n";
 }
 
+struct TuneBlasOptions {
+  std::vector<std::string> dtypes;
+  std::int64_t size = 1024;
+  double min_time = 0.05;
+  bool dry_run = false;
+  bool json = false;
+};
+
+void run_tune_blas(const TuneOptions& o, const TuneBlasOptions& b) {
+  blas::GemmTuneOptions opt;
+  if (!b.dtypes.empty()) opt.dtypes = b.dtypes;
+  opt.size = b.size;
+  opt.min_seconds_per_candidate = b.min_time;
+  opt.write = !b.dry_run;
+  opt.db_path = db_path(o);
+  blas::Handle h;
+  auto results = blas::tune_gemm_blocking(h, opt);
+  if (!results.is_ok()) fail(results.status());
+  if (b.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : *results)
+      out.push_back({{"dtype", r.dtype}, {"kernel", r.kernel}, {"heuristic", r.heuristic},
+                     {"chosen", r.chosen}, {"heuristic_gflops", r.heuristic_gflops},
+                     {"chosen_gflops", r.chosen_gflops}, {"candidates", r.candidates}});
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  for (const auto& r : *results)
+    std::printf("%-5s %-30s heuristic %-24s %7.1f GFLOPS -> chosen %-24s %7.1f GFLOPS (%d candidates)\n",
+                r.dtype.c_str(), r.kernel.c_str(), r.heuristic.c_str(), r.heuristic_gflops,
+                r.chosen.c_str(), r.chosen_gflops, r.candidates);
+  if (!b.dry_run) std::printf("stored in %s\n", db_path(o).c_str());
+}
+
 void add_filter_options(CLI::App* cmd, TuneOptions& o) {
   cmd->add_option("--library", o.filter.library, "Only this library (exact: blas, fft, dnn)");
   cmd->add_option("--primitive", o.filter.primitive, "Only this primitive (exact: gemm, ...)");
@@ -243,6 +280,17 @@ void add_tune_command(CLI::App& app) {
   add_filter_options(clear, *o);
   clear->add_flag("--yes", o->yes, "Confirm clearing every entry when no filter is given");
   clear->callback([o] { run_clear(*o); });
+
+  auto bo = std::make_shared<TuneBlasOptions>();
+  CLI::App* blas_cmd = tune->add_subcommand(
+      "blas", "Search the GEMM blocking sizes for this machine and store them");
+  blas_cmd->add_option("--dtype", bo->dtypes, "f32, f64, bf16, int8 (default: all)")
+      ->delimiter(',');
+  blas_cmd->add_option("--size", bo->size, "Tune on size x size x size gemm (default 1024)");
+  blas_cmd->add_option("--min-time", bo->min_time, "Seconds of timing per candidate (default 0.05)");
+  blas_cmd->add_flag("--dry-run", bo->dry_run, "Measure and report, store nothing");
+  blas_cmd->add_flag("--json", bo->json, "Print the results as JSON");
+  blas_cmd->callback([o, bo] { run_tune_blas(*o, *bo); });
 }
 
 }  // namespace tessera::cli

@@ -1,5 +1,6 @@
 #include "engine.hpp"
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -112,6 +113,12 @@ Blocking blocking_for(const char* kernel_name, int mr, int nr, int ku, std::size
   g_cache.emplace(kernel_name, b);
   return b;
 }
+
+namespace {
+std::atomic<bool> g_small_path{true};
+}
+void set_small_path_enabled(bool enabled) { g_small_path.store(enabled); }
+bool small_path_enabled() { return g_small_path.load(std::memory_order_relaxed); }
 
 void set_blocking_override(const Blocking* blocking) {
   std::lock_guard<std::mutex> lock(g_mutex);

@@ -22,6 +22,11 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
+
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "../common.hpp"
 #include "../kernels/gemm/kernels.hpp"
@@ -46,6 +51,11 @@ Blocking blocking_for(const char* kernel_name, int mr, int nr, int ku, std::size
                       std::size_t b_bytes);
 // Overrides (tests and the tuner): a blocking used for every kernel until cleared.
 void set_blocking_override(const Blocking* blocking);
+
+// Tests turn the small-matrix (no packing) path off to exercise the packed engine on small
+// shapes too. On by default.
+void set_small_path_enabled(bool enabled);
+bool small_path_enabled();
 
 // The first kernel of an ordered list whose CPU features are usable.
 template <typename U, std::size_t N>
@@ -93,9 +103,9 @@ void scale_c(std::int64_t m, std::int64_t n, TC beta, TC* c, std::int64_t ldc) {
   }
 }
 
-// PackA(TA* dst, i0, p0, rows, kc): rows [i0, i0+rows) (rows <= MR) and k range [p0, p0+kc)
-// into one MR x round_up(kc, KU) micro-panel, zero-padded.
-// PackB(TB* dst, p0, j0, kc, cols): one micro-panel of NR columns, zero-padded.
+// PackA(TA* dst, i0, p0, rows, kc): rows [i0, i0+rows) and k range [p0, p0+kc) into
+// ceil(rows / MR) consecutive micro-panels of MR x round_up(kc, KU), zero-padded.
+// PackB(TB* dst, p0, j0, kc, cols): columns [j0, j0+cols) into ceil(cols / NR) micro-panels.
 template <typename TA, typename TB, typename TC, typename PackA, typename PackB>
 Status run(Handle& h, const kernels::GemmUkr<TA, TB, TC>& u, const Blocking& blk,
            std::int64_t m, std::int64_t n, std::int64_t k, const PackA& pack_a,
@@ -143,8 +153,7 @@ Status run(Handle& h, const kernels::GemmUkr<TA, TB, TC>& u, const Blocking& blk
       const std::int64_t kpad = round_up(kcur, ku);
       const TC beta_pc = pc == 0 ? beta : TC(1);
       par(0, n_panels, 4, [&](std::int64_t q0, std::int64_t q1) {
-        for (std::int64_t q = q0; q < q1; ++q)
-          pack_b(bp + q * kpad * nr, pc, jc + q * nr, kcur, std::min(nr, ncur - q * nr));
+        pack_b(bp + q0 * kpad * nr, pc, jc + q0 * nr, kcur, std::min(q1 * nr, ncur) - q0 * nr);
       });
       par(0, mb * nsplit, 1, [&](std::int64_t t0, std::int64_t t1) {
         TA* ap = static_cast<TA*>(
@@ -156,8 +165,7 @@ Status run(Handle& h, const kernels::GemmUkr<TA, TB, TC>& u, const Blocking& blk
           const std::int64_t i0 = ib * mc, mcur = std::min(mc, m - i0);
           const std::int64_t a_panels = ceil_div(mcur, mr);
           if (packed_block != ib) {
-            for (std::int64_t ip = 0; ip < a_panels; ++ip)
-              pack_a(ap + ip * kpad * mr, i0 + ip * mr, pc, std::min(mr, mcur - ip * mr), kcur);
+            pack_a(ap, i0, pc, mcur, kcur);
             packed_block = ib;
           }
           const std::int64_t q0 = n_panels * js / nsplit, q1 = n_panels * (js + 1) / nsplit;
@@ -190,56 +198,167 @@ Status run(Handle& h, const kernels::GemmUkr<TA, TB, TC>& u, const Blocking& blk
 // f(ptr[i * rs + p * cs]).
 template <typename TSrc, typename F>
 struct View {
+  static constexpr bool kDirect = true;  // element (i, p) is f(ptr[i * rs + p * cs])
   const TSrc* ptr;
   std::int64_t rs, cs;
   F f;
   auto operator()(std::int64_t i, std::int64_t p) const { return f(ptr[i * rs + p * cs]); }
 };
+struct Identity {
+  template <typename T>
+  T operator()(T v) const { return v; }
+};
+
+// Copies a `width` x kc block whose columns (length kc) are `lds` apart into rows of `ldd`:
+// dst[p * ldd + j] = src[j * lds + p]. 4x4 SSE transposes (SSE2 is part of x86-64) where the
+// block allows, scalar at the edges: about 3.5x faster than strided scalar stores.
+inline void transpose_copy(float* dst, std::int64_t ldd, const float* src, std::int64_t lds,
+                           std::int64_t width, std::int64_t kc) {
+  std::int64_t j = 0;
+#if defined(__SSE2__)
+  for (; j + 4 <= width; j += 4) {
+    const float* s0 = src + j * lds;
+    std::int64_t p = 0;
+    for (; p + 4 <= kc; p += 4) {
+      __m128 r0 = _mm_loadu_ps(s0 + p), r1 = _mm_loadu_ps(s0 + lds + p);
+      __m128 r2 = _mm_loadu_ps(s0 + 2 * lds + p), r3 = _mm_loadu_ps(s0 + 3 * lds + p);
+      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+      _mm_storeu_ps(dst + p * ldd + j, r0);
+      _mm_storeu_ps(dst + (p + 1) * ldd + j, r1);
+      _mm_storeu_ps(dst + (p + 2) * ldd + j, r2);
+      _mm_storeu_ps(dst + (p + 3) * ldd + j, r3);
+    }
+    for (; p < kc; ++p)
+      for (std::int64_t u = 0; u < 4; ++u) dst[p * ldd + j + u] = s0[u * lds + p];
+  }
+#endif
+  for (; j < width; ++j)
+    for (std::int64_t p = 0; p < kc; ++p) dst[p * ldd + j] = src[j * lds + p];
+}
+
 template <typename TSrc, typename F>
 View<TSrc, F> make_view(const TSrc* ptr, std::int64_t rs, std::int64_t cs, F f) {
   return {ptr, rs, cs, f};
 }
 
-// Packs rows [i0, i0+rows) x k range [p0, p0+kc) of `a` into an mr x round_up(kc, ku) panel
-// (layout in kernels.hpp: element (r, p) at (p - p % ku) * mr + r * ku + p % ku), zero padding
-// the rest. Reads along the contiguous direction of the source.
+// Packs rows [i0, i0+rows) x k range [p0, p0+kc) of `a` into ceil(rows / mr) micro-panels of
+// mr x round_up(kc, ku) (layout in kernels.hpp: element (r, p) of a panel at
+// (p - p % ku) * mr + r * ku + p % ku), zero padding the rest. Reads along the contiguous
+// direction of the source, a whole column of the block at a time where columns are contiguous
+// (one pass over each source page instead of one per micro-panel).
 template <typename TA, typename V>
-void pack_panel_a(TA* dst, std::int64_t mr, std::int64_t ku, const V& a, std::int64_t i0,
+void pack_block_a(TA* dst, std::int64_t mr, std::int64_t ku, const V& a, std::int64_t i0,
                   std::int64_t p0, std::int64_t rows, std::int64_t kc) {
-  const std::int64_t kpad = round_up(kc, ku);
-  if (rows < mr || kpad != kc) std::memset(static_cast<void*>(dst), 0, sizeof(TA) * mr * kpad);
-  if (a.rs == 1 || a.cs != 1) {
-    for (std::int64_t pb = 0; pb < kc; pb += ku)
-      for (std::int64_t u = 0; u < ku && pb + u < kc; ++u) {
-        TA* d = dst + pb * mr + u;
-        for (std::int64_t r = 0; r < rows; ++r) d[r * ku] = static_cast<TA>(a(i0 + r, p0 + pb + u));
+  const std::int64_t kpad = round_up(kc, ku), panels = ceil_div(rows, mr);
+  const std::int64_t last = rows - (panels - 1) * mr;
+  if (last < mr || kpad != kc) {
+    TA* lp = dst + (panels - 1) * kpad * mr;
+    if (kpad != kc) std::memset(static_cast<void*>(dst), 0, sizeof(TA) * mr * kpad * panels);
+    else std::memset(static_cast<void*>(lp), 0, sizeof(TA) * mr * kpad);
+  }
+  if constexpr (requires { V::kDirect; }) {
+    if (ku == 1 && a.rs == 1) {
+      for (std::int64_t p = 0; p < kc; ++p) {
+        const auto* src = a.ptr + i0 + (p0 + p) * a.cs;
+        for (std::int64_t ip = 0; ip < panels; ++ip) {
+          TA* d = dst + ip * kpad * mr + p * mr;
+          const auto* s = src + ip * mr;
+          const std::int64_t n = ip + 1 < panels ? mr : last;
+          for (std::int64_t r = 0; r < n; ++r) d[r] = static_cast<TA>(a.f(s[r]));
+        }
       }
-  } else {
-    for (std::int64_t r = 0; r < rows; ++r)
+      return;
+    }
+    if (ku == 1 && a.cs == 1) {  // rows contiguous: a transposing copy
+      if constexpr (std::is_same_v<TA, float> && std::is_same_v<decltype(a.ptr), const float*> &&
+                    std::is_same_v<decltype(a.f), const Identity>) {
+        for (std::int64_t ip = 0; ip < panels; ++ip)
+          transpose_copy(dst + ip * kpad * mr, mr, a.ptr + (i0 + ip * mr) * a.rs + p0, a.rs,
+                         ip + 1 < panels ? mr : last, kc);
+        return;
+      }
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const auto* src = a.ptr + (i0 + r) * a.rs + p0;
+        TA* d = dst + (r / mr) * kpad * mr + r % mr;
+        for (std::int64_t p = 0; p < kc; ++p) d[p * mr] = static_cast<TA>(a.f(src[p]));
+      }
+      return;
+    }
+  }
+  for (std::int64_t ip = 0; ip < panels; ++ip) {
+    TA* d0 = dst + ip * kpad * mr;
+    const std::int64_t base = i0 + ip * mr, n = ip + 1 < panels ? mr : last;
+    if (a.rs == 1 || a.cs != 1) {
       for (std::int64_t pb = 0; pb < kc; pb += ku)
-        for (std::int64_t u = 0; u < ku && pb + u < kc; ++u)
-          dst[pb * mr + r * ku + u] = static_cast<TA>(a(i0 + r, p0 + pb + u));
+        for (std::int64_t u = 0; u < ku && pb + u < kc; ++u) {
+          TA* d = d0 + pb * mr + u;
+          for (std::int64_t r = 0; r < n; ++r) d[r * ku] = static_cast<TA>(a(base + r, p0 + pb + u));
+        }
+    } else {
+      for (std::int64_t r = 0; r < n; ++r)
+        for (std::int64_t pb = 0; pb < kc; pb += ku)
+          for (std::int64_t u = 0; u < ku && pb + u < kc; ++u)
+            d0[pb * mr + r * ku + u] = static_cast<TA>(a(base + r, p0 + pb + u));
+    }
   }
 }
 
-// Packs k range [p0, p0+kc) x columns [j0, j0+cols) of `b` (b(p, j)) into a
-// round_up(kc, ku) x nr panel: element (p, j) at (p - p % ku) * nr + j * ku + p % ku.
+// Packs k range [p0, p0+kc) x columns [j0, j0+cols) of `b` (b(p, j)) into ceil(cols / nr)
+// micro-panels of round_up(kc, ku) x nr: element (p, j) at (p - p % ku) * nr + j * ku + p % ku.
 template <typename TB, typename V>
-void pack_panel_b(TB* dst, std::int64_t nr, std::int64_t ku, const V& b, std::int64_t p0,
+void pack_block_b(TB* dst, std::int64_t nr, std::int64_t ku, const V& b, std::int64_t p0,
                   std::int64_t j0, std::int64_t kc, std::int64_t cols) {
-  const std::int64_t kpad = round_up(kc, ku);
-  if (cols < nr || kpad != kc) std::memset(static_cast<void*>(dst), 0, sizeof(TB) * nr * kpad);
-  if (b.rs == 1 || b.cs != 1) {  // k contiguous within a column: walk p fastest
-    for (std::int64_t j = 0; j < cols; ++j)
-      for (std::int64_t pb = 0; pb < kc; pb += ku)
-        for (std::int64_t u = 0; u < ku && pb + u < kc; ++u)
-          dst[pb * nr + j * ku + u] = static_cast<TB>(b(p0 + pb + u, j0 + j));
-  } else {
-    for (std::int64_t pb = 0; pb < kc; pb += ku)
-      for (std::int64_t u = 0; u < ku && pb + u < kc; ++u) {
-        TB* d = dst + pb * nr + u;
-        for (std::int64_t j = 0; j < cols; ++j) d[j * ku] = static_cast<TB>(b(p0 + pb + u, j0 + j));
+  const std::int64_t kpad = round_up(kc, ku), panels = ceil_div(cols, nr);
+  const std::int64_t last = cols - (panels - 1) * nr;
+  if (last < nr || kpad != kc) {
+    TB* lp = dst + (panels - 1) * kpad * nr;
+    if (kpad != kc) std::memset(static_cast<void*>(dst), 0, sizeof(TB) * nr * kpad * panels);
+    else std::memset(static_cast<void*>(lp), 0, sizeof(TB) * nr * kpad);
+  }
+  if constexpr (requires { V::kDirect; }) {
+    if (ku == 1 && b.cs == 1) {  // rows of op(B) contiguous: one pass per k
+      for (std::int64_t p = 0; p < kc; ++p) {
+        const auto* src = b.ptr + (p0 + p) * b.rs + j0;
+        for (std::int64_t q = 0; q < panels; ++q) {
+          TB* d = dst + q * kpad * nr + p * nr;
+          const auto* s = src + q * nr;
+          const std::int64_t n = q + 1 < panels ? nr : last;
+          for (std::int64_t j = 0; j < n; ++j) d[j] = static_cast<TB>(b.f(s[j]));
+        }
       }
+      return;
+    }
+    if (ku == 1 && b.rs == 1) {  // columns contiguous: a transposing copy
+      if constexpr (std::is_same_v<TB, float> && std::is_same_v<decltype(b.ptr), const float*> &&
+                    std::is_same_v<decltype(b.f), const Identity>) {
+        for (std::int64_t q = 0; q < panels; ++q)
+          transpose_copy(dst + q * kpad * nr, nr, b.ptr + p0 + (j0 + q * nr) * b.cs, b.cs,
+                         q + 1 < panels ? nr : last, kc);
+        return;
+      }
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const auto* src = b.ptr + p0 + (j0 + j) * b.cs;
+        TB* d = dst + (j / nr) * kpad * nr + j % nr;
+        for (std::int64_t p = 0; p < kc; ++p) d[p * nr] = static_cast<TB>(b.f(src[p]));
+      }
+      return;
+    }
+  }
+  for (std::int64_t q = 0; q < panels; ++q) {
+    TB* d0 = dst + q * kpad * nr;
+    const std::int64_t base = j0 + q * nr, n = q + 1 < panels ? nr : last;
+    if (b.rs == 1 || b.cs != 1) {  // k contiguous within a column: walk p fastest
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t pb = 0; pb < kc; pb += ku)
+          for (std::int64_t u = 0; u < ku && pb + u < kc; ++u)
+            d0[pb * nr + j * ku + u] = static_cast<TB>(b(p0 + pb + u, base + j));
+    } else {
+      for (std::int64_t pb = 0; pb < kc; pb += ku)
+        for (std::int64_t u = 0; u < ku && pb + u < kc; ++u) {
+          TB* d = d0 + pb * nr + u;
+          for (std::int64_t j = 0; j < n; ++j) d[j * ku] = static_cast<TB>(b(p0 + pb + u, base + j));
+        }
+    }
   }
 }
 

@@ -26,22 +26,58 @@ engine::Blocking real_blocking(const kernels::GemmUkr<R, R, R>& u) {
   return engine::blocking_for(u.name, u.mr, u.nr, u.ku, sizeof(R), sizeof(R));
 }
 
+// Problems up to this many multiply-adds skip packing when A's columns are contiguous. The
+// choice depends on the shape only (never on the thread count), so results stay identical
+// for any thread count.
+constexpr std::int64_t kSmallGemmMaxWork = std::int64_t{1} << 21;
+constexpr std::int64_t kSmallGemmCols = 12;  // the small kernel's column block
+
+template <typename S, std::size_t N>
+const S* first_usable(const S (&list)[N]) {
+  for (const S& s : list)
+    if (cpu_info().usable(s.need)) return &s;
+  return nullptr;
+}
+
+template <typename R>
+const kernels::GemmSmall<R>* small_kernel() {
+  if constexpr (std::is_same_v<R, float>) return first_usable(kernels::kGemmSmallF32);
+  else return first_usable(kernels::kGemmSmallF64);
+}
+
 template <typename R>
 Status real_gemm(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k,
                  R alpha, const R* a, std::int64_t lda, const R* b, std::int64_t ldb, R beta,
                  R* c, std::int64_t ldc) {
+  const bool small = m > 0 && n > 0 && k > 0 && alpha != R(0) && m * n * k <= kSmallGemmMaxWork;
+  if (small && ta == Op::kNoTrans && engine::small_path_enabled()) {
+    if (const auto* s = small_kernel<R>()) {
+      const bool nb = tb == Op::kNoTrans;
+      const std::int64_t rsb = nb ? 1 : ldb, csb = nb ? ldb : 1;
+      // Threads take whole column blocks, so each column is computed the same way for any
+      // thread count; about half a million multiply-adds per thread at least.
+      const std::int64_t blocks = engine::ceil_div(n, kSmallGemmCols);
+      const std::int64_t per_block = m * k * kSmallGemmCols;
+      const std::int64_t grain = std::max<std::int64_t>(1, ((1 << 19) + per_block - 1) / per_block);
+      detail::parallel_for(h, 0, blocks, grain, [&](std::int64_t q0, std::int64_t q1) {
+        const std::int64_t j0 = q0 * kSmallGemmCols, j1 = std::min(n, q1 * kSmallGemmCols);
+        s->fn(m, j1 - j0, k, alpha, a, lda, b + j0 * csb, rsb, csb, beta, c + j0 * ldc, ldc);
+      });
+      return Status::ok();
+    }
+  }
   const auto& u = real_ukr<R>();
-  auto id = [](R v) { return v; };
+  const engine::Identity id;
   const bool na = ta == Op::kNoTrans, nb = tb == Op::kNoTrans;
   const auto av = engine::make_view(a, na ? 1 : lda, na ? lda : 1, id);  // op(A)(i, p)
   const auto bv = engine::make_view(b, nb ? 1 : ldb, nb ? ldb : 1, id);  // op(B)(p, j)
   return engine::run(
       h, u, real_blocking(u), m, n, k,
       [&](R* dst, std::int64_t i0, std::int64_t p0, std::int64_t rows, std::int64_t kc) {
-        engine::pack_panel_a(dst, u.mr, u.ku, av, i0, p0, rows, kc);
+        engine::pack_block_a(dst, u.mr, u.ku, av, i0, p0, rows, kc);
       },
       [&](R* dst, std::int64_t p0, std::int64_t j0, std::int64_t kc, std::int64_t cols) {
-        engine::pack_panel_b(dst, u.nr, u.ku, bv, p0, j0, kc, cols);
+        engine::pack_block_b(dst, u.nr, u.ku, bv, p0, j0, kc, cols);
       },
       alpha, beta, c, ldc);
 }
@@ -101,10 +137,10 @@ Status complex_gemm(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_t n, std
   return engine::run(
       h, u, real_blocking(u), 2 * m, n, 2 * k,
       [&](R* dst, std::int64_t i0, std::int64_t p0, std::int64_t rows, std::int64_t kc) {
-        engine::pack_panel_a(dst, u.mr, u.ku, av, i0, p0, rows, kc);
+        engine::pack_block_a(dst, u.mr, u.ku, av, i0, p0, rows, kc);
       },
       [&](R* dst, std::int64_t p0, std::int64_t j0, std::int64_t kc, std::int64_t cols) {
-        engine::pack_panel_b(dst, u.nr, u.ku, bv, p0, j0, kc, cols);
+        engine::pack_block_b(dst, u.nr, u.ku, bv, p0, j0, kc, cols);
       },
       R(1), kbeta, reinterpret_cast<R*>(c), 2 * ldc);
 }

@@ -29,10 +29,10 @@ Status run_views(Handle& h, const kernels::GemmUkr<TA, TB, TC>& u, const engine:
   return engine::run(
       h, u, blk, m, n, k,
       [&](TA* dst, std::int64_t i0, std::int64_t p0, std::int64_t rows, std::int64_t kc) {
-        engine::pack_panel_a(dst, u.mr, u.ku, av, i0, p0, rows, kc);
+        engine::pack_block_a(dst, u.mr, u.ku, av, i0, p0, rows, kc);
       },
       [&](TB* dst, std::int64_t p0, std::int64_t j0, std::int64_t kc, std::int64_t cols) {
-        engine::pack_panel_b(dst, u.nr, u.ku, bv, p0, j0, kc, cols);
+        engine::pack_block_b(dst, u.nr, u.ku, bv, p0, j0, kc, cols);
       },
       alpha, beta, c, ldc);
 }

@@ -5,6 +5,8 @@
 // (embedded-broadcast FMAs), leaving room for the A loads and one broadcast.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "kernels.hpp"
 
 namespace tessera::blas::kernels {
@@ -158,6 +160,116 @@ void gemm_u8s8s32_avx512vnni_32x12(std::int64_t k, const std::uint8_t* a, const 
       _mm512_storeu_si512(cj, v);
     }
   }
+}
+
+}  // namespace tessera::blas::kernels
+
+namespace tessera::blas::kernels {
+namespace {
+
+template <typename S>
+struct Masked;
+template <>
+struct Masked<F32> {
+  using M = __mmask16;
+  static M mask(std::int64_t rows) {
+    return rows >= 16 ? M(0xFFFF) : rows <= 0 ? M(0) : static_cast<M>((1u << rows) - 1);
+  }
+  static __m512 load(M m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
+  static void store(float* p, M m, __m512 v) { _mm512_mask_storeu_ps(p, m, v); }
+};
+template <>
+struct Masked<F64> {
+  using M = __mmask8;
+  static M mask(std::int64_t rows) {
+    return rows >= 8 ? M(0xFF) : rows <= 0 ? M(0) : static_cast<M>((1u << rows) - 1);
+  }
+  static __m512d load(M m, const double* p) { return _mm512_maskz_loadu_pd(m, p); }
+  static void store(double* p, M m, __m512d v) { _mm512_mask_storeu_pd(p, m, v); }
+};
+
+// One block of up to 2*L rows x NR columns, A and B read in place.
+template <typename S, int NR>
+inline void small_block(std::int64_t rows, std::int64_t k, typename S::T alpha,
+                        const typename S::T* a, std::int64_t lda, const typename S::T* b,
+                        std::int64_t rsb, std::int64_t csb, typename S::T beta,
+                        typename S::T* c, std::int64_t ldc) {
+  using MK = Masked<S>;
+  const auto m0 = MK::mask(rows), m1 = MK::mask(rows - S::kLanes);
+  typename S::V acc[2 * NR];
+#pragma GCC unroll 24
+  for (int i = 0; i < 2 * NR; ++i) acc[i] = S::zero();
+  for (std::int64_t p = 0; p < k; ++p) {
+    const auto a0 = MK::load(m0, a + p * lda), a1 = MK::load(m1, a + p * lda + S::kLanes);
+    const typename S::T* bp = b + p * rsb;
+#pragma GCC unroll 12
+    for (int j = 0; j < NR; ++j) {
+      const auto bj = S::set1(bp[j * csb]);
+      acc[2 * j] = S::fmadd(a0, bj, acc[2 * j]);
+      acc[2 * j + 1] = S::fmadd(a1, bj, acc[2 * j + 1]);
+    }
+  }
+  const auto va = S::set1(alpha), vb = S::set1(beta);
+#pragma GCC unroll 12
+  for (int j = 0; j < NR; ++j) {
+    typename S::T* cj = c + j * ldc;
+    auto r0 = S::mul(acc[2 * j], va), r1 = S::mul(acc[2 * j + 1], va);
+    if (beta != typename S::T(0)) {
+      r0 = S::fmadd(MK::load(m0, cj), vb, r0);
+      r1 = S::fmadd(MK::load(m1, cj + S::kLanes), vb, r1);
+    }
+    MK::store(cj, m0, r0);
+    MK::store(cj + S::kLanes, m1, r1);
+  }
+}
+
+template <typename S, int NR>
+void small_cols(std::int64_t m, std::int64_t k, typename S::T alpha, const typename S::T* a,
+                std::int64_t lda, const typename S::T* b, std::int64_t rsb, std::int64_t csb,
+                typename S::T beta, typename S::T* c, std::int64_t ldc) {
+  for (std::int64_t i = 0; i < m; i += 2 * S::kLanes)
+    small_block<S, NR>(std::min<std::int64_t>(2 * S::kLanes, m - i), k, alpha, a + i, lda, b,
+                       rsb, csb, beta, c + i, ldc);
+}
+
+template <typename S>
+void small(std::int64_t m, std::int64_t n, std::int64_t k, typename S::T alpha,
+           const typename S::T* a, std::int64_t lda, const typename S::T* b, std::int64_t rsb,
+           std::int64_t csb, typename S::T beta, typename S::T* c, std::int64_t ldc) {
+  std::int64_t j = 0;
+  for (; j + 12 <= n; j += 12)
+    small_cols<S, 12>(m, k, alpha, a, lda, b + j * csb, rsb, csb, beta, c + j * ldc, ldc);
+  const std::int64_t rest = n - j;
+  const auto* bj = b + j * csb;
+  auto* cj = c + j * ldc;
+  switch (rest) {
+    case 0: break;
+    case 1: small_cols<S, 1>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
+    case 2: small_cols<S, 2>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
+    case 3: small_cols<S, 3>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
+    case 4: small_cols<S, 4>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
+    case 5: small_cols<S, 5>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
+    case 6: small_cols<S, 6>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
+    case 7: small_cols<S, 7>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
+    case 8: small_cols<S, 8>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
+    case 9: small_cols<S, 9>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
+    case 10: small_cols<S, 10>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
+    default: small_cols<S, 11>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
+  }
+}
+
+}  // namespace
+
+void gemm_small_f32_avx512(std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                           const float* a, std::int64_t lda, const float* b, std::int64_t rsb,
+                           std::int64_t csb, float beta, float* c, std::int64_t ldc) {
+  small<F32>(m, n, k, alpha, a, lda, b, rsb, csb, beta, c, ldc);
+}
+
+void gemm_small_f64_avx512(std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
+                           const double* a, std::int64_t lda, const double* b, std::int64_t rsb,
+                           std::int64_t csb, double beta, double* c, std::int64_t ldc) {
+  small<F64>(m, n, k, alpha, a, lda, b, rsb, csb, beta, c, ldc);
 }
 
 }  // namespace tessera::blas::kernels

@@ -79,3 +79,36 @@ inline constexpr GemmUkr<std::uint8_t, std::int8_t, std::int32_t> kGemmU8S8[] = 
 };
 
 }  // namespace tessera::blas::kernels
+
+namespace tessera::blas::kernels {
+
+// Small-matrix path: C = alpha*A*B + beta*C straight from the caller's matrices, no packing
+// (A column-major with columns contiguous; B element (p, j) at b[p * rsb + j * csb]). Row
+// tails use masked loads and stores. For problems that fit in cache, where packing would
+// cost as much as the arithmetic.
+template <typename T>
+using GemmSmallFn = void (*)(std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                             const T* a, std::int64_t lda, const T* b, std::int64_t rsb,
+                             std::int64_t csb, T beta, T* c, std::int64_t ldc);
+
+void gemm_small_f32_avx512(std::int64_t, std::int64_t, std::int64_t, float, const float*,
+                           std::int64_t, const float*, std::int64_t, std::int64_t, float, float*,
+                           std::int64_t);
+void gemm_small_f64_avx512(std::int64_t, std::int64_t, std::int64_t, double, const double*,
+                           std::int64_t, const double*, std::int64_t, std::int64_t, double,
+                           double*, std::int64_t);
+
+template <typename T>
+struct GemmSmall {
+  const char* name;
+  GemmSmallFn<T> fn;
+  CpuFeature need;
+};
+inline constexpr GemmSmall<float> kGemmSmallF32[] = {
+    {"gemm_small_f32_avx512", gemm_small_f32_avx512, CpuFeature::kAvx512f},
+};
+inline constexpr GemmSmall<double> kGemmSmallF64[] = {
+    {"gemm_small_f64_avx512", gemm_small_f64_avx512, CpuFeature::kAvx512f},
+};
+
+}  // namespace tessera::blas::kernels
