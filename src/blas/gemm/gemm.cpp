@@ -31,6 +31,7 @@ engine::Blocking real_blocking(const kernels::GemmUkr<R, R, R>& u) {
 // for any thread count.
 constexpr std::int64_t kSmallGemmMaxWork = std::int64_t{1} << 21;
 constexpr std::int64_t kSmallGemmCols = 12;  // the small kernel's column block
+constexpr std::int64_t kSmallGemmMaxRows = 64;
 
 template <typename S, std::size_t N>
 const S* first_usable(const S (&list)[N]) {
@@ -49,7 +50,10 @@ template <typename R>
 Status real_gemm(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k,
                  R alpha, const R* a, std::int64_t lda, const R* b, std::int64_t ldb, R beta,
                  R* c, std::int64_t ldc) {
-  const bool small = m > 0 && n > 0 && k > 0 && alpha != R(0) && m * n * k <= kSmallGemmMaxWork;
+  // Short, wide problems (few rows of C) also skip packing: packing B would cost about as
+  // much as the arithmetic, and A (a few rows) stays in L2 while B streams past once.
+  const bool small = m > 0 && n > 0 && k > 0 && alpha != R(0) &&
+                     (m * n * k <= kSmallGemmMaxWork || m <= kSmallGemmMaxRows);
   if (small && ta == Op::kNoTrans && engine::small_path_enabled()) {
     if (const auto* s = small_kernel<R>()) {
       const bool nb = tb == Op::kNoTrans;
@@ -149,6 +153,21 @@ template <typename T>
 Status gemm_unchecked(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k,
                       T alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb,
                       T beta, T* c, std::int64_t ldc) {
+  // A single row or column of C is a matrix-vector product: gemv reads the matrix once,
+  // vectorised along its contiguous direction, where a tile kernel would waste most lanes.
+  // (Conjugation without transposition has no gemv form; those calls stay here.)
+  if (k > 0 && alpha != T(0)) {
+    if (m == 1 && ta != Op::kConjTrans && tb != Op::kConjTrans && n > 1) {
+      const std::int64_t incx = ta == Op::kNoTrans ? lda : 1;  // row 0 of op(A)
+      return tb == Op::kNoTrans ? gemv<T>(h, Op::kTrans, k, n, alpha, b, ldb, a, incx, beta, c, ldc)
+                                : gemv<T>(h, Op::kNoTrans, n, k, alpha, b, ldb, a, incx, beta, c, ldc);
+    }
+    if (n == 1 && tb != Op::kConjTrans) {
+      const std::int64_t incx = tb == Op::kNoTrans ? 1 : ldb;  // column 0 of op(B)
+      return ta == Op::kNoTrans ? gemv<T>(h, Op::kNoTrans, m, k, alpha, a, lda, b, incx, beta, c, 1)
+                                : gemv<T>(h, ta, k, m, alpha, a, lda, b, incx, beta, c, 1);
+    }
+  }
   if constexpr (is_complex_v<T>)
     return complex_gemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   else
