@@ -271,7 +271,7 @@ void pack_block_a(TA* dst, std::int64_t mr, std::int64_t ku, const V& a, std::in
     }
     if (ku == 1 && a.cs == 1) {  // rows contiguous: a transposing copy
       if constexpr (std::is_same_v<TA, float> && std::is_same_v<decltype(a.ptr), const float*> &&
-                    std::is_same_v<decltype(a.f), const Identity>) {
+                    std::is_same_v<std::remove_cvref_t<decltype(a.f)>, Identity>) {
         for (std::int64_t ip = 0; ip < panels; ++ip)
           transpose_copy(dst + ip * kpad * mr, mr, a.ptr + (i0 + ip * mr) * a.rs + p0, a.rs,
                          ip + 1 < panels ? mr : last, kc);
@@ -330,7 +330,7 @@ void pack_block_b(TB* dst, std::int64_t nr, std::int64_t ku, const V& b, std::in
     }
     if (ku == 1 && b.rs == 1) {  // columns contiguous: a transposing copy
       if constexpr (std::is_same_v<TB, float> && std::is_same_v<decltype(b.ptr), const float*> &&
-                    std::is_same_v<decltype(b.f), const Identity>) {
+                    std::is_same_v<std::remove_cvref_t<decltype(b.f)>, Identity>) {
         for (std::int64_t q = 0; q < panels; ++q)
           transpose_copy(dst + q * kpad * nr, nr, b.ptr + p0 + (j0 + q * nr) * b.cs, b.cs,
                          q + 1 < panels ? nr : last, kc);

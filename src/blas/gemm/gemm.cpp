@@ -30,7 +30,6 @@ engine::Blocking real_blocking(const kernels::GemmUkr<R, R, R>& u) {
 // choice depends on the shape only (never on the thread count), so results stay identical
 // for any thread count.
 constexpr std::int64_t kSmallGemmMaxWork = std::int64_t{1} << 21;
-constexpr std::int64_t kSmallGemmCols = 12;  // the small kernel's column block
 constexpr std::int64_t kSmallGemmMaxRows = 64;
 
 template <typename S, std::size_t N>
@@ -50,22 +49,29 @@ template <typename R>
 Status real_gemm(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k,
                  R alpha, const R* a, std::int64_t lda, const R* b, std::int64_t ldb, R beta,
                  R* c, std::int64_t ldc) {
-  // Short, wide problems (few rows of C) also skip packing: packing B would cost about as
-  // much as the arithmetic, and A (a few rows) stays in L2 while B streams past once.
+  // Problems with few rows or few columns of C also skip packing: packing the long operand
+  // would cost about as much as the arithmetic, while the short one stays in cache.
   const bool small = m > 0 && n > 0 && k > 0 && alpha != R(0) &&
-                     (m * n * k <= kSmallGemmMaxWork || m <= kSmallGemmMaxRows);
+                     (m * n * k <= kSmallGemmMaxWork || m <= kSmallGemmMaxRows ||
+                      (n <= kSmallGemmMaxRows && k <= 2048));
   if (small && ta == Op::kNoTrans && engine::small_path_enabled()) {
     if (const auto* s = small_kernel<R>()) {
       const bool nb = tb == Op::kNoTrans;
       const std::int64_t rsb = nb ? 1 : ldb, csb = nb ? ldb : 1;
-      // Threads take whole column blocks, so each column is computed the same way for any
-      // thread count; about half a million multiply-adds per thread at least.
-      const std::int64_t blocks = engine::ceil_div(n, kSmallGemmCols);
-      const std::int64_t per_block = m * k * kSmallGemmCols;
+      // Threads take whole tiles (row blocks when C is tall, column blocks otherwise), so each
+      // element is computed the same way for any thread count; at least about half a million
+      // multiply-adds per thread.
+      const bool tall = m > n;
+      const std::int64_t unit = tall ? s->mb : s->nb, extent = tall ? m : n;
+      const std::int64_t blocks = engine::ceil_div(extent, unit);
+      const std::int64_t per_block = unit * k * (tall ? n : m);
       const std::int64_t grain = std::max<std::int64_t>(1, ((1 << 19) + per_block - 1) / per_block);
       detail::parallel_for(h, 0, blocks, grain, [&](std::int64_t q0, std::int64_t q1) {
-        const std::int64_t j0 = q0 * kSmallGemmCols, j1 = std::min(n, q1 * kSmallGemmCols);
-        s->fn(m, j1 - j0, k, alpha, a, lda, b + j0 * csb, rsb, csb, beta, c + j0 * ldc, ldc);
+        const std::int64_t e0 = q0 * unit, e1 = std::min(extent, q1 * unit);
+        if (tall)
+          s->fn(e1 - e0, n, k, alpha, a + e0, lda, b, rsb, csb, beta, c + e0, ldc);
+        else
+          s->fn(m, e1 - e0, k, alpha, a, lda, b + e0 * csb, rsb, csb, beta, c + e0 * ldc, ldc);
       });
       return Status::ok();
     }

@@ -2,10 +2,10 @@
 // the inverse is [inv11, -inv11 A12 inv22; 0, inv22]: invert A11, A12 = inv11 * A12 (trmm),
 // A12 = -A12 * A22^-1 (trsm with A22 not yet inverted), invert A22. Lower mirrors it.
 //
-// The batched forms check every diagonal before writing anything, then give each matrix to
-// one thread (its own single-thread gemm calls), so results do not depend on the thread count.
-#include <mutex>
-
+// The batched forms check every diagonal before writing anything, then run the matrices like
+// batched gemm does (detail::run_batch: small ones one per thread on a private handle, large
+// ones one after another on every thread), so results do not depend on the thread count.
+#include "../gemm/gemm_common.hpp"
 #include "level3.hpp"
 
 namespace tessera::blas::level3 {
@@ -57,40 +57,6 @@ Status check_batch_pivots(const std::string& fn, Diag diag, std::int64_t n, std:
   return Status::ok();
 }
 
-// Inverts every matrix of the batch. With several matrices per thread each matrix runs on
-// one thread; otherwise the matrices run one after another and gemm uses the threads. Both
-// give the same bits: gemm's results do not depend on its thread count.
-template <typename T, typename MatrixAt>
-Status run_batch(Handle& h, Uplo uplo, Diag diag, std::int64_t n, std::int64_t lda,
-                 std::int64_t batch, MatrixAt matrix_at) {
-  if (n == 0 || batch == 0) return Status::ok();
-  const int threads = detail::max_threads(h);
-  if (threads <= 1 || batch < threads) {
-    for (std::int64_t b = 0; b < batch; ++b)
-      TESSERA_RETURN_IF_ERROR(trtri_rec(h, uplo, diag, n, matrix_at(b), lda));
-    return Status::ok();
-  }
-  std::mutex mutex;
-  std::int64_t failed_at = batch;
-  Status failure;
-  detail::parallel_for(h, 0, batch, 1, [&](std::int64_t b0, std::int64_t b1) {
-    Handle local;  // gemm's workspace is per handle: one per thread
-    (void)local.set_num_threads(1);
-    local.set_determinism(h.determinism());
-    for (std::int64_t b = b0; b < b1; ++b) {
-      Status s = trtri_rec(local, uplo, diag, n, matrix_at(b), lda);
-      if (s.is_ok()) continue;
-      std::lock_guard<std::mutex> lock(mutex);
-      if (b < failed_at) {
-        failed_at = b;
-        failure = s.with_context("matrix " + std::to_string(b));
-      }
-      return;
-    }
-  });
-  return failure;
-}
-
 }  // namespace
 }  // namespace tessera::blas::level3
 
@@ -127,7 +93,9 @@ Status trtri_batched(Handle& h, Uplo uplo, Diag diag, std::int64_t n, T* const a
   auto matrix_at = [a](std::int64_t b) { return a[b]; };
   TESSERA_RETURN_IF_ERROR(
       level3::check_batch_pivots<T>(fn, diag, n, lda, batch_count, matrix_at));
-  return level3::run_batch<T>(h, uplo, diag, n, lda, batch_count, matrix_at);
+  return detail::run_batch(h, batch_count, n, n, n, [&](Handle& hh, std::int64_t b) {
+    return level3::trtri_rec(hh, uplo, diag, n, matrix_at(b), lda);
+  });
 }
 
 template <typename T>
@@ -149,7 +117,9 @@ Status trtri_strided_batched(Handle& h, Uplo uplo, Diag diag, std::int64_t n, T*
   auto matrix_at = [a, stride_a](std::int64_t b) { return a + b * stride_a; };
   TESSERA_RETURN_IF_ERROR(
       level3::check_batch_pivots<T>(fn, diag, n, lda, batch_count, matrix_at));
-  return level3::run_batch<T>(h, uplo, diag, n, lda, batch_count, matrix_at);
+  return detail::run_batch(h, batch_count, n, n, n, [&](Handle& hh, std::int64_t b) {
+    return level3::trtri_rec(hh, uplo, diag, n, matrix_at(b), lda);
+  });
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                  \

@@ -1,144 +1,127 @@
-// The unblocked kernels at the leaves of the recursive trsm, trmm and trtri: plain C++ with
-// contiguous inner loops (columns of B or A) that the compiler vectorises. The triangle is
-// first copied into a small dense column-major block, so every op (n, t, c) and diag case
-// runs the same loops. Parallel only over independent columns (left) or rows (right) of B.
+// The unblocked kernels at the leaves of the recursive trsm, trmm and trtri: plain C++ whose
+// inner loops run down contiguous columns, so the compiler vectorises them. The triangle is
+// first copied into a small dense block, so every op (n, t, c) and diag case runs the same
+// loops. A right-side leaf works on row blocks of B; a left-side leaf transposes column
+// panels of B into a buffer and runs the right-side loops on them (X = T^-1 B is
+// X^T = B^T T^-T), which keeps the vectors long however few rows the triangle has. Parallel
+// only over independent rows (right) or columns (left) of B, so any thread count gives the
+// same bits.
 #include "level3.hpp"
 
 namespace tessera::blas::level3 {
 namespace {
 
-// Rows of B a right-side leaf sweeps at once (keeps the rows' nt columns in L1/L2).
-constexpr std::int64_t kRowBlock = 128;
+// Rows of B (or transposed columns) a leaf sweeps at once: with nt <= kTriLeaf columns they
+// stay in L1/L2 while the triangle is applied.
+constexpr std::int64_t kRowBlock = 64;
 
-// The triangle of op(A) (order nt <= kTriLeaf) into p (ld nt), zeros in the other half; the
-// diagonal holds 1 for a unit matrix, else A's diagonal or its reciprocal.
+// The triangle of op(A) (order nt <= kTriLeaf), or its transpose, into p (ld nt) with zeros in
+// the other half; the diagonal holds 1 for a unit matrix, else A's diagonal or its reciprocal.
 template <typename T>
-void pack_triangle(const Tri<T>& t, std::int64_t nt, bool invert_diag, T* p) {
+void pack_triangle(const Tri<T>& t, std::int64_t nt, bool invert_diag, bool transpose, T* p) {
   for (std::int64_t j = 0; j < nt; ++j)
     for (std::int64_t i = 0; i < nt; ++i) {
       T v{};
       if (i == j) v = t.unit ? T(1) : invert_diag ? T(1) / t.at(i, i) : t.at(i, i);
       else if (t.lower == (i > j)) v = t.at(i, j);
-      p[i + j * nt] = v;
+      p[transpose ? j + i * nt : i + j * nt] = v;
     }
 }
 
-// Columns per parallel chunk of a left-side leaf: enough work to pay for a task.
-std::int64_t column_grain(std::int64_t nt) { return std::max<std::int64_t>(1, 16384 / (nt * nt)); }
+// Rows of B per parallel chunk: enough work to pay for a task.
 std::int64_t row_grain(std::int64_t nt) {
-  return std::max<std::int64_t>(32, 16384 / std::max<std::int64_t>(1, nt * nt / 4));
+  return std::max<std::int64_t>(16, 32768 / std::max<std::int64_t>(1, nt * nt));
 }
 
-// x (nt) = p^-1 * x, p holding the reciprocal of its diagonal.
-template <typename T>
-void solve_column(bool lower, bool unit, std::int64_t nt, const T* p, T* x) {
-  if (lower) {
-    for (std::int64_t k = 0; k < nt; ++k) {
-      if (x[k] == T{}) continue;
-      const T xk = unit ? x[k] : mul(x[k], p[k + k * nt]);
-      x[k] = xk;
-      const T* pk = p + k * nt;
-      for (std::int64_t i = k + 1; i < nt; ++i) x[i] -= mul(xk, pk[i]);
+// y[0, rows) += sign * sum over k in [k0, k1) of c[k] * x_k, where x_k = b + k * ldb. Four
+// columns at a time: one load and store of y per four multiply-adds.
+template <typename T, bool kSubtract>
+void accumulate_columns(std::int64_t rows, const T* c, std::int64_t k0, std::int64_t k1,
+                        const T* b, std::int64_t ldb, T* y) {
+  std::int64_t k = k0;
+  for (; k + 4 <= k1; k += 4) {
+    const T c0 = c[k], c1 = c[k + 1], c2 = c[k + 2], c3 = c[k + 3];
+    const T* x0 = b + k * ldb;
+    const T* x1 = x0 + ldb;
+    const T* x2 = x1 + ldb;
+    const T* x3 = x2 + ldb;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const T sum = (mul(c0, x0[i]) + mul(c1, x1[i])) + (mul(c2, x2[i]) + mul(c3, x3[i]));
+      if constexpr (kSubtract) y[i] -= sum;
+      else y[i] += sum;
     }
-  } else {
-    for (std::int64_t k = nt - 1; k >= 0; --k) {
-      if (x[k] == T{}) continue;
-      const T xk = unit ? x[k] : mul(x[k], p[k + k * nt]);
-      x[k] = xk;
-      const T* pk = p + k * nt;
-      for (std::int64_t i = 0; i < k; ++i) x[i] -= mul(xk, pk[i]);
+  }
+  for (; k < k1; ++k) {
+    const T ck = c[k];
+    const T* xk = b + k * ldb;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      if constexpr (kSubtract) y[i] -= mul(ck, xk[i]);
+      else y[i] += mul(ck, xk[i]);
     }
   }
 }
 
-// x (nt) = p * x.
-template <typename T>
-void multiply_column(bool lower, bool unit, std::int64_t nt, const T* p, T* x) {
-  if (lower) {
-    for (std::int64_t k = nt - 1; k >= 0; --k) {
-      const T xk = x[k];
-      if (xk == T{}) continue;
-      if (!unit) x[k] = mul(xk, p[k + k * nt]);
-      const T* pk = p + k * nt;
-      for (std::int64_t i = k + 1; i < nt; ++i) x[i] += mul(xk, pk[i]);
-    }
-  } else {
-    for (std::int64_t k = 0; k < nt; ++k) {
-      const T xk = x[k];
-      if (xk == T{}) continue;
-      const T* pk = p + k * nt;
-      for (std::int64_t i = 0; i < k; ++i) x[i] += mul(xk, pk[i]);
-      if (!unit) x[k] = mul(xk, p[k + k * nt]);
-    }
-  }
-}
-
-// y (rows) += c * x
-template <typename T>
-void axpy_rows(std::int64_t rows, T c, const T* x, T* y) {
-  for (std::int64_t i = 0; i < rows; ++i) y[i] += mul(c, x[i]);
-}
 template <typename T>
 void scale_rows(std::int64_t rows, T c, T* y) {
   for (std::int64_t i = 0; i < rows; ++i) y[i] = mul(y[i], c);
 }
 
 // Rows [0, rows) of B (nt columns) = B * p^-1, p holding the reciprocal of its diagonal.
+// Column j of X is (B_j - sum of X_k p(k, j) over the columns k solved before it) / p(j, j).
 template <typename T>
 void solve_rows(bool lower, bool unit, std::int64_t nt, const T* p, std::int64_t rows, T* b,
                 std::int64_t ldb) {
-  // Column j of X: (B_j - sum over the other solved columns k of X_k * p(k, j)) / p(j, j).
-  auto column = [&](std::int64_t j, std::int64_t k0, std::int64_t k1) {
+  for (std::int64_t step = 0; step < nt; ++step) {
+    const std::int64_t j = lower ? nt - 1 - step : step;
     T* y = b + j * ldb;
-    for (std::int64_t k = k0; k < k1; ++k) {
-      const T c = p[k + j * nt];
-      if (c != T{}) axpy_rows(rows, -c, b + k * ldb, y);
-    }
-    if (!unit) scale_rows(rows, p[j + j * nt], y);
-  };
-  if (lower) {
-    for (std::int64_t j = nt - 1; j >= 0; --j) column(j, j + 1, nt);
-  } else {
-    for (std::int64_t j = 0; j < nt; ++j) column(j, 0, j);
+    const T* pj = p + j * nt;
+    if (lower) accumulate_columns<T, true>(rows, pj, j + 1, nt, b, ldb, y);
+    else accumulate_columns<T, true>(rows, pj, 0, j, b, ldb, y);
+    if (!unit) scale_rows(rows, pj[j], y);
   }
 }
 
-// Rows [0, rows) of B (nt columns) = B * p, in place.
+// Rows [0, rows) of B (nt columns) = B * p, in place: column j of the product reads only
+// columns of B on p's side of j, which are overwritten after it.
 template <typename T>
 void multiply_rows(bool lower, bool unit, std::int64_t nt, const T* p, std::int64_t rows, T* b,
                    std::int64_t ldb) {
-  // Column j of B*p reads the columns k of B on p's side of j, not yet overwritten.
-  auto column = [&](std::int64_t j, std::int64_t k0, std::int64_t k1) {
+  for (std::int64_t step = 0; step < nt; ++step) {
+    const std::int64_t j = lower ? step : nt - 1 - step;
     T* y = b + j * ldb;
-    if (!unit) scale_rows(rows, p[j + j * nt], y);
-    for (std::int64_t k = k0; k < k1; ++k) {
-      const T c = p[k + j * nt];
-      if (c != T{}) axpy_rows(rows, c, b + k * ldb, y);
-    }
-  };
-  if (lower) {
-    for (std::int64_t j = 0; j < nt; ++j) column(j, j + 1, nt);
-  } else {
-    for (std::int64_t j = nt - 1; j >= 0; --j) column(j, 0, j);
+    const T* pj = p + j * nt;
+    if (!unit) scale_rows(rows, pj[j], y);
+    if (lower) accumulate_columns<T, false>(rows, pj, j + 1, nt, b, ldb, y);
+    else accumulate_columns<T, false>(rows, pj, 0, j, b, ldb, y);
   }
 }
 
-template <typename T, typename ColumnFn, typename RowsFn>
+template <typename T, typename RowsFn>
 void run_leaf(const Handle& h, Side side, const Tri<T>& t, std::int64_t m, std::int64_t n,
-              bool invert_diag, T* b, std::int64_t ldb, ColumnFn column_fn, RowsFn rows_fn) {
-  const std::int64_t nt = side == Side::kLeft ? m : n;
+              bool invert_diag, T* b, std::int64_t ldb, RowsFn rows_fn) {
+  const bool left = side == Side::kLeft;
+  const std::int64_t nt = left ? m : n;
+  const std::int64_t count = left ? n : m;  // independent rows of B, or columns for left
   T p[kTriLeaf * kTriLeaf];
-  pack_triangle(t, nt, invert_diag, p);
-  if (side == Side::kLeft) {
-    detail::parallel_for(h, 0, n, column_grain(nt), [&](std::int64_t j0, std::int64_t j1) {
-      for (std::int64_t j = j0; j < j1; ++j) column_fn(t.lower, t.unit, nt, p, b + j * ldb);
-    });
-  } else {
-    detail::parallel_for(h, 0, m, row_grain(nt), [&](std::int64_t i0, std::int64_t i1) {
-      for (std::int64_t i = i0; i < i1; i += kRowBlock)
-        rows_fn(t.lower, t.unit, nt, p, std::min(kRowBlock, i1 - i), b + i, ldb);
-    });
-  }
+  // Left: B^T op(A)^T, with op(A)^T lower where op(A) is upper.
+  pack_triangle(t, nt, invert_diag, left, p);
+  const bool lower = t.lower != left;
+  detail::parallel_for(h, 0, count, row_grain(nt), [&](std::int64_t r0, std::int64_t r1) {
+    T panel[kRowBlock * kTriLeaf];
+    for (std::int64_t r = r0; r < r1; r += kRowBlock) {
+      const std::int64_t rows = std::min(kRowBlock, r1 - r);
+      if (!left) {
+        rows_fn(lower, t.unit, nt, p, rows, b + r, ldb);
+        continue;
+      }
+      T* bj = b + r * ldb;  // columns [r, r + rows) of B, transposed into panel (ld rows)
+      for (std::int64_t j = 0; j < rows; ++j)
+        for (std::int64_t i = 0; i < nt; ++i) panel[j + i * rows] = bj[i + j * ldb];
+      rows_fn(lower, t.unit, nt, p, rows, panel, rows);
+      for (std::int64_t j = 0; j < rows; ++j)
+        for (std::int64_t i = 0; i < nt; ++i) bj[i + j * ldb] = panel[j + i * rows];
+    }
+  });
 }
 
 }  // namespace
@@ -158,13 +141,13 @@ void scale_matrix(std::int64_t m, std::int64_t n, T alpha, T* b, std::int64_t ld
 template <typename T>
 void trsm_leaf(const Handle& h, Side side, const Tri<T>& t, std::int64_t m, std::int64_t n, T* b,
                std::int64_t ldb) {
-  run_leaf(h, side, t, m, n, true, b, ldb, solve_column<T>, solve_rows<T>);
+  run_leaf(h, side, t, m, n, true, b, ldb, solve_rows<T>);
 }
 
 template <typename T>
 void trmm_leaf(const Handle& h, Side side, const Tri<T>& t, std::int64_t m, std::int64_t n, T* b,
                std::int64_t ldb) {
-  run_leaf(h, side, t, m, n, false, b, ldb, multiply_column<T>, multiply_rows<T>);
+  run_leaf(h, side, t, m, n, false, b, ldb, multiply_rows<T>);
 }
 
 // Column by column (LAPACK's trti2 scheme): column j of the inverse is -inv(A(j,j)) times the

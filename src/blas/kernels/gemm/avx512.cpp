@@ -223,38 +223,41 @@ inline void small_block(std::int64_t rows, std::int64_t k, typename S::T alpha,
   }
 }
 
-template <typename S, int NR>
-void small_cols(std::int64_t m, std::int64_t k, typename S::T alpha, const typename S::T* a,
-                std::int64_t lda, const typename S::T* b, std::int64_t rsb, std::int64_t csb,
-                typename S::T beta, typename S::T* c, std::int64_t ldc) {
-  for (std::int64_t i = 0; i < m; i += 2 * S::kLanes)
-    small_block<S, NR>(std::min<std::int64_t>(2 * S::kLanes, m - i), k, alpha, a + i, lda, b,
-                       rsb, csb, beta, c + i, ldc);
+// One tile of rows x cols (cols <= 12), dispatched to the kernel instantiated for cols.
+template <typename S>
+void small_tile(std::int64_t rows, std::int64_t cols, std::int64_t k, typename S::T alpha,
+                const typename S::T* a, std::int64_t lda, const typename S::T* b,
+                std::int64_t rsb, std::int64_t csb, typename S::T beta, typename S::T* c,
+                std::int64_t ldc) {
+  switch (cols) {
+#define TESSERA_SMALL_CASE(N) \
+  case N: small_block<S, N>(rows, k, alpha, a, lda, b, rsb, csb, beta, c, ldc); break;
+    TESSERA_SMALL_CASE(1) TESSERA_SMALL_CASE(2) TESSERA_SMALL_CASE(3) TESSERA_SMALL_CASE(4)
+    TESSERA_SMALL_CASE(5) TESSERA_SMALL_CASE(6) TESSERA_SMALL_CASE(7) TESSERA_SMALL_CASE(8)
+    TESSERA_SMALL_CASE(9) TESSERA_SMALL_CASE(10) TESSERA_SMALL_CASE(11)
+#undef TESSERA_SMALL_CASE
+    default: small_block<S, 12>(rows, k, alpha, a, lda, b, rsb, csb, beta, c, ldc); break;
+  }
 }
 
+// Tiles of 2L rows x 12 columns. Tall problems walk row blocks outside (each block of A is
+// read once, the narrow B stays in cache); wide ones walk column blocks outside (B streams
+// past once, the short A stays in cache). Every tile is computed the same way either way.
 template <typename S>
 void small(std::int64_t m, std::int64_t n, std::int64_t k, typename S::T alpha,
            const typename S::T* a, std::int64_t lda, const typename S::T* b, std::int64_t rsb,
            std::int64_t csb, typename S::T beta, typename S::T* c, std::int64_t ldc) {
-  std::int64_t j = 0;
-  for (; j + 12 <= n; j += 12)
-    small_cols<S, 12>(m, k, alpha, a, lda, b + j * csb, rsb, csb, beta, c + j * ldc, ldc);
-  const std::int64_t rest = n - j;
-  const auto* bj = b + j * csb;
-  auto* cj = c + j * ldc;
-  switch (rest) {
-    case 0: break;
-    case 1: small_cols<S, 1>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
-    case 2: small_cols<S, 2>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
-    case 3: small_cols<S, 3>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
-    case 4: small_cols<S, 4>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
-    case 5: small_cols<S, 5>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
-    case 6: small_cols<S, 6>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
-    case 7: small_cols<S, 7>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
-    case 8: small_cols<S, 8>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
-    case 9: small_cols<S, 9>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
-    case 10: small_cols<S, 10>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
-    default: small_cols<S, 11>(m, k, alpha, a, lda, bj, rsb, csb, beta, cj, ldc); break;
+  constexpr std::int64_t mb = 2 * S::kLanes, nb = 12;
+  auto tile = [&](std::int64_t i, std::int64_t j) {
+    small_tile<S>(std::min(mb, m - i), std::min(nb, n - j), k, alpha, a + i, lda, b + j * csb,
+                  rsb, csb, beta, c + i + j * ldc, ldc);
+  };
+  if (m > n) {
+    for (std::int64_t i = 0; i < m; i += mb)
+      for (std::int64_t j = 0; j < n; j += nb) tile(i, j);
+  } else {
+    for (std::int64_t j = 0; j < n; j += nb)
+      for (std::int64_t i = 0; i < m; i += mb) tile(i, j);
   }
 }
 

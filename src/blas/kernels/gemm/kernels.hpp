@@ -102,13 +102,14 @@ template <typename T>
 struct GemmSmall {
   const char* name;
   GemmSmallFn<T> fn;
+  int mb, nb;  // tile: rows x columns (threads split at multiples of these)
   CpuFeature need;
 };
 inline constexpr GemmSmall<float> kGemmSmallF32[] = {
-    {"gemm_small_f32_avx512", gemm_small_f32_avx512, CpuFeature::kAvx512f},
+    {"gemm_small_f32_avx512", gemm_small_f32_avx512, 32, 12, CpuFeature::kAvx512f},
 };
 inline constexpr GemmSmall<double> kGemmSmallF64[] = {
-    {"gemm_small_f64_avx512", gemm_small_f64_avx512, CpuFeature::kAvx512f},
+    {"gemm_small_f64_avx512", gemm_small_f64_avx512, 16, 12, CpuFeature::kAvx512f},
 };
 
 }  // namespace tessera::blas::kernels

@@ -1,0 +1,45 @@
+// Level-2 kernels on contiguous vectors and one column-major panel, one table per instruction
+// set, chosen at run time from an ordered list (list.cpp). The drivers (src/blas/level2*.cpp)
+// validate arguments, pack strided vectors, apply alpha/beta and split rows or columns over
+// threads; these kernels only see dense panels. Complex types use the generic templates in
+// generic.hpp. No inline code here: ISA files include this header.
+//
+// Determinism: every output element is computed by one call in an order fixed by the shape
+// (gemv_n: y_i gets a fused multiply-add per column j in order, whatever rows are around it;
+// gemv_t / sym_panel: column j's sum depends only on m and on j's position in its group of
+// four, and the drivers split columns on multiples of four).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace tessera::blas::kernels {
+
+template <typename T>  // float, double
+struct RealLevel2 {
+  // y[0:m] += A x, A m x n with leading dimension lda (alpha is folded into x by the caller).
+  void (*gemv_n)(std::int64_t m, std::int64_t n, const T* a, std::int64_t lda, const T* x, T* y);
+  // r[j] = sum_i A(i, j) x_i for j in [0, n).
+  void (*gemv_t)(std::int64_t m, std::int64_t n, const T* a, std::int64_t lda, const T* x, T* r);
+  // A(:, j) += x * y_j (alpha is folded into y).
+  void (*ger)(std::int64_t m, std::int64_t n, const T* x, const T* y, T* a, std::int64_t lda);
+  // One off-diagonal panel of a symmetric matrix, read once: p[0:m] += A xc and
+  // dots[j] = sum_i A(i, j) x_i.
+  void (*sym_panel)(std::int64_t m, std::int64_t n, const T* a, std::int64_t lda, const T* xc,
+                    const T* x, T* p, T* dots);
+};
+
+struct Level2Kernels {
+  const char* name;
+  RealLevel2<float> f32;
+  RealLevel2<double> f64;
+};
+
+extern const Level2Kernels kLevel2Generic;  // generic.cpp
+extern const Level2Kernels kLevel2Avx2;     // avx2.cpp
+extern const Level2Kernels kLevel2Avx512;   // avx512.cpp
+
+// The first table in the ordered list (avx512, avx2, generic) that cpu_info().isa() allows.
+const Level2Kernels& level2_kernels(std::string_view fn);
+
+}  // namespace tessera::blas::kernels
