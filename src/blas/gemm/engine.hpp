@@ -116,7 +116,9 @@ Status run(Handle& h, const kernels::GemmUkr<TA, TB, TC>& u, const Blocking& blk
     return Status::ok();
   }
   const std::int64_t mr = u.mr, nr = u.nr, ku = u.ku;
-  const std::int64_t kc_max = std::min(blk.kc, round_up(k, ku));
+  // K blocks of equal size (a short last block would pay the C update for little work). The
+  // split depends on k and the blocking only, never on the thread count.
+  const std::int64_t kc_max = round_up(ceil_div(k, ceil_div(k, blk.kc)), ku);
   const std::int64_t nc_max = std::min(blk.nc, round_up(n, nr));
   // Threads only where each gets enough work to repay the fork/join (about 1 MFLOP each).
   const std::int64_t work = m * n * std::max<std::int64_t>(k, 1) / (1 << 20);
@@ -148,8 +150,8 @@ Status run(Handle& h, const kernels::GemmUkr<TA, TB, TC>& u, const Blocking& blk
     const std::int64_t n_panels = ceil_div(ncur, nr);
     const std::int64_t nsplit =
         mb >= threads ? 1 : std::min<std::int64_t>(n_panels, ceil_div(threads, mb));
-    for (std::int64_t pc = 0; pc < k; pc += blk.kc) {
-      const std::int64_t kcur = std::min(blk.kc, k - pc);
+    for (std::int64_t pc = 0; pc < k; pc += kc_max) {
+      const std::int64_t kcur = std::min(kc_max, k - pc);
       const std::int64_t kpad = round_up(kcur, ku);
       const TC beta_pc = pc == 0 ? beta : TC(1);
       par(0, n_panels, 4, [&](std::int64_t q0, std::int64_t q1) {
