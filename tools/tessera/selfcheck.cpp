@@ -1,7 +1,9 @@
 // `tessera selfcheck`: a short check that this build works on this machine — every ISA path
 // of the f16/bf16 conversions against the scalar code, thread-pool determinism, allocator,
-// streams and events, npy and the tuning database. Seconds, not minutes.
+// streams and events, npy, the tuning database and gemm on every ISA path. Seconds, not
+// minutes.
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -10,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <tessera/blas.hpp>
 #include <tessera/core/cpu.hpp>
 #include <tessera/core/half.hpp>
 #include <tessera/core/npy.hpp>
@@ -178,6 +181,47 @@ Result<std::string> check_tune_db() {
   return result;
 }
 
+// gemm on every ISA path (packed engine and small path) against a plain triple loop in double.
+Result<std::string> check_gemm() {
+  const std::int64_t m = 77, n = 45, k = 130;
+  std::mt19937 g(5);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> a(m * k), b(k * n), c(m * n), want(m * n);
+  for (auto& v : a) v = d(g);
+  for (auto& v : b) v = d(g);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i) {
+      double acc = 0;
+      for (std::int64_t p = 0; p < k; ++p) acc += double(a[i + p * m]) * b[j + p * n];
+      want[i + j * m] = static_cast<float>(acc);
+    }
+  blas::Handle h;
+  std::string used;
+  Status s = for_each_isa([&](Isa isa) -> Status {
+    for (blas::Op ta : {blas::Op::kNoTrans, blas::Op::kTrans}) {
+      std::vector<float> at(a.size());
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t p = 0; p < k; ++p) at[p + i * k] = a[i + p * m];
+      const bool nt = ta == blas::Op::kNoTrans;
+      TESSERA_RETURN_IF_ERROR(blas::gemm<float>(h, ta, blas::Op::kTrans, m, n, k, 1.0f,
+                                                nt ? a.data() : at.data(), nt ? m : k, b.data(),
+                                                n, 0.0f, c.data(), m));
+      for (std::int64_t i = 0; i < m * n; ++i)
+        if (std::abs(c[i] - want[i]) > 1e-4f * k)
+          return internal_error("sgemm differs from the reference on the " +
+                                std::string(isa_name(isa)) + " path at element " +
+                                std::to_string(i));
+    }
+    if (!used.empty()) used += ", ";
+    const std::string kernel = blas::describe_gemm("f32", m, n, k);
+    used += kernel.substr(0, kernel.find(' '));
+    return Status::ok();
+  });
+  if (!s.is_ok()) return s;
+  return "sgemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+         " on " + used;
+}
+
 struct NamedCheck {
   const char* name;
   Check fn;
@@ -189,6 +233,7 @@ constexpr NamedCheck kChecks[] = {
     {"memory, streams, events", check_memory_and_streams},
     {"npy", check_npy},
     {"tuning database", check_tune_db},
+    {"blas gemm", check_gemm},
 };
 
 }  // namespace
