@@ -28,31 +28,41 @@ constexpr bool kIsHalf = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
 
 template <typename T>
 const kernels::RealLevel1<T>& real_kernels(const kernels::Level1Kernels& k) {
-  if constexpr (std::is_same_v<T, float>) return k.f32;
-  else return k.f64;
+  if constexpr (std::is_same_v<T, float>)
+    return k.f32;
+  else
+    return k.f64;
 }
 template <typename R>
 const kernels::ComplexLevel1<R>& complex_kernels(const kernels::Level1Kernels& k) {
-  if constexpr (std::is_same_v<R, float>) return k.c64;
-  else return k.c128;
+  if constexpr (std::is_same_v<R, float>)
+    return k.c64;
+  else
+    return k.c128;
 }
 template <typename T>
 const kernels::HalfLevel1& half_kernels(const kernels::Level1Kernels& k) {
-  if constexpr (std::is_same_v<T, f16>) return k.f16;
-  else return k.bf16;
+  if constexpr (std::is_same_v<T, f16>)
+    return k.f16;
+  else
+    return k.bf16;
 }
 
 // A complex vector's storage as reals; element i starts at reals(x) + 2 * i.
 template <typename T>
 auto reals(T* x) {
   using R = real_t<std::remove_const_t<T>>;
-  if constexpr (std::is_const_v<T>) return reinterpret_cast<const R*>(x);
-  else return reinterpret_cast<R*>(x);
+  if constexpr (std::is_const_v<T>)
+    return reinterpret_cast<const R*>(x);
+  else
+    return reinterpret_cast<R*>(x);
 }
 template <typename T>
 auto bits(T* x) {
-  if constexpr (std::is_const_v<T>) return reinterpret_cast<const std::uint16_t*>(x);
-  else return reinterpret_cast<std::uint16_t*>(x);
+  if constexpr (std::is_const_v<T>)
+    return reinterpret_cast<const std::uint16_t*>(x);
+  else
+    return reinterpret_cast<std::uint16_t*>(x);
 }
 
 template <typename T>
@@ -63,11 +73,15 @@ float widen(T v) {
 // |re| + |im| for complex (reference BLAS's cabs1), |x| for real.
 template <typename T>
 real_t<T> abs1(T v) {
-  if constexpr (is_complex_v<T>) return std::fabs(v.real()) + std::fabs(v.imag());
-  else return std::fabs(v);
+  if constexpr (is_complex_v<T>)
+    return std::fabs(v.real()) + std::fabs(v.imag());
+  else
+    return std::fabs(v);
 }
 
-Status check_n(const std::string& fn, int64_t n) { return detail::check_size(fn, "n", n); }
+Status check_n(const std::string& fn, int64_t n) {
+  return detail::check_size(fn, "n", n);
+}
 
 // ---- iamax / iamin -------------------------------------------------------------------------
 
@@ -91,8 +105,8 @@ int64_t find_index(const Handle& h, const std::string& fn, int64_t n, const T* x
     Best best;
     if constexpr (!is_complex_v<T>) {
       if (contiguous) {
-        const int64_t i = Largest ? k->iamax(e - b, x + b, &best.value)
-                                  : k->iamin(e - b, x + b, &best.value);
+        const int64_t i =
+            Largest ? k->iamax(e - b, x + b, &best.value) : k->iamin(e - b, x + b, &best.value);
         if (i >= 0) best.index = b + i;
         return best;
       }
@@ -169,8 +183,7 @@ struct BlueSums {
 };
 
 template <typename T>
-real_t<T> nrm2_value(const Handle& h, const std::string& fn, int64_t n, const T* x,
-                     int64_t incx) {
+real_t<T> nrm2_value(const Handle& h, const std::string& fn, int64_t n, const T* x, int64_t incx) {
   using R = real_t<T>;
   constexpr int64_t kParts = is_complex_v<T> ? 2 : 1;
   const R* r = reinterpret_cast<const R*>(x);
@@ -219,8 +232,8 @@ real_t<T> nrm2_value(const Handle& h, const std::string& fn, int64_t n, const T*
 // ---- dot -----------------------------------------------------------------------------------
 
 template <typename T>
-scalar_t<T> dot_value(const Handle& h, const std::string& fn, int64_t n, const T* x,
-                      int64_t incx, const T* y, int64_t incy, bool conj_x) {
+scalar_t<T> dot_value(const Handle& h, const std::string& fn, int64_t n, const T* x, int64_t incx,
+                      const T* y, int64_t incy, bool conj_x) {
   using S = scalar_t<T>;
   const bool contiguous = incx == 1 && incy == 1;
   const kernels::Level1Kernels& k = kernels::level1_kernels(fn);
@@ -239,8 +252,10 @@ scalar_t<T> dot_value(const Handle& h, const std::string& fn, int64_t n, const T
     S s{};
     for (int64_t i = b; i < e; ++i) {
       const T xi = x[vec_index(i, n, incx)], yi = y[vec_index(i, n, incy)];
-      if constexpr (kIsHalf<T>) s += widen(xi) * widen(yi);
-      else s += detail::cmul(detail::conj_if(xi, conj_x), yi);
+      if constexpr (kIsHalf<T>)
+        s += widen(xi) * widen(yi);
+      else
+        s += detail::cmul(detail::conj_if(xi, conj_x), yi);
     }
     return s;
   };
@@ -289,9 +304,12 @@ void scale(const Handle& h, const std::string& fn, int64_t n, A alpha, T* x, int
   detail::for_elements(h, n, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       T& v = x[i * incx];
-      if constexpr (kIsHalf<T>) v = T(alpha * widen(v));
-      else if constexpr (is_complex_v<T> && !is_complex_v<A>) v = T(alpha * v.real(), alpha * v.imag());
-      else v = detail::cmul(alpha, v);
+      if constexpr (kIsHalf<T>)
+        v = T(alpha * widen(v));
+      else if constexpr (is_complex_v<T> && !is_complex_v<A>)
+        v = T(alpha * v.real(), alpha * v.imag());
+      else
+        v = detail::cmul(alpha, v);
     }
   });
 }
@@ -350,8 +368,7 @@ Status asum(Handle& h, int64_t n, const T* x, int64_t incx, real_t<T>* result) {
 }
 
 template <typename T>
-Status axpy(Handle& h, int64_t n, scalar_t<T> alpha, const T* x, int64_t incx, T* y,
-            int64_t incy) {
+Status axpy(Handle& h, int64_t n, scalar_t<T> alpha, const T* x, int64_t incx, T* y, int64_t incy) {
   const std::string fn = detail::fn_name<T>("axpy");
   TESSERA_RETURN_IF_ERROR(check_two_vectors<T>(fn, n, x, y));
   TESSERA_RETURN_IF_ERROR(detail::check_inc(fn, "incy", incy));
@@ -374,8 +391,10 @@ Status axpy(Handle& h, int64_t n, scalar_t<T> alpha, const T* x, int64_t incx, T
     for (int64_t i = b; i < e; ++i) {
       const T xi = x[vec_index(i, n, incx)];
       T& yi = y[vec_index(i, n, incy)];
-      if constexpr (kIsHalf<T>) yi = T(widen(yi) + alpha * widen(xi));
-      else yi += detail::cmul(alpha, xi);
+      if constexpr (kIsHalf<T>)
+        yi = T(widen(yi) + alpha * widen(xi));
+      else
+        yi += detail::cmul(alpha, xi);
     }
   });
   return Status::ok();
@@ -410,8 +429,7 @@ Status dot(Handle& h, int64_t n, const T* x, int64_t incx, const T* y, int64_t i
 }
 
 template <typename T>
-Status dotc(Handle& h, int64_t n, const T* x, int64_t incx, const T* y, int64_t incy,
-            T* result) {
+Status dotc(Handle& h, int64_t n, const T* x, int64_t incx, const T* y, int64_t incy, T* result) {
   return dot_routine(h, "dotc", n, x, incx, y, incy, result, true);
 }
 
@@ -452,8 +470,7 @@ Status swap(Handle& h, int64_t n, T* x, int64_t incx, T* y, int64_t incy) {
 }
 
 template <typename T>
-Status rot(Handle& h, int64_t n, T* x, int64_t incx, T* y, int64_t incy, real_t<T> c,
-           real_t<T> s) {
+Status rot(Handle& h, int64_t n, T* x, int64_t incx, T* y, int64_t incy, real_t<T> c, real_t<T> s) {
   using R = real_t<T>;
   const std::string fn = detail::fn_name<T>("rot");
   TESSERA_RETURN_IF_ERROR(check_two_vectors<T>(fn, n, x, y));
@@ -480,17 +497,17 @@ Status rot(Handle& h, int64_t n, T* x, int64_t incx, T* y, int64_t incy, real_t<
   return Status::ok();
 }
 
-#define TESSERA_LEVEL1(T)                                                                      \
-  template Status iamax<T>(Handle&, int64_t, const T*, int64_t, int64_t*);                     \
-  template Status iamin<T>(Handle&, int64_t, const T*, int64_t, int64_t*);                     \
-  template Status asum<T>(Handle&, int64_t, const T*, int64_t, real_t<T>*);                    \
-  template Status axpy<T>(Handle&, int64_t, scalar_t<T>, const T*, int64_t, T*, int64_t);      \
-  template Status copy<T>(Handle&, int64_t, const T*, int64_t, T*, int64_t);                   \
+#define TESSERA_LEVEL1(T)                                                                       \
+  template Status iamax<T>(Handle&, int64_t, const T*, int64_t, int64_t*);                      \
+  template Status iamin<T>(Handle&, int64_t, const T*, int64_t, int64_t*);                      \
+  template Status asum<T>(Handle&, int64_t, const T*, int64_t, real_t<T>*);                     \
+  template Status axpy<T>(Handle&, int64_t, scalar_t<T>, const T*, int64_t, T*, int64_t);       \
+  template Status copy<T>(Handle&, int64_t, const T*, int64_t, T*, int64_t);                    \
   template Status dot<T>(Handle&, int64_t, const T*, int64_t, const T*, int64_t, scalar_t<T>*); \
-  template Status nrm2<T>(Handle&, int64_t, const T*, int64_t, real_t<T>*);                    \
-  template Status scal<T>(Handle&, int64_t, scalar_t<T>, T*, int64_t);                         \
-  template Status scal_real<T>(Handle&, int64_t, real_t<T>, T*, int64_t);                      \
-  template Status swap<T>(Handle&, int64_t, T*, int64_t, T*, int64_t);                         \
+  template Status nrm2<T>(Handle&, int64_t, const T*, int64_t, real_t<T>*);                     \
+  template Status scal<T>(Handle&, int64_t, scalar_t<T>, T*, int64_t);                          \
+  template Status scal_real<T>(Handle&, int64_t, real_t<T>, T*, int64_t);                       \
+  template Status swap<T>(Handle&, int64_t, T*, int64_t, T*, int64_t);                          \
   template Status rot<T>(Handle&, int64_t, T*, int64_t, T*, int64_t, real_t<T>, real_t<T>);
 TESSERA_LEVEL1(float)
 TESSERA_LEVEL1(double)
@@ -503,9 +520,9 @@ template Status dotc<cfloat>(Handle&, int64_t, const cfloat*, int64_t, const cfl
 template Status dotc<cdouble>(Handle&, int64_t, const cdouble*, int64_t, const cdouble*, int64_t,
                               cdouble*);
 
-#define TESSERA_LEVEL1_HALF(T)                                                                 \
-  template Status axpy<T>(Handle&, int64_t, float, const T*, int64_t, T*, int64_t);            \
-  template Status dot<T>(Handle&, int64_t, const T*, int64_t, const T*, int64_t, float*);      \
+#define TESSERA_LEVEL1_HALF(T)                                                            \
+  template Status axpy<T>(Handle&, int64_t, float, const T*, int64_t, T*, int64_t);       \
+  template Status dot<T>(Handle&, int64_t, const T*, int64_t, const T*, int64_t, float*); \
   template Status scal<T>(Handle&, int64_t, float, T*, int64_t);
 TESSERA_LEVEL1_HALF(f16)
 TESSERA_LEVEL1_HALF(bf16)

@@ -141,8 +141,10 @@ Status rotg(T* a, T* b, real_t<T>* c, T* s) {
   TESSERA_RETURN_IF_ERROR(detail::check_ptr(fn, "b", b, true));
   TESSERA_RETURN_IF_ERROR(detail::check_ptr(fn, "c", c, true));
   TESSERA_RETURN_IF_ERROR(detail::check_ptr(fn, "s", s, true));
-  if constexpr (is_complex_v<T>) rotg_complex(a, b, c, s);
-  else rotg_real(a, b, c, s);
+  if constexpr (is_complex_v<T>)
+    rotg_complex(a, b, c, s);
+  else
+    rotg_real(a, b, c, s);
   return Status::ok();
 }
 

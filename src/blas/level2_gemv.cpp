@@ -31,8 +31,7 @@ Status check_gemv(const std::string& fn, Op trans, int64_t m, int64_t n, const T
 // reference BLAS does.
 template <typename T>
 Status gemv_notrans(Handle& h, const detail::Level2Ops<T>& ops, int64_t m, int64_t n, T alpha,
-                    const T* a, int64_t lda, const T* x, int64_t incx, T beta, T* y,
-                    int64_t incy) {
+                    const T* a, int64_t lda, const T* x, int64_t incx, T beta, T* y, int64_t incy) {
   const bool pack_x = incx != 1 || alpha != T(1), pack_y = incy != 1;
   const int64_t nx = pack_x ? detail::padded<T>(n) : 0;
   TESSERA_ASSIGN_OR_RETURN(T * buf, detail::scratch<T>(h, nx + (pack_y ? m : 0)));
@@ -112,7 +111,8 @@ Status ger_routine(Handle& h, const char* name, int64_t m, int64_t n, T alpha, c
     xc = buf;
   }
   T* ya = buf + nx;
-  for (int64_t j = 0; j < n; ++j) ya[j] = cmul(alpha, detail::conj_if(y[vec_index(j, n, incy)], Conj));
+  for (int64_t j = 0; j < n; ++j)
+    ya[j] = cmul(alpha, detail::conj_if(y[vec_index(j, n, incy)], Conj));
   const detail::Level2Ops<T> ops(fn);
   const int64_t grain = std::max<int64_t>(1, detail::kMatrixGrain / m);
   detail::parallel_for(h, 0, n, grain, [&](int64_t j0, int64_t j1) {
@@ -124,17 +124,13 @@ Status ger_routine(Handle& h, const char* name, int64_t m, int64_t n, T alpha, c
 }  // namespace
 
 template <typename T>
-Status gemv(Handle& h, Op trans, int64_t m, int64_t n, T alpha, const T* a, int64_t lda,
-            const T* x, int64_t incx, T beta, T* y, int64_t incy) {
+Status gemv(Handle& h, Op trans, int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* x,
+            int64_t incx, T beta, T* y, int64_t incy) {
   const std::string fn = detail::fn_name<T>("gemv");
   TESSERA_RETURN_IF_ERROR(check_gemv(fn, trans, m, n, a, lda, x, incx, y, incy));
-  detail::log_bench<T>(h, "gemv",
-                       {.n = n,
-                        .m = m,
-                        .trans = detail::trans_flag(trans),
-                        .incx = incx,
-                        .incy = incy,
-                        .lda = lda});
+  detail::log_bench<T>(
+      h, "gemv",
+      {.n = n, .m = m, .trans = detail::trans_flag(trans), .incx = incx, .incy = incy, .lda = lda});
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h));
   if (m == 0 || n == 0 || (alpha == T(0) && beta == T(1))) return Status::ok();
   const bool notrans = trans == Op::kNoTrans;
@@ -159,13 +155,13 @@ Status gerc(Handle& h, int64_t m, int64_t n, T alpha, const T* x, int64_t incx, 
   return ger_routine<T, true>(h, "gerc", m, n, alpha, x, incx, y, incy, a, lda);
 }
 
-#define TESSERA_LEVEL2_GEMV(T)                                                                  \
-  template Status gemv<T>(Handle&, Op, int64_t, int64_t, T, const T*, int64_t, const T*,       \
-                          int64_t, T, T*, int64_t);                                             \
-  template Status geru<T>(Handle&, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t,  \
-                          T*, int64_t);                                                         \
-  template Status gerc<T>(Handle&, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t,  \
-                          T*, int64_t);
+#define TESSERA_LEVEL2_GEMV(T)                                                                    \
+  template Status gemv<T>(Handle&, Op, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, \
+                          T, T*, int64_t);                                                        \
+  template Status geru<T>(Handle&, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T*, \
+                          int64_t);                                                               \
+  template Status gerc<T>(Handle&, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T*, \
+                          int64_t);
 TESSERA_LEVEL2_GEMV(float)
 TESSERA_LEVEL2_GEMV(double)
 TESSERA_LEVEL2_GEMV(cfloat)

@@ -17,10 +17,12 @@ using detail::conj_if;
 using detail::vec_index;
 using std::int64_t;
 
-constexpr int64_t kMaxParts = 16;
-constexpr int64_t kColumnsPerPart = 128;  // a part is at least this many columns
+constexpr int64_t kMaxParts = 8;
+constexpr int64_t kColumnsPerPart = 256;  // a part is at least this many columns
+constexpr int64_t kGroup = 8;             // columns per panel call; part bounds are multiples
 
-// Column boundaries of the parts: multiples of 4 (the panel kernels' column groups), equal
+// Column boundaries of the parts: multiples of kGroup (so column groups do not depend on the
+// parts), equal
 // shares of the triangle's area.
 std::vector<int64_t> part_bounds(int64_t n, bool upper) {
   const int64_t parts = std::clamp<int64_t>(n / kColumnsPerPart, 1, kMaxParts);
@@ -30,24 +32,26 @@ std::vector<int64_t> part_bounds(int64_t n, bool upper) {
     const double f = static_cast<double>(k) / static_cast<double>(parts);
     // Upper: area of columns [0, c) ~ c^2; lower: ~ n^2 - (n - c)^2.
     const double c = upper ? n * std::sqrt(f) : n * (1 - std::sqrt(1 - f));
-    b[static_cast<std::size_t>(k)] =
-        std::clamp<int64_t>(std::llround(c / 4) * 4, b[static_cast<std::size_t>(k) - 1], n);
+    b[static_cast<std::size_t>(k)] = std::clamp<int64_t>(std::llround(c / kGroup) * kGroup,
+                                                         b[static_cast<std::size_t>(k) - 1], n);
   }
   return b;
 }
 
 // p += (the contributions of columns [c0, c1) of the stored triangle) applied to x.
 template <typename T, bool Herm>
-void sym_columns(const detail::Level2Ops<T>& ops, bool upper, int64_t n, const T* a,
-                 int64_t lda, const T* x, int64_t c0, int64_t c1, T* p) {
+void sym_columns(const detail::Level2Ops<T>& ops, bool upper, int64_t n, const T* a, int64_t lda,
+                 const T* x, int64_t c0, int64_t c1, T* p) {
   auto at = [&](int64_t i, int64_t j) { return a[i + j * lda]; };
   auto diag = [&](int64_t j) {
-    if constexpr (Herm) return T(at(j, j).real());
-    else return at(j, j);
+    if constexpr (Herm)
+      return T(at(j, j).real());
+    else
+      return at(j, j);
   };
-  for (int64_t j0 = c0; j0 < c1; j0 += 4) {
-    const int64_t nc = std::min<int64_t>(4, c1 - j0), j1 = j0 + nc;
-    T dots[4] = {};
+  for (int64_t j0 = c0; j0 < c1; j0 += kGroup) {
+    const int64_t nc = std::min<int64_t>(kGroup, c1 - j0), j1 = j0 + nc;
+    T dots[kGroup] = {};
     // The rectangle off the group's diagonal block, then the block's triangle.
     if (upper) {
       if (j0 > 0) ops.sym_panel(j0, nc, a + j0 * lda, lda, x + j0, x, Herm, p, dots);
@@ -60,7 +64,8 @@ void sym_columns(const detail::Level2Ops<T>& ops, bool upper, int64_t n, const T
         p[j] += cmul(diag(j), x[j]) + s;
       }
     } else {
-      if (j1 < n) ops.sym_panel(n - j1, nc, a + j1 + j0 * lda, lda, x + j0, x + j1, Herm, p + j1, dots);
+      if (j1 < n)
+        ops.sym_panel(n - j1, nc, a + j1 + j0 * lda, lda, x + j0, x + j1, Herm, p + j1, dots);
       for (int64_t j = j0; j < j1; ++j) {
         T s = dots[j - j0];
         for (int64_t i = j + 1; i < j1; ++i) {
@@ -86,8 +91,7 @@ Status sym_routine(Handle& h, const char* name, Uplo uplo, int64_t n, T alpha, c
   TESSERA_RETURN_IF_ERROR(detail::check_ptr(fn, "x", x, n > 0));
   TESSERA_RETURN_IF_ERROR(detail::check_ptr(fn, "y", y, n > 0));
   detail::log_bench<T>(
-      h, name,
-      {.n = n, .uplo = detail::uplo_flag(uplo), .incx = incx, .incy = incy, .lda = lda});
+      h, name, {.n = n, .uplo = detail::uplo_flag(uplo), .incx = incx, .incy = incy, .lda = lda});
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h));
   if (n == 0 || (alpha == T(0) && beta == T(1))) return Status::ok();
   if (alpha == T(0)) {
@@ -97,9 +101,14 @@ Status sym_routine(Handle& h, const char* name, Uplo uplo, int64_t n, T alpha, c
   const bool upper = uplo == Uplo::kUpper;
   const std::vector<int64_t> bounds = part_bounds(n, upper);
   const int64_t parts = static_cast<int64_t>(bounds.size()) - 1;
-  const int64_t stride = detail::padded<T>(n);
+  // The part vectors are staggered (1 KiB + 256 B apart, mod 4 KiB) so that they, x and a
+  // page-aligned A do not all fall into the same cache sets.
+  constexpr int64_t kSkew = 256 / static_cast<int64_t>(sizeof(T));
+  const int64_t stride = detail::padded<T>(n) + kSkew;
   const bool pack_x = incx != 1;
-  TESSERA_ASSIGN_OR_RETURN(T * buf, detail::scratch<T>(h, stride * (parts + (pack_x ? 1 : 0))));
+  TESSERA_ASSIGN_OR_RETURN(T * space,
+                           detail::scratch<T>(h, 4 * kSkew + stride * (parts + (pack_x ? 1 : 0))));
+  T* buf = space + 4 * kSkew;
   const T* xc = x;
   if (pack_x) {
     T* xp = buf + parts * stride;
@@ -114,11 +123,15 @@ Status sym_routine(Handle& h, const char* name, Uplo uplo, int64_t n, T alpha, c
                            bounds[static_cast<std::size_t>(k) + 1], buf + k * stride);
   });
   detail::for_elements(h, n, [&](int64_t i0, int64_t i1) {
+    // t = ((p_0 + p_1) + p_2) + ..., one part at a time so each pass streams two vectors.
+    T* t = buf;
+    for (int64_t k = 1; k < parts; ++k) {
+      const T* pk = buf + k * stride;
+      for (int64_t i = i0; i < i1; ++i) t[i] += pk[i];
+    }
     for (int64_t i = i0; i < i1; ++i) {
-      T t = buf[i];
-      for (int64_t k = 1; k < parts; ++k) t += buf[k * stride + i];
       T& yi = y[vec_index(i, n, incy)];
-      yi = beta == T(0) ? cmul(alpha, t) : cmul(beta, yi) + cmul(alpha, t);
+      yi = beta == T(0) ? cmul(alpha, t[i]) : cmul(beta, yi) + cmul(alpha, t[i]);
     }
   });
   return Status::ok();
@@ -138,16 +151,16 @@ Status hemv(Handle& h, Uplo uplo, int64_t n, T alpha, const T* a, int64_t lda, c
   return sym_routine<T, true>(h, "hemv", uplo, n, alpha, a, lda, x, incx, beta, y, incy);
 }
 
-#define TESSERA_LEVEL2_SYMV(T)                                                                  \
-  template Status symv<T>(Handle&, Uplo, int64_t, T, const T*, int64_t, const T*, int64_t, T,  \
-                          T*, int64_t);
+#define TESSERA_LEVEL2_SYMV(T)                                                                    \
+  template Status symv<T>(Handle&, Uplo, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, \
+                          int64_t);
 TESSERA_LEVEL2_SYMV(float)
 TESSERA_LEVEL2_SYMV(double)
 TESSERA_LEVEL2_SYMV(cfloat)
 TESSERA_LEVEL2_SYMV(cdouble)
 #undef TESSERA_LEVEL2_SYMV
-template Status hemv<cfloat>(Handle&, Uplo, int64_t, cfloat, const cfloat*, int64_t,
-                             const cfloat*, int64_t, cfloat, cfloat*, int64_t);
+template Status hemv<cfloat>(Handle&, Uplo, int64_t, cfloat, const cfloat*, int64_t, const cfloat*,
+                             int64_t, cfloat, cfloat*, int64_t);
 template Status hemv<cdouble>(Handle&, Uplo, int64_t, cdouble, const cdouble*, int64_t,
                               const cdouble*, int64_t, cdouble, cdouble*, int64_t);
 

@@ -1,10 +1,11 @@
 // trmv (x = op(A) x) and trsv (x = op(A)^-1 x) for a triangular n x n A.
 //
-// Blocked by kBlock columns: the small triangles on the diagonal are done with reference
-// BLAS's loops, everything off the diagonal with the gemv kernels (rows or column groups split
-// over threads), so A is read once at gemv speed. The block order is fixed by n, so results do
-// not depend on the thread count. trsv does not test for singularity (reference BLAS does
-// not either): a zero on a non-unit diagonal gives infinities or NaNs.
+// Blocked by kBlock columns: the small triangles on the diagonal follow reference BLAS's
+// loops (one column at a time on the gemv kernels), everything off the diagonal is one gemv
+// panel per block, so A is read once at gemv speed. One thread: every block depends on the one
+// before, and handing each block's panel to the pool costs more than it saves at these sizes
+// (OpenBLAS's trsv is single-threaded too). trsv does not test for singularity (reference
+// BLAS does not either): a zero on a non-unit diagonal gives infinities or NaNs.
 #include "kernels/level2/ops.hpp"
 
 namespace tessera::blas {
@@ -17,40 +18,39 @@ using std::int64_t;
 
 constexpr int64_t kBlock = 128;
 
-// The diagonal block A[k0:k1, k0:k1] applied to (trmv) or solved against (trsv) x[k0:k1].
+// The diagonal block A[k0:k1, k0:k1] applied to (trmv) or solved against (trsv) x[k0:k1], in
+// reference BLAS's order; the column updates and dot products run on the gemv kernels (one
+// column at a time).
 template <typename T, bool Solve>
-void diagonal_block(bool upper, bool trans, bool conj, bool unit, const T* a, int64_t lda,
-                    T* x, int64_t b) {
-  auto at = [&](int64_t i, int64_t j) { return conj_if(a[i + j * lda], conj); };
-  auto times_diag = [&](T v, int64_t j) { return unit ? v : cmul(v, at(j, j)); };
-  auto over_diag = [&](T v, int64_t j) { return unit ? v : v / at(j, j); };
+void diagonal_block(const detail::Level2Ops<T>& ops, bool upper, bool trans, bool conj, bool unit,
+                    const T* a, int64_t lda, T* x, int64_t b) {
+  auto diag = [&](int64_t j) { return conj_if(a[j + j * lda], conj); };
   if (!trans) {
     // Column by column: x_j's multiple of column j goes into the other rows.
     for (int64_t s = 0; s < b; ++s) {
       const int64_t j = upper == Solve ? b - 1 - s : s;
+      const int64_t i0 = upper ? 0 : j + 1, len = upper ? j : b - j - 1;
       if constexpr (Solve) {
-        x[j] = over_diag(x[j], j);
-        const T t = x[j];
-        for (int64_t i = upper ? 0 : j + 1; i < (upper ? j : b); ++i) x[i] -= cmul(t, at(i, j));
+        if (!unit) x[j] = x[j] / diag(j);
+        const T t = -x[j];
+        if (len > 0) ops.gemv_n(len, 1, a + i0 + j * lda, lda, &t, x + i0);
       } else {
         const T t = x[j];
-        for (int64_t i = upper ? 0 : j + 1; i < (upper ? j : b); ++i) x[i] += cmul(t, at(i, j));
-        x[j] = times_diag(x[j], j);
+        if (len > 0) ops.gemv_n(len, 1, a + i0 + j * lda, lda, &t, x + i0);
+        if (!unit) x[j] = cmul(x[j], diag(j));
       }
     }
   } else {
     // Row j of op(A) is column j of A: a dot product with the rest of x.
     for (int64_t s = 0; s < b; ++s) {
       const int64_t j = upper == Solve ? s : b - 1 - s;
-      const int64_t i0 = upper ? 0 : j + 1, i1 = upper ? j : b;
+      const int64_t i0 = upper ? 0 : j + 1, len = upper ? j : b - j - 1;
+      T r{};
+      if (len > 0) ops.gemv_t(len, 1, a + i0 + j * lda, lda, x + i0, conj, &r);
       if constexpr (Solve) {
-        T t = x[j];
-        for (int64_t i = i0; i < i1; ++i) t -= cmul(at(i, j), x[i]);
-        x[j] = over_diag(t, j);
+        x[j] = unit ? x[j] - r : (x[j] - r) / diag(j);
       } else {
-        T t = times_diag(x[j], j);
-        for (int64_t i = i0; i < i1; ++i) t += cmul(at(i, j), x[i]);
-        x[j] = t;
+        x[j] = (unit ? x[j] : cmul(x[j], diag(j))) + r;
       }
     }
   }
@@ -58,8 +58,8 @@ void diagonal_block(bool upper, bool trans, bool conj, bool unit, const T* a, in
 
 // x = op(A) x or op(A)^-1 x on a contiguous x; `tmp` holds kBlock elements.
 template <typename T, bool Solve>
-void triangular(const Handle& h, const detail::Level2Ops<T>& ops, bool upper, Op trans, bool unit,
-                int64_t n, const T* a, int64_t lda, T* x, T* tmp) {
+void triangular(const detail::Level2Ops<T>& ops, bool upper, Op trans, bool unit, int64_t n,
+                const T* a, int64_t lda, T* x, T* tmp) {
   const bool t = trans != Op::kNoTrans, conj = trans == Op::kConjTrans;
   const int64_t nblocks = (n + kBlock - 1) / kBlock;
   // Which way the blocks go: the diagonal block's inputs must still (trmv) or already (trsv)
@@ -75,20 +75,24 @@ void triangular(const Handle& h, const detail::Level2Ops<T>& ops, bool upper, Op
     if (!t) {
       // x[rows] += (or -=) panel x[k0:k1]; trmv before the diagonal block changes x[k0:k1],
       // trsv after it has solved them.
-      if constexpr (Solve) diagonal_block<T, true>(upper, false, false, unit, diag, lda, x + k0, b);
+      if constexpr (Solve)
+        diagonal_block<T, true>(ops, upper, false, false, unit, diag, lda, x + k0, b);
       if (rows > 0) {
         for (int64_t i = 0; i < b; ++i) tmp[i] = Solve ? -x[k0 + i] : x[k0 + i];
-        detail::gemv_n_rows(h, ops, rows, b, panel, lda, tmp, x + r0);
+        ops.gemv_n(rows, b, panel, lda, tmp, x + r0);
       }
-      if constexpr (!Solve) diagonal_block<T, false>(upper, false, false, unit, diag, lda, x + k0, b);
+      if constexpr (!Solve)
+        diagonal_block<T, false>(ops, upper, false, false, unit, diag, lda, x + k0, b);
     } else {
       // x[k0:k1] gets panel^T x[rows]: trmv after its diagonal block, trsv before.
-      if constexpr (!Solve) diagonal_block<T, false>(upper, true, conj, unit, diag, lda, x + k0, b);
+      if constexpr (!Solve)
+        diagonal_block<T, false>(ops, upper, true, conj, unit, diag, lda, x + k0, b);
       if (rows > 0) {
-        detail::gemv_t_cols(h, ops, rows, b, panel, lda, x + r0, conj, tmp);
+        ops.gemv_t(rows, b, panel, lda, x + r0, conj, tmp);
         for (int64_t i = 0; i < b; ++i) x[k0 + i] += Solve ? -tmp[i] : tmp[i];
       }
-      if constexpr (Solve) diagonal_block<T, true>(upper, true, conj, unit, diag, lda, x + k0, b);
+      if constexpr (Solve)
+        diagonal_block<T, true>(ops, upper, true, conj, unit, diag, lda, x + k0, b);
     }
   }
 }
@@ -123,8 +127,7 @@ Status tri_routine(Handle& h, const char* name, Uplo uplo, Op trans, Diag diag, 
     for (int64_t i = 0; i < n; ++i) xc[i] = x[vec_index(i, n, incx)];
   }
   const detail::Level2Ops<T> ops(fn);
-  triangular<T, Solve>(h, ops, uplo == Uplo::kUpper, trans, diag == Diag::kUnit, n, a, lda, xc,
-                       buf);
+  triangular<T, Solve>(ops, uplo == Uplo::kUpper, trans, diag == Diag::kUnit, n, a, lda, xc, buf);
   if (pack)
     for (int64_t i = 0; i < n; ++i) x[vec_index(i, n, incx)] = xc[i];
   return Status::ok();
@@ -144,8 +147,8 @@ Status trsv(Handle& h, Uplo uplo, Op trans, Diag diag, int64_t n, const T* a, in
   return tri_routine<T, true>(h, "trsv", uplo, trans, diag, n, a, lda, x, incx);
 }
 
-#define TESSERA_LEVEL2_TRI(T)                                                                   \
-  template Status trmv<T>(Handle&, Uplo, Op, Diag, int64_t, const T*, int64_t, T*, int64_t);   \
+#define TESSERA_LEVEL2_TRI(T)                                                                \
+  template Status trmv<T>(Handle&, Uplo, Op, Diag, int64_t, const T*, int64_t, T*, int64_t); \
   template Status trsv<T>(Handle&, Uplo, Op, Diag, int64_t, const T*, int64_t, T*, int64_t);
 TESSERA_LEVEL2_TRI(float)
 TESSERA_LEVEL2_TRI(double)

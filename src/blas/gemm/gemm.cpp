@@ -156,8 +156,8 @@ Status complex_gemm(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_t n, std
 }
 
 template <typename T>
-Status gemm_unchecked(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k,
-                      T alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb,
+Status gemm_dispatch(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                     T alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb,
                       T beta, T* c, std::int64_t ldc) {
   // A single row or column of C is a matrix-vector product: gemv reads the matrix once,
   // vectorised along its contiguous direction, where a tile kernel would waste most lanes.
@@ -199,7 +199,7 @@ Status gemm(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_
                                                   ldb, ldc, scalar_str(alpha), scalar_str(beta),
                                                   0, detail::max_threads(h));
   return detail::guard_oom(fn, [&] {
-    return gemm_unchecked(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return gemm_dispatch(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   });
 }
 
@@ -219,7 +219,7 @@ Status gemm_strided_batched(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_
                                                   batch, detail::max_threads(h));
   return detail::guard_oom(fn, [&] {
     return detail::run_batch(h, batch, m, n, k, [&](Handle& hh, std::int64_t i) {
-      return gemm_unchecked(hh, ta, tb, m, n, k, alpha, a + i * stride_a, lda, b + i * stride_b,
+      return gemm_dispatch(hh, ta, tb, m, n, k, alpha, a + i * stride_a, lda, b + i * stride_b,
                             ldb, beta, c + i * stride_c, ldc);
     });
   });
@@ -246,10 +246,21 @@ Status gemm_batched(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_t n, std
                                                   batch, detail::max_threads(h));
   return detail::guard_oom(fn, [&] {
     return detail::run_batch(h, batch, m, n, k, [&](Handle& hh, std::int64_t i) {
-      return gemm_unchecked(hh, ta, tb, m, n, k, alpha, a[i], lda, b[i], ldb, beta, c[i], ldc);
+      return gemm_dispatch(hh, ta, tb, m, n, k, alpha, a[i], lda, b[i], ldb, beta, c[i], ldc);
     });
   });
 }
+
+namespace detail {
+template <typename T>
+Status gemm_unchecked(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                      T alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb,
+                      T beta, T* c, std::int64_t ldc) {
+  return guard_oom(fn_name<T>("gemm"), [&] {
+    return gemm_dispatch(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  });
+}
+}  // namespace detail
 
 std::string describe_gemm(const char* dtype, std::int64_t, std::int64_t, std::int64_t) {
   const std::string d = dtype;
@@ -270,7 +281,10 @@ std::string describe_gemm(const char* dtype, std::int64_t, std::int64_t, std::in
                                           T, T*, std::int64_t, std::int64_t, std::int64_t);    \
   template Status gemm_batched<T>(Handle&, Op, Op, std::int64_t, std::int64_t, std::int64_t,   \
                                   T, const T* const[], std::int64_t, const T* const[],         \
-                                  std::int64_t, T, T* const[], std::int64_t, std::int64_t);
+                                  std::int64_t, T, T* const[], std::int64_t, std::int64_t);  \
+  template Status detail::gemm_unchecked<T>(Handle&, Op, Op, std::int64_t, std::int64_t,       \
+                                            std::int64_t, T, const T*, std::int64_t, const T*, \
+                                            std::int64_t, T, T*, std::int64_t);
 TESSERA_INSTANTIATE(float)
 TESSERA_INSTANTIATE(double)
 TESSERA_INSTANTIATE(cfloat)

@@ -34,6 +34,13 @@ std::string gemm_bench_line(const char* dtype, Op ta, Op tb, std::int64_t m, std
 Status run_batch(Handle& h, std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k,
                  const std::function<Status(Handle&, std::int64_t)>& one);
 
+// gemm for callers inside the library (trsm, trmm, syrk, trtri) whose arguments are already
+// valid: no checks, no stream wait, no replay line; allocation failure -> kOutOfMemory.
+template <typename T>
+Status gemm_unchecked(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                      T alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb,
+                      T beta, T* c, std::int64_t ldc);
+
 // Packing buffers are allocated inside the engine; an allocation failure there becomes
 // kOutOfMemory instead of an exception.
 template <typename F>

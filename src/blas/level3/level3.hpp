@@ -11,6 +11,7 @@
 #include <string>
 
 #include "../common.hpp"
+#include "../gemm/gemm_common.hpp"
 
 namespace tessera::blas::level3 {
 
@@ -28,8 +29,10 @@ inline std::int64_t split_point(std::int64_t n) {
 
 template <typename T>
 T conj_if(T v, bool conj) {
-  if constexpr (is_complex_v<T>) return conj ? std::conj(v) : v;
-  else return v;
+  if constexpr (is_complex_v<T>)
+    return conj ? std::conj(v) : v;
+  else
+    return v;
 }
 
 // a * b without the NaN-recovery branch of std::complex's operator*, which keeps loops from
@@ -110,18 +113,31 @@ std::int64_t first_zero_pivot(std::int64_t n, const T* a, std::int64_t lda);
 
 // Argument checks and bench lines shared by the entry points (args.cpp). `fn` is the routine
 // name with its type letter ("strsm").
-Status check_trxm(const std::string& fn, Side side, Uplo uplo, Op transa, Diag diag,
-                  std::int64_t m, std::int64_t n, bool alpha_zero, const void* a,
-                  std::int64_t lda, const void* b, std::int64_t ldb);
+Status check_trxm(const std::string& fn, Side side, Uplo uplo, Op transa, Diag diag, std::int64_t m,
+                  std::int64_t n, bool alpha_zero, const void* a, std::int64_t lda, const void* b,
+                  std::int64_t ldb);
 Status check_syrk(const std::string& fn, bool is_complex, Uplo uplo, Op trans, std::int64_t n,
-                  std::int64_t k, bool alpha_zero, const void* a, std::int64_t lda,
-                  const void* c, std::int64_t ldc);
+                  std::int64_t k, bool alpha_zero, const void* a, std::int64_t lda, const void* c,
+                  std::int64_t ldc);
 Status check_trtri(const std::string& fn, Uplo uplo, Diag diag, std::int64_t n, std::int64_t lda);
+// A scalar as a replay line writes it: "1.5", or "0.75,-0.5" for a complex one.
+struct LogScalar {
+  double re, im;
+  bool complex;
+};
+template <typename T>
+LogScalar log_scalar(T v) {
+  if constexpr (is_complex_v<T>)
+    return {static_cast<double>(v.real()), static_cast<double>(v.imag()), true};
+  else
+    return {static_cast<double>(v), 0.0, false};
+}
 // `tessera bench blas trsm --dtype f32 ...` (TESSERA_LOG=bench).
 void log_trxm(const Handle& h, const char* op, const char* dtype, Side side, Uplo uplo, Op transa,
-              Diag diag, std::int64_t m, std::int64_t n, std::int64_t lda, std::int64_t ldb);
+              Diag diag, std::int64_t m, std::int64_t n, std::int64_t lda, std::int64_t ldb,
+              LogScalar alpha);
 void log_syrk(const Handle& h, const char* dtype, Uplo uplo, Op trans, std::int64_t n,
-              std::int64_t k, std::int64_t lda, std::int64_t ldc);
+              std::int64_t k, std::int64_t lda, std::int64_t ldc, LogScalar alpha, LogScalar beta);
 void log_trtri(const Handle& h, const char* op, const char* dtype, Uplo uplo, Diag diag,
                std::int64_t n, std::int64_t lda, std::int64_t batch);  // batch < 0: none
 

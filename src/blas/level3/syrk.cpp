@@ -46,7 +46,7 @@ template <typename T>
 Status syrk_rec(Handle& h, const SyrkProblem<T>& p, std::int64_t n, const T* a, T* c) {
   if (n <= kSyrkLeaf) {
     TESSERA_RETURN_IF_ERROR(
-        gemm(h, p.ta, p.tb, n, n, p.k, p.alpha, a, p.lda, a, p.lda, T{}, p.tmp, n));
+        detail::gemm_unchecked(h, p.ta, p.tb, n, n, p.k, p.alpha, a, p.lda, a, p.lda, T{}, p.tmp, n));
     merge_triangle(p.upper, n, p.tmp, p.beta, c, p.ldc);
     return Status::ok();
   }
@@ -54,11 +54,11 @@ Status syrk_rec(Handle& h, const SyrkProblem<T>& p, std::int64_t n, const T* a, 
   const T* a2 = op_rows(p, a, n1);
   TESSERA_RETURN_IF_ERROR(syrk_rec(h, p, n1, a, c));
   if (p.upper) {
-    TESSERA_RETURN_IF_ERROR(gemm(h, p.ta, p.tb, n1, n2, p.k, p.alpha, a, p.lda, a2, p.lda, p.beta,
+    TESSERA_RETURN_IF_ERROR(detail::gemm_unchecked(h, p.ta, p.tb, n1, n2, p.k, p.alpha, a, p.lda, a2, p.lda, p.beta,
                                  c + n1 * p.ldc, p.ldc));
   } else {
-    TESSERA_RETURN_IF_ERROR(gemm(h, p.ta, p.tb, n2, n1, p.k, p.alpha, a2, p.lda, a, p.lda, p.beta,
-                                 c + n1, p.ldc));
+    TESSERA_RETURN_IF_ERROR(
+        detail::gemm_unchecked(h, p.ta, p.tb, n2, n1, p.k, p.alpha, a2, p.lda, a, p.lda, p.beta, c + n1, p.ldc));
   }
   return syrk_rec(h, p, n2, a2, c + n1 + n1 * p.ldc);
 }
@@ -82,10 +82,11 @@ template <typename T>
 Status syrk(Handle& h, Uplo uplo, Op trans, std::int64_t n, std::int64_t k, T alpha, const T* a,
             std::int64_t lda, T beta, T* c, std::int64_t ldc) {
   const std::string fn = detail::fn_name<T>("syrk");
-  TESSERA_RETURN_IF_ERROR(level3::check_syrk(fn, is_complex_v<T>, uplo, trans, n, k,
-                                             alpha == T{}, a, lda, c, ldc));
+  TESSERA_RETURN_IF_ERROR(
+      level3::check_syrk(fn, is_complex_v<T>, uplo, trans, n, k, alpha == T{}, a, lda, c, ldc));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h));
-  level3::log_syrk(h, detail::dtype_name<T>(), uplo, trans, n, k, lda, ldc);
+  level3::log_syrk(h, detail::dtype_name<T>(), uplo, trans, n, k, lda, ldc,
+                   level3::log_scalar(alpha), level3::log_scalar(beta));
   const bool upper = uplo == Uplo::kUpper;
   if (n == 0) return Status::ok();
   if (alpha == T{} || k == 0) {
@@ -93,8 +94,8 @@ Status syrk(Handle& h, Uplo uplo, Op trans, std::int64_t n, std::int64_t k, T al
     return Status::ok();
   }
   const bool notrans = trans == Op::kNoTrans;
-  std::vector<T> tmp(static_cast<std::size_t>(std::min(n, level3::kSyrkLeaf) *
-                                              std::min(n, level3::kSyrkLeaf)));
+  std::vector<T> tmp(
+      static_cast<std::size_t>(std::min(n, level3::kSyrkLeaf) * std::min(n, level3::kSyrkLeaf)));
   const level3::SyrkProblem<T> p{upper,
                                  notrans ? Op::kNoTrans : Op::kTrans,
                                  notrans ? Op::kTrans : Op::kNoTrans,
@@ -107,8 +108,8 @@ Status syrk(Handle& h, Uplo uplo, Op trans, std::int64_t n, std::int64_t k, T al
   return level3::syrk_rec(h, p, n, a, c);
 }
 
-#define TESSERA_INSTANTIATE(T)                                                                  \
-  template Status syrk<T>(Handle&, Uplo, Op, std::int64_t, std::int64_t, T, const T*,          \
+#define TESSERA_INSTANTIATE(T)                                                        \
+  template Status syrk<T>(Handle&, Uplo, Op, std::int64_t, std::int64_t, T, const T*, \
                           std::int64_t, T, T*, std::int64_t);
 TESSERA_LEVEL3_FOR_EACH_TYPE(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE

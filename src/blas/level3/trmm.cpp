@@ -25,13 +25,13 @@ Status trmm_rec(Handle& h, Side side, const Tri<T>& t, std::int64_t m, std::int6
       TESSERA_RETURN_IF_ERROR(trmm_rec(h, side, t11, n1, n, b1, ldb));
       const Operand<T> t12 = t.block(0, n1);
       TESSERA_RETURN_IF_ERROR(
-          gemm(h, t12.op, Op::kNoTrans, n1, n, n2, one, t12.p, t.lda, b2, ldb, one, b1, ldb));
+          detail::gemm_unchecked(h, t12.op, Op::kNoTrans, n1, n, n2, one, t12.p, t.lda, b2, ldb, one, b1, ldb));
       return trmm_rec(h, side, t22, n2, n, b2, ldb);
     }
     TESSERA_RETURN_IF_ERROR(trmm_rec(h, side, t22, n2, n, b2, ldb));
     const Operand<T> t21 = t.block(n1, 0);
     TESSERA_RETURN_IF_ERROR(
-        gemm(h, t21.op, Op::kNoTrans, n2, n, n1, one, t21.p, t.lda, b1, ldb, one, b2, ldb));
+        detail::gemm_unchecked(h, t21.op, Op::kNoTrans, n2, n, n1, one, t21.p, t.lda, b1, ldb, one, b2, ldb));
     return trmm_rec(h, side, t11, n1, n, b1, ldb);
   }
   // Right: B * op(A), column blocks B1, B2.
@@ -41,13 +41,13 @@ Status trmm_rec(Handle& h, Side side, const Tri<T>& t, std::int64_t m, std::int6
     TESSERA_RETURN_IF_ERROR(trmm_rec(h, side, t22, m, n2, b2, ldb));
     const Operand<T> t12 = t.block(0, n1);
     TESSERA_RETURN_IF_ERROR(
-        gemm(h, Op::kNoTrans, t12.op, m, n2, n1, one, b1, ldb, t12.p, t.lda, one, b2, ldb));
+        detail::gemm_unchecked(h, Op::kNoTrans, t12.op, m, n2, n1, one, b1, ldb, t12.p, t.lda, one, b2, ldb));
     return trmm_rec(h, side, t11, m, n1, b1, ldb);
   }
   TESSERA_RETURN_IF_ERROR(trmm_rec(h, side, t11, m, n1, b1, ldb));
   const Operand<T> t21 = t.block(n1, 0);
   TESSERA_RETURN_IF_ERROR(
-      gemm(h, Op::kNoTrans, t21.op, m, n1, n2, one, b2, ldb, t21.p, t.lda, one, b1, ldb));
+      detail::gemm_unchecked(h, Op::kNoTrans, t21.op, m, n1, n2, one, b2, ldb, t21.p, t.lda, one, b1, ldb));
   return trmm_rec(h, side, t22, m, n2, b2, ldb);
 }
 
@@ -56,22 +56,23 @@ Status trmm_rec(Handle& h, Side side, const Tri<T>& t, std::int64_t m, std::int6
 namespace tessera::blas {
 
 template <typename T>
-Status trmm(Handle& h, Side side, Uplo uplo, Op transa, Diag diag, std::int64_t m,
-            std::int64_t n, T alpha, const T* a, std::int64_t lda, T* b, std::int64_t ldb) {
+Status trmm(Handle& h, Side side, Uplo uplo, Op transa, Diag diag, std::int64_t m, std::int64_t n,
+            T alpha, const T* a, std::int64_t lda, T* b, std::int64_t ldb) {
   const std::string fn = detail::fn_name<T>("trmm");
-  TESSERA_RETURN_IF_ERROR(level3::check_trxm(fn, side, uplo, transa, diag, m, n, alpha == T{}, a,
-                                             lda, b, ldb));
+  TESSERA_RETURN_IF_ERROR(
+      level3::check_trxm(fn, side, uplo, transa, diag, m, n, alpha == T{}, a, lda, b, ldb));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h));
-  level3::log_trxm(h, "trmm", detail::dtype_name<T>(), side, uplo, transa, diag, m, n, lda, ldb);
+  level3::log_trxm(h, "trmm", detail::dtype_name<T>(), side, uplo, transa, diag, m, n, lda, ldb,
+                   level3::log_scalar(alpha));
   if (m == 0 || n == 0) return Status::ok();
   if (alpha != T(1)) level3::scale_matrix(m, n, alpha, b, ldb);
   if (alpha == T{}) return Status::ok();
   return level3::trmm_rec(h, side, level3::make_tri(a, lda, uplo, transa, diag), m, n, b, ldb);
 }
 
-#define TESSERA_INSTANTIATE(T)                                                                 \
-  template Status level3::trmm_rec<T>(Handle&, Side, const level3::Tri<T>&, std::int64_t,      \
-                                      std::int64_t, T*, std::int64_t);                         \
+#define TESSERA_INSTANTIATE(T)                                                                    \
+  template Status level3::trmm_rec<T>(Handle&, Side, const level3::Tri<T>&, std::int64_t,         \
+                                      std::int64_t, T*, std::int64_t);                            \
   template Status trmm<T>(Handle&, Side, Uplo, Op, Diag, std::int64_t, std::int64_t, T, const T*, \
                           std::int64_t, T*, std::int64_t);
 TESSERA_LEVEL3_FOR_EACH_TYPE(TESSERA_INSTANTIATE)

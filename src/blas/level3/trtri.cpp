@@ -87,12 +87,10 @@ Status trtri_batched(Handle& h, Uplo uplo, Diag diag, std::int64_t n, T* const a
   for (std::int64_t b = 0; used && b < batch_count; ++b)
     if (a[b] == nullptr) return invalid_argument(fn + ": a[" + std::to_string(b) + "] is null");
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h));
-  level3::log_trtri(h, "trtri_batched", detail::dtype_name<T>(), uplo, diag, n, lda,
-                    batch_count);
+  level3::log_trtri(h, "trtri_batched", detail::dtype_name<T>(), uplo, diag, n, lda, batch_count);
   if (!used) return Status::ok();
   auto matrix_at = [a](std::int64_t b) { return a[b]; };
-  TESSERA_RETURN_IF_ERROR(
-      level3::check_batch_pivots<T>(fn, diag, n, lda, batch_count, matrix_at));
+  TESSERA_RETURN_IF_ERROR(level3::check_batch_pivots<T>(fn, diag, n, lda, batch_count, matrix_at));
   return detail::run_batch(h, batch_count, n, n, n, [&](Handle& hh, std::int64_t b) {
     return level3::trtri_rec(hh, uplo, diag, n, matrix_at(b), lda);
   });
@@ -115,8 +113,7 @@ Status trtri_strided_batched(Handle& h, Uplo uplo, Diag diag, std::int64_t n, T*
                     batch_count);
   if (!used) return Status::ok();
   auto matrix_at = [a, stride_a](std::int64_t b) { return a + b * stride_a; };
-  TESSERA_RETURN_IF_ERROR(
-      level3::check_batch_pivots<T>(fn, diag, n, lda, batch_count, matrix_at));
+  TESSERA_RETURN_IF_ERROR(level3::check_batch_pivots<T>(fn, diag, n, lda, batch_count, matrix_at));
   return detail::run_batch(h, batch_count, n, n, n, [&](Handle& hh, std::int64_t b) {
     return level3::trtri_rec(hh, uplo, diag, n, matrix_at(b), lda);
   });

@@ -22,22 +22,25 @@ void pack_triangle(const Tri<T>& t, std::int64_t nt, bool invert_diag, bool tran
   for (std::int64_t j = 0; j < nt; ++j)
     for (std::int64_t i = 0; i < nt; ++i) {
       T v{};
-      if (i == j) v = t.unit ? T(1) : invert_diag ? T(1) / t.at(i, i) : t.at(i, i);
-      else if (t.lower == (i > j)) v = t.at(i, j);
+      if (i == j)
+        v = t.unit ? T(1) : invert_diag ? T(1) / t.at(i, i) : t.at(i, i);
+      else if (t.lower == (i > j))
+        v = t.at(i, j);
       p[transpose ? j + i * nt : i + j * nt] = v;
     }
 }
 
-// Rows of B per parallel chunk: enough work to pay for a task.
+// Rows of B per parallel chunk: at least a quarter million multiply-adds, so a leaf only
+// wakes the pool when the work dwarfs the cost of a parallel region.
 std::int64_t row_grain(std::int64_t nt) {
-  return std::max<std::int64_t>(16, 32768 / std::max<std::int64_t>(1, nt * nt));
+  return std::max<std::int64_t>(64, (std::int64_t{1} << 19) / std::max<std::int64_t>(1, nt * nt));
 }
 
-// y[0, rows) += sign * sum over k in [k0, k1) of c[k] * x_k, where x_k = b + k * ldb. Four
+// y[0, rows) -= (or +=) the sum over k in [k0, k1) of c[k] * x_k, x_k = b + k * ldb. Four
 // columns at a time: one load and store of y per four multiply-adds.
 template <typename T, bool kSubtract>
-void accumulate_columns(std::int64_t rows, const T* c, std::int64_t k0, std::int64_t k1,
-                        const T* b, std::int64_t ldb, T* y) {
+void accumulate_columns(std::int64_t rows, const T* c, std::int64_t k0, std::int64_t k1, const T* b,
+                        std::int64_t ldb, T* y) {
   std::int64_t k = k0;
   for (; k + 4 <= k1; k += 4) {
     const T c0 = c[k], c1 = c[k + 1], c2 = c[k + 2], c3 = c[k + 3];
@@ -47,16 +50,20 @@ void accumulate_columns(std::int64_t rows, const T* c, std::int64_t k0, std::int
     const T* x3 = x2 + ldb;
     for (std::int64_t i = 0; i < rows; ++i) {
       const T sum = (mul(c0, x0[i]) + mul(c1, x1[i])) + (mul(c2, x2[i]) + mul(c3, x3[i]));
-      if constexpr (kSubtract) y[i] -= sum;
-      else y[i] += sum;
+      if constexpr (kSubtract)
+        y[i] -= sum;
+      else
+        y[i] += sum;
     }
   }
   for (; k < k1; ++k) {
     const T ck = c[k];
     const T* xk = b + k * ldb;
     for (std::int64_t i = 0; i < rows; ++i) {
-      if constexpr (kSubtract) y[i] -= mul(ck, xk[i]);
-      else y[i] += mul(ck, xk[i]);
+      if constexpr (kSubtract)
+        y[i] -= mul(ck, xk[i]);
+      else
+        y[i] += mul(ck, xk[i]);
     }
   }
 }
@@ -75,8 +82,10 @@ void solve_rows(bool lower, bool unit, std::int64_t nt, const T* p, std::int64_t
     const std::int64_t j = lower ? nt - 1 - step : step;
     T* y = b + j * ldb;
     const T* pj = p + j * nt;
-    if (lower) accumulate_columns<T, true>(rows, pj, j + 1, nt, b, ldb, y);
-    else accumulate_columns<T, true>(rows, pj, 0, j, b, ldb, y);
+    if (lower)
+      accumulate_columns<T, true>(rows, pj, j + 1, nt, b, ldb, y);
+    else
+      accumulate_columns<T, true>(rows, pj, 0, j, b, ldb, y);
     if (!unit) scale_rows(rows, pj[j], y);
   }
 }
@@ -91,8 +100,10 @@ void multiply_rows(bool lower, bool unit, std::int64_t nt, const T* p, std::int6
     T* y = b + j * ldb;
     const T* pj = p + j * nt;
     if (!unit) scale_rows(rows, pj[j], y);
-    if (lower) accumulate_columns<T, false>(rows, pj, j + 1, nt, b, ldb, y);
-    else accumulate_columns<T, false>(rows, pj, 0, j, b, ldb, y);
+    if (lower)
+      accumulate_columns<T, false>(rows, pj, j + 1, nt, b, ldb, y);
+    else
+      accumulate_columns<T, false>(rows, pj, 0, j, b, ldb, y);
   }
 }
 
@@ -195,13 +206,13 @@ std::int64_t first_zero_pivot(std::int64_t n, const T* a, std::int64_t lda) {
   return -1;
 }
 
-#define TESSERA_INSTANTIATE(T)                                                                  \
-  template void scale_matrix<T>(std::int64_t, std::int64_t, T, T*, std::int64_t);               \
+#define TESSERA_INSTANTIATE(T)                                                                   \
+  template void scale_matrix<T>(std::int64_t, std::int64_t, T, T*, std::int64_t);                \
   template void trsm_leaf<T>(const Handle&, Side, const Tri<T>&, std::int64_t, std::int64_t, T*, \
-                             std::int64_t);                                                     \
+                             std::int64_t);                                                      \
   template void trmm_leaf<T>(const Handle&, Side, const Tri<T>&, std::int64_t, std::int64_t, T*, \
-                             std::int64_t);                                                     \
-  template void trtri_leaf<T>(Uplo, Diag, std::int64_t, T*, std::int64_t);                      \
+                             std::int64_t);                                                      \
+  template void trtri_leaf<T>(Uplo, Diag, std::int64_t, T*, std::int64_t);                       \
   template std::int64_t first_zero_pivot<T>(std::int64_t, const T*, std::int64_t);
 TESSERA_LEVEL3_FOR_EACH_TYPE(TESSERA_INSTANTIATE)
 #undef TESSERA_INSTANTIATE

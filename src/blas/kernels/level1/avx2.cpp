@@ -49,8 +49,8 @@ struct Bf16 {
                                            _mm256_set1_epi32(0x7f800000));
     const __m256i high = _mm256_srli_epi32(x, 16);
     const __m256i lsb = _mm256_and_si256(high, _mm256_set1_epi32(1));
-    const __m256i rounded =
-        _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), lsb), 16);
+    const __m256i rounded = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), lsb), 16);
     const __m256i r =
         _mm256_blendv_epi8(rounded, _mm256_or_si256(high, _mm256_set1_epi32(0x40)), nan);
     // packus works per 128-bit lane: gather the two low quadwords.
@@ -77,8 +77,8 @@ double sumsq_f32(i64 n, const float* x, float* max_abs) {
       s[2 * u + 1] = _mm256_fmadd_pd(hi, hi, s[2 * u + 1]);
     }
   for (; i < n; i += 8) {
-    const __m256 v = n - i >= 8 ? _mm256_loadu_ps(x + i)
-                                : _mm256_maskload_ps(x + i, Simd<float>::tail(n - i));
+    const __m256 v =
+        n - i >= 8 ? _mm256_loadu_ps(x + i) : _mm256_maskload_ps(x + i, Simd<float>::tail(n - i));
     m = _mm256_max_ps(_mm256_andnot_ps(sign, v), m);
     const __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
     const __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));

@@ -19,8 +19,12 @@ struct BenchArgs {
   std::int64_t incx = 0, incy = 0, lda = 0;
 };
 
-inline const char* uplo_flag(Uplo u) { return u == Uplo::kUpper ? "u" : "l"; }
-inline const char* diag_flag(Diag d) { return d == Diag::kUnit ? "u" : "n"; }
+inline const char* uplo_flag(Uplo u) {
+  return u == Uplo::kUpper ? "u" : "l";
+}
+inline const char* diag_flag(Diag d) {
+  return d == Diag::kUnit ? "u" : "n";
+}
 inline const char* trans_flag(Op op) {
   return op == Op::kNoTrans ? "n" : op == Op::kTrans ? "t" : "c";
 }

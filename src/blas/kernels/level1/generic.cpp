@@ -113,8 +113,12 @@ void complex_scal(std::int64_t n, R ar, R ai, R* x) {
   }
 }
 
-float widen_f16(std::uint16_t b) { return f16_bits_to_f32(b); }
-float widen_bf16(std::uint16_t b) { return bf16_bits_to_f32(b); }
+float widen_f16(std::uint16_t b) {
+  return f16_bits_to_f32(b);
+}
+float widen_bf16(std::uint16_t b) {
+  return bf16_bits_to_f32(b);
+}
 
 template <float (*Widen)(std::uint16_t)>
 float half_dot(std::int64_t n, const std::uint16_t* x, const std::uint16_t* y) {
@@ -135,8 +139,7 @@ void half_scal(std::int64_t n, float alpha, std::uint16_t* x) {
 
 template <typename T>
 constexpr RealLevel1<T> real_table() {
-  return {dot<T>,   axpy<T>,   scal<T>,  rot<T>,
-          asum<T>,  sumsq<T>,  iamax<T>, iamin<T>};
+  return {dot<T>, axpy<T>, scal<T>, rot<T>, asum<T>, sumsq<T>, iamax<T>, iamin<T>};
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ namespace {
 
 }  // namespace
 
-extern const Level2Kernels kLevel2Avx512 = {"avx512", real_table<float>(), real_table<double>()};
+extern const Level2Kernels kLevel2Avx512 = {"avx512", real_table<float>(), real_table<double>(),
+                                            complex_table<float>(), complex_table<double>()};
 
 }  // namespace tessera::blas::kernels

@@ -32,8 +32,7 @@ void gemv_t_generic(std::int64_t m, std::int64_t n, const T* a, std::int64_t lda
 }
 
 template <typename T>
-void ger_generic(std::int64_t m, std::int64_t n, const T* x, const T* y, T* a,
-                 std::int64_t lda) {
+void ger_generic(std::int64_t m, std::int64_t n, const T* x, const T* y, T* a, std::int64_t lda) {
   for (std::int64_t j = 0; j < n; ++j) {
     T* col = a + j * lda;
     for (std::int64_t i = 0; i < m; ++i) col[i] += cmul(x[i], y[j]);
@@ -54,15 +53,14 @@ void sym_panel_generic(std::int64_t m, std::int64_t n, const T* a, std::int64_t 
   }
 }
 
-#define TESSERA_LEVEL2_GENERIC(T)                                                               \
-  template void gemv_n_generic<T>(std::int64_t, std::int64_t, const T*, std::int64_t, const T*, \
-                                  T*);                                                          \
-  template void gemv_t_generic<T>(std::int64_t, std::int64_t, const T*, std::int64_t, const T*, \
-                                  bool, T*);                                                    \
-  template void ger_generic<T>(std::int64_t, std::int64_t, const T*, const T*, T*,              \
-                               std::int64_t);                                                   \
-  template void sym_panel_generic<T>(std::int64_t, std::int64_t, const T*, std::int64_t,        \
-                                     const T*, const T*, bool, T*, T*);
+#define TESSERA_LEVEL2_GENERIC(T)                                                                  \
+  template void gemv_n_generic<T>(std::int64_t, std::int64_t, const T*, std::int64_t, const T*,    \
+                                  T*);                                                             \
+  template void gemv_t_generic<T>(std::int64_t, std::int64_t, const T*, std::int64_t, const T*,    \
+                                  bool, T*);                                                       \
+  template void ger_generic<T>(std::int64_t, std::int64_t, const T*, const T*, T*, std::int64_t);  \
+  template void sym_panel_generic<T>(std::int64_t, std::int64_t, const T*, std::int64_t, const T*, \
+                                     const T*, bool, T*, T*);
 TESSERA_LEVEL2_GENERIC(float)
 TESSERA_LEVEL2_GENERIC(double)
 TESSERA_LEVEL2_GENERIC(std::complex<float>)
@@ -85,9 +83,34 @@ constexpr RealLevel2<T> real_table() {
   return {gemv_n_generic<T>, gemv_t_real<T>, ger_generic<T>, sym_panel_real<T>};
 }
 
+// The complex entries over interleaved reals.
+template <typename R>
+using C = std::complex<R>;
+template <typename R>
+void complex_gemv_n(std::int64_t m, std::int64_t n, const R* a, std::int64_t lda, const R* x,
+                    R* y) {
+  gemv_n_generic(m, n, reinterpret_cast<const C<R>*>(a), lda, reinterpret_cast<const C<R>*>(x),
+                 reinterpret_cast<C<R>*>(y));
+}
+template <typename R>
+void complex_gemv_t(std::int64_t m, std::int64_t n, const R* a, std::int64_t lda, const R* x,
+                    bool conj, R* r) {
+  gemv_t_generic(m, n, reinterpret_cast<const C<R>*>(a), lda, reinterpret_cast<const C<R>*>(x),
+                 conj, reinterpret_cast<C<R>*>(r));
+}
+template <typename R>
+void complex_ger(std::int64_t m, std::int64_t n, const R* x, const R* y, R* a, std::int64_t lda) {
+  ger_generic(m, n, reinterpret_cast<const C<R>*>(x), reinterpret_cast<const C<R>*>(y),
+              reinterpret_cast<C<R>*>(a), lda);
+}
+template <typename R>
+constexpr ComplexLevel2<R> complex_table() {
+  return {complex_gemv_n<R>, complex_gemv_t<R>, complex_ger<R>};
+}
+
 }  // namespace
 
-extern const Level2Kernels kLevel2Generic = {"generic", real_table<float>(),
-                                             real_table<double>()};
+extern const Level2Kernels kLevel2Generic = {"generic", real_table<float>(), real_table<double>(),
+                                             complex_table<float>(), complex_table<double>()};
 
 }  // namespace tessera::blas::kernels

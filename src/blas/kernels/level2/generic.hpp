@@ -8,8 +8,7 @@
 namespace tessera::blas::kernels {
 
 template <typename T>
-void gemv_n_generic(std::int64_t m, std::int64_t n, const T* a, std::int64_t lda, const T* x,
-                    T* y);
+void gemv_n_generic(std::int64_t m, std::int64_t n, const T* a, std::int64_t lda, const T* x, T* y);
 template <typename T>
 void gemv_t_generic(std::int64_t m, std::int64_t n, const T* a, std::int64_t lda, const T* x,
                     bool conj, T* r);

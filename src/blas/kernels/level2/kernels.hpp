@@ -1,8 +1,8 @@
 // Level-2 kernels on contiguous vectors and one column-major panel, one table per instruction
 // set, chosen at run time from an ordered list (list.cpp). The drivers (src/blas/level2*.cpp)
 // validate arguments, pack strided vectors, apply alpha/beta and split rows or columns over
-// threads; these kernels only see dense panels. Complex types use the generic templates in
-// generic.hpp. No inline code here: ISA files include this header.
+// threads; these kernels only see dense panels. Complex symv/hemv panels use the generic
+// templates in generic.hpp. No inline code here: ISA files include this header.
 //
 // Determinism: every output element is computed by one call in an order fixed by the shape
 // (gemv_n: y_i gets a fused multiply-add per column j in order, whatever rows are around it;
@@ -29,10 +29,21 @@ struct RealLevel2 {
                     const T* x, T* p, T* dots);
 };
 
+template <typename R>  // complex<R> as interleaved reals; sizes and lda count complex elements
+struct ComplexLevel2 {
+  void (*gemv_n)(std::int64_t m, std::int64_t n, const R* a, std::int64_t lda, const R* x, R* y);
+  // r[j] = sum_i A(i, j) x_i, or conj(A(i, j)) x_i when conj.
+  void (*gemv_t)(std::int64_t m, std::int64_t n, const R* a, std::int64_t lda, const R* x,
+                 bool conj, R* r);
+  void (*ger)(std::int64_t m, std::int64_t n, const R* x, const R* y, R* a, std::int64_t lda);
+};
+
 struct Level2Kernels {
   const char* name;
   RealLevel2<float> f32;
   RealLevel2<double> f64;
+  ComplexLevel2<float> c64;
+  ComplexLevel2<double> c128;
 };
 
 extern const Level2Kernels kLevel2Generic;  // generic.cpp
