@@ -14,6 +14,8 @@ packages=(
   libgtest-dev         # unit tests
   libbenchmark-dev     # micro-benchmarks in bench/
   python3-numpy        # test oracle: .npy files written and checked by numpy (Debian's /usr/bin/python3)
+  libopenblas0-pthread # BLAS test oracle and bench anchor, dlopen'ed by tests and `tessera bench` only
+  libblis4-pthread     # BLAS bench anchor (BLIS), dlopen'ed by `tessera bench` only
 )
 
 missing=()
