@@ -259,6 +259,17 @@ void pack_block_a(TA* dst, std::int64_t mr, std::int64_t ku, const V& a, std::in
     else std::memset(static_cast<void*>(lp), 0, sizeof(TA) * mr * kpad);
   }
   if constexpr (requires { V::kDirect; }) {
+    if (ku > 1 && a.rs == 1 && kc % ku == 0) {  // interleave ku contiguous columns
+      for (std::int64_t pb = 0; pb < kc; pb += ku)
+        for (std::int64_t ip = 0; ip < panels; ++ip) {
+          TA* d = dst + ip * kpad * mr + pb * mr;
+          const std::int64_t n = ip + 1 < panels ? mr : last;
+          const auto* s = a.ptr + i0 + ip * mr + (p0 + pb) * a.cs;
+          for (std::int64_t r = 0; r < n; ++r)
+            for (std::int64_t u = 0; u < ku; ++u) d[r * ku + u] = static_cast<TA>(a.f(s[r + u * a.cs]));
+        }
+      return;
+    }
     if (ku == 1 && a.rs == 1) {
       for (std::int64_t p = 0; p < kc; ++p) {
         const auto* src = a.ptr + i0 + (p0 + p) * a.cs;
@@ -318,6 +329,15 @@ void pack_block_b(TB* dst, std::int64_t nr, std::int64_t ku, const V& b, std::in
     else std::memset(static_cast<void*>(lp), 0, sizeof(TB) * nr * kpad);
   }
   if constexpr (requires { V::kDirect; }) {
+    if (ku > 1 && b.rs == 1 && kc % ku == 0) {  // ku consecutive k of a column stay together
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const auto* src = b.ptr + p0 + (j0 + j) * b.cs;
+        TB* d = dst + (j / nr) * kpad * nr + (j % nr) * ku;
+        for (std::int64_t pb = 0; pb < kc; pb += ku)
+          for (std::int64_t u = 0; u < ku; ++u) d[pb * nr + u] = static_cast<TB>(b.f(src[pb + u]));
+      }
+      return;
+    }
     if (ku == 1 && b.cs == 1) {  // rows of op(B) contiguous: one pass per k
       for (std::int64_t p = 0; p < kc; ++p) {
         const auto* src = b.ptr + (p0 + p) * b.rs + j0;

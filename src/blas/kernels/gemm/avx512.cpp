@@ -145,14 +145,21 @@ void gemm_u8s8s32_avx512vnni_32x12(std::int64_t k, const std::uint8_t* a, const 
       std::int32_t quad;
       __builtin_memcpy(&quad, b + 4 * j, sizeof quad);
       const __m512i bj = _mm512_set1_epi32(quad);
-      acc[2 * j] = _mm512_dpbusd_epi32(acc[2 * j], a0, bj);
-      acc[2 * j + 1] = _mm512_dpbusd_epi32(acc[2 * j + 1], a1, bj);
+      // GCC 12 allocates registers badly around the vpdpbusd intrinsic (the accumulators end
+      // up shuffled through the stack); the same instruction as inline asm keeps all 24 in
+      // registers.
+      asm("vpdpbusd %2, %1, %0" : "+v"(acc[2 * j]) : "v"(a0), "v"(bj));
+      asm("vpdpbusd %2, %1, %0" : "+v"(acc[2 * j + 1]) : "v"(a1), "v"(bj));
     }
     a += 128;
     b += 4 * kNr;
   }
+  // Fully unrolled so the accumulators stay in registers (a runtime index would force the
+  // array to memory for the whole kernel).
   const __m512i va = _mm512_set1_epi32(alpha), vb = _mm512_set1_epi32(beta);
+#pragma GCC unroll 12
   for (int j = 0; j < kNr; ++j) {
+#pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       std::int32_t* cj = c + j * ldc + 16 * h;
       __m512i v = _mm512_mullo_epi32(acc[2 * j + h], va);
