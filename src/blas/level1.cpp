@@ -14,6 +14,8 @@
 #include <cstring>
 #include <limits>
 
+#include <tessera/core/cpu.hpp>
+
 #include "kernels/level1/driver.hpp"
 #include "kernels/level1/kernels.hpp"
 
@@ -410,8 +412,17 @@ Status copy(Handle& h, int64_t n, const T* x, int64_t incx, T* y, int64_t incy) 
   if (n == 0) return Status::ok();
   if (incx == 1 && incy == 1) {
     if (x + n <= y || y + n <= x) {
+      // A destination of half the last-level cache or more will not stay cached anyway:
+      // stream it past the caches.
+      const std::int64_t l3 = cpu_info().cache_bytes(3);
+      const bool stream = n * static_cast<int64_t>(sizeof(T)) >= (l3 > 0 ? l3 / 2 : 16 << 20);
+      const auto copy_stream = kernels::level1_kernels(fn).copy_stream;
       detail::for_elements(h, n, [&](int64_t b, int64_t e) {
-        std::memcpy(y + b, x + b, static_cast<std::size_t>(e - b) * sizeof(T));
+        const auto bytes = static_cast<std::size_t>(e - b) * sizeof(T);
+        if (stream)
+          copy_stream(static_cast<int64_t>(bytes), x + b, y + b);
+        else
+          std::memcpy(y + b, x + b, bytes);
       });
     } else {
       std::memmove(y, x, static_cast<std::size_t>(n) * sizeof(T));

@@ -290,6 +290,25 @@ TYPED_TEST(Level1, SameBitsForAnyThreadCount) {
   set_num_threads(0);
 }
 
+// Copies of half the last-level cache and more go through non-temporal stores.
+TEST(Level1Copy, LargeCopiesStreamPastTheCache) {
+  const std::int64_t l3 = cpu_info().cache_bytes(3);
+  const int64_t n = (l3 > 0 ? l3 / 2 : 16 << 20) / 4 + 37;
+  std::vector<float> x(n + 3), y(n + 5, -1.0f);
+  for (int64_t i = 0; i < n + 3; ++i) x[i] = float(i % 1000);
+  Handle h;
+  for_each_isa([&](Isa) {
+    for (int64_t offset : {0, 1, 3}) {  // the stores start after an unaligned head
+      std::fill(y.begin(), y.end(), -1.0f);
+      ASSERT_TRUE(copy(h, n, x.data() + 1, 1, y.data() + offset, 1).is_ok());
+      for (int64_t i = 0; i < n + 5; ++i) {
+        const bool inside = i >= offset && i < offset + n;
+        ASSERT_EQ(y[i], inside ? x[i - offset + 1] : -1.0f) << i;
+      }
+    }
+  });
+}
+
 template <typename T>
 class Level1Real : public ::testing::Test {};
 using RealTypes = ::testing::Types<float, double>;

@@ -93,6 +93,7 @@ double sumsq_f32(i64 n, const float* x, float* max_abs) {
 
 extern const Level1Kernels kLevel1Avx2 = {
     "avx2",
+    copy_stream,
     real_table<float>(sumsq_f32),
     real_table<double>(sumsq_f64),
     complex_table<float>(),

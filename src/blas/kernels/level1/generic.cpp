@@ -1,6 +1,7 @@
 // Level-1 kernels in plain C++: the fallback on CPUs without AVX2, and the readable statement
 // of what every ISA file computes.
 #include <cmath>
+#include <cstring>
 
 #include <tessera/core/half.hpp>
 
@@ -137,6 +138,10 @@ void half_scal(std::int64_t n, float alpha, std::uint16_t* x) {
   for (std::int64_t i = 0; i < n; ++i) x[i] = Narrow(alpha * Widen(x[i]));
 }
 
+void copy_stream(std::int64_t bytes, const void* x, void* y) {
+  std::memcpy(y, x, static_cast<std::size_t>(bytes));
+}
+
 template <typename T>
 constexpr RealLevel1<T> real_table() {
   return {dot<T>, axpy<T>, scal<T>, rot<T>, asum<T>, sumsq<T>, iamax<T>, iamin<T>};
@@ -146,6 +151,7 @@ constexpr RealLevel1<T> real_table() {
 
 extern const Level1Kernels kLevel1Generic = {
     "generic",
+    copy_stream,
     real_table<float>(),
     real_table<double>(),
     {complex_dot<float>, complex_axpy<float>, complex_scal<float>},

@@ -24,7 +24,7 @@ struct RealLevel1 {
   // Sum of x_i^2 accumulated in double, and the largest |x_i| (NaN ignored, 0 if none).
   double (*sumsq)(std::int64_t n, const T* x, T* max_abs);
   // First index of the largest / smallest |x_i| with NaNs skipped, its value in *value;
-  // -1 when every element is NaN (or n == 0).
+  // -1 when every element is NaN (or n == 0). n <= 2^24 (the drivers pass one block).
   std::int64_t (*iamax)(std::int64_t n, const T* x, T* value);
   std::int64_t (*iamin)(std::int64_t n, const T* x, T* value);
 };
@@ -46,6 +46,9 @@ struct HalfLevel1 {
 
 struct Level1Kernels {
   const char* name;  // "avx512", "avx2", "generic"
+  // memcpy with non-temporal stores, for copies far larger than the caches (the destination
+  // skips the read-for-ownership and does not evict the cache). x and y do not overlap.
+  void (*copy_stream)(std::int64_t bytes, const void* x, void* y);
   RealLevel1<float> f32;
   RealLevel1<double> f64;
   ComplexLevel1<float> c64;
