@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
+#include "cli_run.hpp"
 #include "test_util.hpp"
 
 namespace tessera {
@@ -18,31 +19,9 @@ namespace {
 
 using nlohmann::json;
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-Outcome run(const std::string& args, const std::string& env = "") {
-  testing::TempDir dir;
-  std::string err_file = dir.file("stderr");
-  std::string cmd = env + " " TESSERA_CLI " " + args + " 2>" + err_file;
-  Outcome r;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  return r;
-}
-
-int lines(const std::string& s) {
-  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
-}
+using testing::Outcome;
+using testing::lines;
+using testing::run;
 
 // As short as a measurement can be: one timed sample per library.
 constexpr const char* kQuick = " --min-time 0 --repeat 1";

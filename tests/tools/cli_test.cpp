@@ -10,36 +10,15 @@
 
 #include <tessera/core/cpu.hpp>
 
+#include "cli_run.hpp"
 #include "test_util.hpp"
 
 namespace tessera {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-Outcome run(const std::string& args, const std::string& env = "") {
-  testing::TempDir dir;
-  std::string err_file = dir.file("stderr");
-  std::string cmd = env + " " TESSERA_CLI " " + args + " 2>" + err_file;
-  Outcome r;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  return r;
-}
-
-int lines(const std::string& s) {
-  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
-}
+using testing::Outcome;
+using testing::lines;
+using testing::run;
 
 TEST(Cli, VersionAndHelp) {
   Outcome v = run("--version");
@@ -137,6 +116,34 @@ TEST(Cli, TuneCommandsRoundTripADatabase) {
   nlohmann::json info =
       nlohmann::json::parse(run("info --json", "TESSERA_TUNE_DB=" + dir.file("t.sqlite")).out);
   EXPECT_EQ(info["tune_db"]["entries"], 2);
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(Cli, TuneBlasStoresBlockingThatTheLibraryReads) {
+  testing::TempDir dir;
+  const std::string db = dir.file("tune.sqlite");
+  Outcome t = run("tune blas --dtype f32 --size 64 --min-time 0.001 --json --db " + db);
+  ASSERT_EQ(t.code, 0) << t.err;
+  auto j = nlohmann::json::parse(t.out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["dtype"], "f32");
+  EXPECT_NE(j[0]["chosen"].get<std::string>().find("kc="), std::string::npos);
+  EXPECT_GE(j[0]["candidates"].get<int>(), 10);
+  Outcome l = run("tune list --library blas --db " + db);
+  ASSERT_EQ(l.code, 0) << l.err;
+  EXPECT_NE(l.out.find("gemm_blocking"), std::string::npos) << l.out;
+  // A new process reads the stored blocking for its first gemm (`selfcheck` describes it).
+  Outcome s = run("selfcheck --json", "TESSERA_TUNE_DB=" + db + " TESSERA_VERBOSE=dispatch");
+  ASSERT_EQ(s.code, 0) << s.err;
+  EXPECT_NE(s.err.find("(tuned)"), std::string::npos) << s.err;
+  Outcome bad = run("tune blas --dtype f33 --dry-run");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
 }
 
 }  // namespace

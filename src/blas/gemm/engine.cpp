@@ -7,6 +7,8 @@
 #include <optional>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "blocking_key.hpp"
 #include "tessera/hal/hal.hpp"
 #include "tessera/tune/tune_db.hpp"
@@ -20,24 +22,16 @@ std::map<std::string, Blocking> g_cache;
 
 std::int64_t round_down(std::int64_t v, std::int64_t m) { return std::max(m, v / m * m); }
 
-// "mc=352 kc=368 nc=4080" -> Blocking; nullopt when malformed or out of range.
+// {"mc":352,"kc":368,"nc":4080} -> Blocking; nullopt when malformed or out of range.
 std::optional<Blocking> parse_params(const std::string& params, int mr, int nr, int ku) {
   Blocking b;
-  std::istringstream in(params);
-  std::string field;
-  while (in >> field) {
-    auto eq = field.find('=');
-    if (eq == std::string::npos) return std::nullopt;
-    std::int64_t v = 0;
-    try {
-      v = std::stoll(field.substr(eq + 1));
-    } catch (...) {
-      return std::nullopt;
-    }
-    std::string name = field.substr(0, eq);
-    if (name == "mc") b.mc = v;
-    else if (name == "kc") b.kc = v;
-    else if (name == "nc") b.nc = v;
+  try {
+    const auto j = nlohmann::json::parse(params);
+    b.mc = j.at("mc").get<std::int64_t>();
+    b.kc = j.at("kc").get<std::int64_t>();
+    b.nc = j.at("nc").get<std::int64_t>();
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
   if (b.mc < mr || b.mc % mr || b.nc < nr || b.nc % nr || b.kc < ku || b.kc % ku ||
       b.kc > (1 << 16) || b.mc > (1 << 16) || b.nc > (1 << 20))
@@ -68,6 +62,10 @@ std::optional<Blocking> tuned_blocking(const char* kernel_name, int mr, int nr, 
 tune::TuneKey blocking_key(const char* kernel_name) {
   return {"blas", "gemm_blocking", kernel_name, hal::cpu_device().fingerprint(), "1",
           "bitwise"};
+}
+
+std::string blocking_json(const Blocking& b) {
+  return nlohmann::json{{"mc", b.mc}, {"kc", b.kc}, {"nc", b.nc}}.dump();
 }
 
 std::string blocking_params(const Blocking& b) {

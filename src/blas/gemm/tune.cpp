@@ -134,7 +134,8 @@ Result<std::vector<GemmTuneResult>> tune_gemm_blocking(Handle& h, const GemmTune
       const std::string key = engine::blocking_params(b);
       if (!seen.insert(key).second) return Status::ok();
       TESSERA_ASSIGN_OR_RETURN(Timing t, time_candidate(h, p, b, o.min_seconds_per_candidate));
-      candidates.push_back({"blocking", key, t.median_us, t.spread_us, t.samples, false, ""});
+      candidates.push_back(
+          {p.kernel, engine::blocking_json(b), t.median_us, t.spread_us, t.samples, false, ""});
       TESSERA_VLOG(kTune) << "tune blas: " << p.kernel << " " << key << " " << t.median_us << " us";
       if (best_us == 0 || t.median_us < best_us) best_us = t.median_us, best = b;
       return Status::ok();
@@ -159,15 +160,16 @@ Result<std::vector<GemmTuneResult>> tune_gemm_blocking(Handle& h, const GemmTune
       TESSERA_RETURN_IF_ERROR(consider(b));
     }
     const std::string chosen = engine::blocking_params(best);
+    const std::string chosen_json = engine::blocking_json(best);
     for (auto& c : candidates) {
-      c.accepted = c.params == chosen;
+      c.accepted = c.params == chosen_json;
       c.reason = c.accepted ? "fastest" : "slower";
     }
     if (db) {
       tune::TuneRecord rec;
       rec.key = engine::blocking_key(p.kernel);
       rec.solution = p.kernel;
-      rec.params = chosen;
+      rec.params = chosen_json;
       rec.candidates = candidates;
       TESSERA_RETURN_IF_ERROR(db->record(rec));
     }

@@ -4,10 +4,11 @@
 // threads; these kernels only see dense panels. Complex symv/hemv panels use the generic
 // templates in generic.hpp. No inline code here: ISA files include this header.
 //
-// Determinism: every output element is computed by one call in an order fixed by the shape
-// (gemv_n: y_i gets a fused multiply-add per column j in order, whatever rows are around it;
-// gemv_t / sym_panel: column j's sum depends only on m and on j's position in its group of
-// four, and the drivers split columns on multiples of four).
+// Determinism: every output element is computed by one call in an order fixed by the problem,
+// never by the thread split (gemv_n: y_i gets one fused multiply-add per column j, in order,
+// whatever rows are around it; gemv_t / sym_panel: column j's sum depends on m, on the
+// alignment of its group's first column and on j's place in its group of four or eight, and
+// the drivers split columns on group boundaries).
 #pragma once
 
 #include <cstdint>
