@@ -12,7 +12,7 @@
 // iamax/iamin return 0 as reference BLAS does for incx <= 0.
 #include <cmath>
 #include <cstring>
-#include <limits>
+#include <functional>
 
 #include <tessera/core/cpu.hpp>
 
