@@ -224,8 +224,10 @@ Status trtri_strided_batched(Handle& h, Uplo uplo, Diag diag, std::int64_t n, T*
                              std::int64_t lda, std::int64_t stride_a,
                              std::int64_t batch_count);
 
-// The implementation a gemm call of this type and shape would use, e.g.
-// "gemm_f32_avx512_32x12 mc=448 kc=384 nc=4096 (heuristic)". For logs, tests and tools.
+// The packed-engine kernel and blocking gemm uses for this dtype on this machine (under the
+// current TESSERA_MAX_ISA cap), e.g. "gemm_f32_avx512_32x12 mc=352 kc=368 nc=5688 (heuristic)"
+// or "... (tuned)". Calls with one row or column of C (gemv) or small shapes (the no-packing
+// path, see docs/blas.md) take other routes. For logs, tests and tools.
 std::string describe_gemm(const char* dtype, std::int64_t m, std::int64_t n, std::int64_t k);
 
 // ---- Tuning ------------------------------------------------------------------------------

@@ -116,6 +116,8 @@ Status run(Handle& h, const kernels::GemmUkr<TA, TB, TC>& u, const Blocking& blk
     return Status::ok();
   }
   const std::int64_t mr = u.mr, nr = u.nr, ku = u.ku;
+  constexpr std::int64_t kMaxTile = 32 * 16;  // the edge-tile buffer below
+  TESSERA_ASSERT(mr * nr <= kMaxTile, "gemm microkernel tile larger than the edge buffer");
   // K blocks of equal size (a short last block would pay the C update for little work). The
   // split depends on k and the blocking only, never on the thread count.
   const std::int64_t kc_max = round_up(ceil_div(k, ceil_div(k, blk.kc)), ku);
@@ -161,7 +163,7 @@ Status run(Handle& h, const kernels::GemmUkr<TA, TB, TC>& u, const Blocking& blk
         TA* ap = static_cast<TA*>(
             thread_scratch(a_panel_elems * static_cast<std::size_t>(ceil_div(mc, mr)) * sizeof(TA)));
         std::int64_t packed_block = -1;
-        alignas(64) TC tmp[32 * 16];
+        alignas(64) TC tmp[kMaxTile];
         for (std::int64_t t = t0; t < t1; ++t) {
           const std::int64_t ib = t / nsplit, js = t % nsplit;
           const std::int64_t i0 = ib * mc, mcur = std::min(mc, m - i0);
