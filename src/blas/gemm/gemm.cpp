@@ -66,13 +66,16 @@ Status real_gemm(Handle& h, Op ta, Op tb, std::int64_t m, std::int64_t n, std::i
       const std::int64_t blocks = engine::ceil_div(extent, unit);
       const std::int64_t per_block = unit * k * (tall ? n : m);
       const std::int64_t grain = std::max<std::int64_t>(1, ((1 << 19) + per_block - 1) / per_block);
-      detail::parallel_for(h, 0, blocks, grain, [&](std::int64_t q0, std::int64_t q1) {
+      auto run = [&](std::int64_t q0, std::int64_t q1) {
         const std::int64_t e0 = q0 * unit, e1 = std::min(extent, q1 * unit);
         if (tall)
           s->fn(e1 - e0, n, k, alpha, a + e0, lda, b, rsb, csb, beta, c + e0, ldc);
         else
           s->fn(m, e1 - e0, k, alpha, a, lda, b + e0 * csb, rsb, csb, beta, c + e0 * ldc, ldc);
-      });
+      };
+      // One chunk: call directly (no std::function, no pool) — this is the tiny-gemm hot path.
+      if (blocks <= grain) run(0, blocks);
+      else detail::parallel_for(h, 0, blocks, grain, run);
       return Status::ok();
     }
   }
