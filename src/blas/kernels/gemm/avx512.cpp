@@ -40,63 +40,18 @@ struct F64 {
   static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
 };
 
-// acc[2*j + h] holds rows [h*L, (h+1)*L) of column j.
-template <typename S>
-inline void store_tile(typename S::V* acc, typename S::T* c, std::int64_t ldc,
-                       typename S::T alpha, typename S::T beta) {
-  const auto va = S::set1(alpha);
-  if (beta == typename S::T(0)) {
-#pragma GCC unroll 12
-    for (int j = 0; j < kNr; ++j) {
-      S::storeu(c + j * ldc, S::mul(acc[2 * j], va));
-      S::storeu(c + j * ldc + S::kLanes, S::mul(acc[2 * j + 1], va));
-    }
-  } else {
-    const auto vb = S::set1(beta);
-#pragma GCC unroll 12
-    for (int j = 0; j < kNr; ++j) {
-      typename S::T* cj = c + j * ldc;
-      S::storeu(cj, S::fmadd(acc[2 * j], va, S::mul(S::loadu(cj), vb)));
-      S::storeu(cj + S::kLanes, S::fmadd(acc[2 * j + 1], va, S::mul(S::loadu(cj + S::kLanes), vb)));
-    }
-  }
-}
-
-template <typename S>
-inline void fp_tile(std::int64_t k, const typename S::T* a, const typename S::T* b,
-                    typename S::T* c, std::int64_t ldc, typename S::T alpha,
-                    typename S::T beta) {
-  constexpr int mr = 2 * S::kLanes;
-  typename S::V acc[2 * kNr];
-#pragma GCC unroll 24
-  for (int i = 0; i < 2 * kNr; ++i) acc[i] = S::zero();
-  for (int j = 0; j < kNr; ++j) _mm_prefetch(reinterpret_cast<const char*>(c + j * ldc), _MM_HINT_T0);
-#pragma GCC unroll 4
-  for (std::int64_t p = 0; p < k; ++p) {
-    _mm_prefetch(reinterpret_cast<const char*>(a + 8 * mr), _MM_HINT_T0);
-    const auto a0 = S::load(a), a1 = S::load(a + S::kLanes);
-#pragma GCC unroll 12
-    for (int j = 0; j < kNr; ++j) {
-      const auto bj = S::set1(b[j]);
-      acc[2 * j] = S::fmadd(a0, bj, acc[2 * j]);
-      acc[2 * j + 1] = S::fmadd(a1, bj, acc[2 * j + 1]);
-    }
-    a += mr;
-    b += kNr;
-  }
-  store_tile<S>(acc, c, ldc, alpha, beta);
-}
+#include "tile_body.inc"
 
 }  // namespace
 
 void gemm_f32_avx512_32x12(std::int64_t k, const float* a, const float* b, float* c,
                            std::int64_t ldc, float alpha, float beta) {
-  fp_tile<F32>(k, a, b, c, ldc, alpha, beta);
+  fp_tile<F32, kNr>(k, a, b, c, ldc, alpha, beta);
 }
 
 void gemm_f64_avx512_16x12(std::int64_t k, const double* a, const double* b, double* c,
                            std::int64_t ldc, double alpha, double beta) {
-  fp_tile<F64>(k, a, b, c, ldc, alpha, beta);
+  fp_tile<F64, kNr>(k, a, b, c, ldc, alpha, beta);
 }
 
 // bf16 pairs: vdpbf16ps adds a[2i]*b[2i] + a[2i+1]*b[2i+1] into each f32 lane, so one
@@ -123,7 +78,7 @@ void gemm_bf16_avx512bf16_32x12(std::int64_t k, const std::uint16_t* a, const st
     a += 64;
     b += 2 * kNr;
   }
-  store_tile<F32>(acc, c, ldc, alpha, beta);
+  store_tile<F32, kNr>(acc, c, ldc, alpha, beta);
 }
 
 // u8 x s8 quads: vpdpbusd adds four u8*s8 products into each s32 lane. k is a multiple of 4.
