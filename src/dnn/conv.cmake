@@ -1,0 +1,13 @@
+# Convolution: descriptors and reference, GEMM-based algorithms, depthwise, direct, Winograd,
+# the ordered lists and entry points, Find mode.
+list(APPEND DNN_SOURCES
+  ops/conv/problem.cpp
+  ops/conv/ref.cpp
+  ops/conv/gemm_algos.cpp
+  ops/conv/depthwise.cpp
+  ops/conv/direct.cpp
+  ops/conv/impls.cpp
+  ops/conv/api.cpp
+  ops/conv/find.cpp
+)
+include(winograd.cmake)

@@ -1,0 +1,89 @@
+// Names of the DNN enums (CLI flags, logs, tuning-database signatures) and their parsers.
+#include <array>
+#include <utility>
+
+#include "tessera/dnn.hpp"
+
+namespace tessera::dnn {
+namespace {
+
+constexpr std::array<std::pair<ActKind, std::string_view>, 18> kActNames = {{
+    {ActKind::kIdentity, "identity"},
+    {ActKind::kRelu, "relu"},
+    {ActKind::kLeakyRelu, "leaky_relu"},
+    {ActKind::kElu, "elu"},
+    {ActKind::kSelu, "selu"},
+    {ActKind::kCelu, "celu"},
+    {ActKind::kSigmoid, "sigmoid"},
+    {ActKind::kHardSigmoid, "hard_sigmoid"},
+    {ActKind::kTanh, "tanh"},
+    {ActKind::kGeluErf, "gelu_erf"},
+    {ActKind::kGeluTanh, "gelu_tanh"},
+    {ActKind::kSilu, "silu"},
+    {ActKind::kMish, "mish"},
+    {ActKind::kSoftplus, "softplus"},
+    {ActKind::kSoftsign, "softsign"},
+    {ActKind::kClip, "clip"},
+    {ActKind::kHardSwish, "hard_swish"},
+    {ActKind::kAbs, "abs"},
+}};
+
+constexpr std::array<std::pair<ConvAlgo, std::string_view>, 9> kAlgoNames = {{
+    {ConvAlgo::kAuto, "auto"},
+    {ConvAlgo::kDirect, "direct"},
+    {ConvAlgo::kIm2col, "im2col"},
+    {ConvAlgo::kGemm1x1, "gemm1x1"},
+    {ConvAlgo::kWinogradF2x3, "winograd_f2x3"},
+    {ConvAlgo::kWinogradF4x3, "winograd_f4x3"},
+    {ConvAlgo::kDepthwise, "depthwise"},
+    {ConvAlgo::kFft, "fft"},
+    {ConvAlgo::kReference, "reference"},
+}};
+
+template <typename E, std::size_t N>
+std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E e) {
+  for (const auto& [k, n] : table)
+    if (k == e && !n.empty()) return n;
+  return "?";
+}
+template <typename E, std::size_t N>
+std::optional<E> parse_name(const std::array<std::pair<E, std::string_view>, N>& table,
+                            std::string_view name) {
+  for (const auto& [k, n] : table)
+    if (n == name && !n.empty()) return k;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view act_name(ActKind k) { return name_of(kActNames, k); }
+std::optional<ActKind> parse_act(std::string_view name) {
+  if (name == "relu6") return ActKind::kClip;
+  return parse_name(kActNames, name);
+}
+
+Activation Activation::make(ActKind kind) {
+  switch (kind) {
+    case ActKind::kLeakyRelu: return {kind, 0.01f, 0.0f};
+    case ActKind::kElu:
+    case ActKind::kCelu: return {kind, 1.0f, 0.0f};
+    case ActKind::kSelu: return {kind, 1.67326319217681884765625f, 1.05070102214813232421875f};
+    case ActKind::kHardSigmoid: return {kind, 0.2f, 0.5f};
+    case ActKind::kClip: return {kind, 0.0f, 6.0f};
+    default: return {kind, 0.0f, 0.0f};
+  }
+}
+
+std::string_view algo_name(ConvAlgo a) { return name_of(kAlgoNames, a); }
+std::optional<ConvAlgo> parse_algo(std::string_view name) { return parse_name(kAlgoNames, name); }
+
+std::string_view dir_name(ConvDir d) {
+  switch (d) {
+    case ConvDir::kForward: return "fwd";
+    case ConvDir::kBackwardData: return "bwd-data";
+    case ConvDir::kBackwardWeights: return "bwd-weights";
+  }
+  return "?";
+}
+
+}  // namespace tessera::dnn

@@ -1,0 +1,50 @@
+// The convolution algorithms: each one `accepts` (with a reason when it refuses) and `run`s
+// a Problem for one direction. impls.cpp orders them into the per-direction lists.
+#pragma once
+
+#include "problem.hpp"
+
+namespace tessera::dnn::conv {
+
+struct Algo {
+  ConvAlgo algo;
+  detail::Impl<Problem> impl;
+};
+
+// GEMM-based (gemm_algos.cpp): im2col + GEMM for fwd/bwd-weights and GEMM + col2im for
+// bwd-data; 1x1 stride-1 unpadded convolution as plain GEMM.
+Status im2col_accepts(const Problem& p);
+Status im2col_fwd(Handle& h, const Problem& p);
+Status im2col_bwd_data(Handle& h, const Problem& p);
+Status im2col_bwd_weights(Handle& h, const Problem& p);
+Status gemm1x1_accepts(const Problem& p);
+Status gemm1x1_fwd(Handle& h, const Problem& p);
+Status gemm1x1_bwd_weights(Handle& h, const Problem& p);
+
+// Depthwise (depthwise.cpp + per-ISA kernels): groups == C, one filter per channel
+// (K == C), NHWC or NCHW.
+Status depthwise_accepts(const Problem& p);
+Status depthwise_fwd(Handle& h, const Problem& p);
+Status depthwise_bwd_weights(Handle& h, const Problem& p);
+
+// Direct (direct.cpp + direct_avx512.cpp): NHWC, register-blocked over output pixels and
+// output channels, weights repacked once per call.
+Status direct_accepts(const Problem& p);
+Status direct_fwd(Handle& h, const Problem& p);
+
+// Winograd (winograd.cpp + per-ISA kernels): 3x3, stride 1, dilation 1.
+Status winograd_f2x3_accepts(const Problem& p);
+Status winograd_f4x3_accepts(const Problem& p);
+Status winograd_f2x3_fwd(Handle& h, const Problem& p);
+Status winograd_f4x3_fwd(Handle& h, const Problem& p);
+
+// Shared pieces.
+// Weights of group g as a dense row-major [Kg][taps][Cg] (channels-inner, "ohwi") or
+// [Kg][Cg][taps] ("oihw") matrix, from any weight strides. taps = KD*KH*KW in row-major order.
+void pack_weights(const Problem& p, bool channels_inner, float* dst);
+// Thread-local scratch of at least n floats (kept between calls on the same thread).
+float* thread_scratch(std::size_t n);
+// dbias[k] = sum of dy over N and spatial dims, fixed order (bwd-weights).
+void bias_grad(const Problem& p);
+
+}  // namespace tessera::dnn::conv

@@ -1,0 +1,422 @@
+// GEMM-based convolution: im2col + GEMM (any kernel, stride, dilation, padding, groups) and
+// 1x1 convolution as a plain GEMM. x and y must be packed alike (NCHW or NHWC); weights of
+// any layout are repacked into the order the GEMM wants when they are not already in it.
+//
+// Work is cut into chunks of output pixels whose size depends only on the problem, and every
+// output element is produced by one GEMM over its whole reduction, so results do not depend
+// on the thread count. Many chunks run in parallel (one single-threaded GEMM each); few chunks
+// run one after another with a multi-threaded GEMM.
+#include <algorithm>
+#include <cstring>
+
+#include "algos.hpp"
+
+namespace tessera::dnn::conv {
+namespace {
+
+constexpr std::size_t kColBudgetBytes = std::size_t{1} << 20;  // about one L2 of im2col rows
+
+std::int64_t taps(const Problem& p) { return p.ker_spatial(); }
+
+// Output pixels per chunk for a reduction of `red` floats per pixel.
+std::int64_t chunk_pixels(std::int64_t red, std::int64_t total) {
+  std::int64_t mb = static_cast<std::int64_t>(kColBudgetBytes / sizeof(float)) /
+                    std::max<std::int64_t>(red, 1);
+  mb = std::max<std::int64_t>(mb, 256);
+  return std::min(mb, std::max<std::int64_t>(total, 1));
+}
+
+// Runs fn(chunk) for chunk in [0, n): in parallel when there are enough chunks to keep every
+// thread busy, else in order on this thread (GEMMs inside then use the threads themselves).
+Status for_chunks(Handle& h, std::int64_t n, const std::function<Status(std::int64_t)>& fn) {
+  const int threads = detail::max_threads(h);
+  if (threads <= 1 || n < 2 * threads) {
+    for (std::int64_t i = 0; i < n; ++i) TESSERA_RETURN_IF_ERROR(fn(i));
+    return Status::ok();
+  }
+  std::vector<Status> st(static_cast<std::size_t>(n));
+  detail::parallel_for(h, 0, n, 1, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) st[static_cast<std::size_t>(i)] = fn(i);
+  });
+  for (auto& s : st) TESSERA_RETURN_IF_ERROR(s);
+  return Status::ok();
+}
+
+// Decomposes a flat output pixel index within one image.
+struct Pix {
+  std::int64_t d, h, w;
+};
+inline Pix pix_of(const Problem& p, std::int64_t q) {
+  const std::int64_t ow = q % p.out[2];
+  const std::int64_t t = q / p.out[2];
+  return {t / p.out[1], t % p.out[1], ow};
+}
+
+// NHWC im2col of pixels [m0, m1) (flat over n and spatial) for group g:
+// col[(m - m0) * taps*Cg + t*Cg + c].
+void im2col_nhwc(const Problem& p, std::int64_t g, std::int64_t m0, std::int64_t m1, float* col) {
+  const std::int64_t Cg = p.Cg, T = taps(p), osp = p.out_spatial();
+  for (std::int64_t m = m0; m < m1; ++m) {
+    const std::int64_t n = m / osp;
+    const Pix o = pix_of(p, m % osp);
+    float* row = col + (m - m0) * T * Cg;
+    std::int64_t t = 0;
+    for (std::int64_t kd = 0; kd < p.ker[0]; ++kd) {
+      const std::int64_t id = o.d * p.stride[0] - p.pad_b[0] + kd * p.dil[0];
+      for (std::int64_t kh = 0; kh < p.ker[1]; ++kh) {
+        const std::int64_t ih = o.h * p.stride[1] - p.pad_b[1] + kh * p.dil[1];
+        for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t) {
+          const std::int64_t iw = o.w * p.stride[2] - p.pad_b[2] + kw * p.dil[2];
+          float* dst = row + t * Cg;
+          if (id < 0 || id >= p.in[0] || ih < 0 || ih >= p.in[1] || iw < 0 || iw >= p.in[2]) {
+            std::memset(dst, 0, static_cast<std::size_t>(Cg) * sizeof(float));
+          } else {
+            const float* src =
+                p.x + n * p.xs.n + g * Cg + id * p.xs.d + ih * p.xs.h + iw * p.xs.w;
+            std::memcpy(dst, src, static_cast<std::size_t>(Cg) * sizeof(float));
+          }
+        }
+      }
+    }
+  }
+}
+
+// NCHW im2col of image n, pixels [q0, q1) of the output plane, group g:
+// col[(c*taps + t) * (q1 - q0) + (q - q0)].
+void im2col_nchw(const Problem& p, std::int64_t n, std::int64_t g, std::int64_t q0,
+                 std::int64_t q1, float* col) {
+  const std::int64_t T = taps(p), mb = q1 - q0;
+  for (std::int64_t c = 0; c < p.Cg; ++c) {
+    const float* xc = p.x + n * p.xs.n + (g * p.Cg + c) * p.xs.c;
+    std::int64_t t = 0;
+    for (std::int64_t kd = 0; kd < p.ker[0]; ++kd)
+      for (std::int64_t kh = 0; kh < p.ker[1]; ++kh)
+        for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t) {
+          float* dst = col + (c * T + t) * mb;
+          std::int64_t q = q0;
+          while (q < q1) {
+            const Pix o = pix_of(p, q);
+            const std::int64_t run = std::min(q1 - q, p.out[2] - o.w);  // rest of this row
+            const std::int64_t id = o.d * p.stride[0] - p.pad_b[0] + kd * p.dil[0];
+            const std::int64_t ih = o.h * p.stride[1] - p.pad_b[1] + kh * p.dil[1];
+            float* out = dst + (q - q0);
+            if (id < 0 || id >= p.in[0] || ih < 0 || ih >= p.in[1]) {
+              std::memset(out, 0, static_cast<std::size_t>(run) * sizeof(float));
+            } else {
+              const float* src = xc + id * p.xs.d + ih * p.xs.h;
+              const std::int64_t s = p.stride[2], off = kw * p.dil[2] - p.pad_b[2];
+              for (std::int64_t j = 0; j < run; ++j) {
+                const std::int64_t iw = (o.w + j) * s + off;
+                out[j] = (iw >= 0 && iw < p.in[2]) ? src[iw] : 0.0f;
+              }
+            }
+            q += run;
+          }
+        }
+  }
+}
+
+// Weights as the GEMM wants them: a pointer to [K][taps*Cg] (channels inner) or
+// [K][Cg*taps] (channels outer), repacked into scratch `buf` when the caller's layout differs.
+const float* gemm_weights(const Problem& p, bool channels_inner, std::vector<float>& buf) {
+  if (channels_inner ? p.w_ohwi : p.w_oihw) return p.w;
+  buf.resize(static_cast<std::size_t>(p.K * p.Cg * taps(p)));
+  pack_weights(p, channels_inner, buf.data());
+  return buf.data();
+}
+
+const float* residual_of(const Problem& p) { return static_cast<const float*>(p.post.residual); }
+bool has_post(const Problem& p) {
+  return p.post.bias || p.post.residual || p.post.act.kind != ActKind::kIdentity;
+}
+
+}  // namespace
+
+float* thread_scratch(std::size_t n) {
+  thread_local std::vector<float> buf;
+  if (buf.size() < n) buf.resize(n);
+  return buf.data();
+}
+
+void pack_weights(const Problem& p, bool channels_inner, float* dst) {
+  const std::int64_t T = taps(p);
+  for (std::int64_t k = 0; k < p.K; ++k)
+    for (std::int64_t c = 0; c < p.Cg; ++c) {
+      std::int64_t t = 0;
+      for (std::int64_t kd = 0; kd < p.ker[0]; ++kd)
+        for (std::int64_t kh = 0; kh < p.ker[1]; ++kh)
+          for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t) {
+            const float v = p.w[k * p.ws.n + c * p.ws.c + kd * p.ws.d + kh * p.ws.h + kw * p.ws.w];
+            dst[channels_inner ? (k * T + t) * p.Cg + c : (k * p.Cg + c) * T + t] = v;
+          }
+    }
+}
+
+void bias_grad(const Problem& p) {
+  if (p.dbias == nullptr) return;
+  const std::int64_t osp = p.out_spatial();
+  std::vector<double> acc(static_cast<std::size_t>(p.K), 0.0);
+  for (std::int64_t n = 0; n < p.N; ++n)
+    for (std::int64_t q = 0; q < osp; ++q) {
+      const Pix o = pix_of(p, q);
+      const float* dy = p.y_in + n * p.ys.n + o.d * p.ys.d + o.h * p.ys.h + o.w * p.ys.w;
+      for (std::int64_t k = 0; k < p.K; ++k)
+        acc[static_cast<std::size_t>(k)] += dy[k * p.ys.c];
+    }
+  for (std::int64_t k = 0; k < p.K; ++k) p.dbias[k] = static_cast<float>(acc[static_cast<std::size_t>(k)]);
+}
+
+// ---- im2col + GEMM --------------------------------------------------------------------------
+
+Status im2col_accepts(const Problem& p) {
+  if (!p.x_layout || p.x_layout != p.y_layout)
+    return detail::refuse("x and y must be packed alike in NCHW or NHWC");
+  return Status::ok();
+}
+
+Status im2col_fwd(Handle& h, const Problem& p) {
+  const std::int64_t T = taps(p), red = T * p.Cg, osp = p.out_spatial();
+  std::vector<float> wbuf;
+  const bool nhwc = p.x_layout == Layout::kNHWC;
+  const float* W = gemm_weights(p, nhwc, wbuf);
+  const float* res = residual_of(p);
+  if (nhwc) {
+    const std::int64_t M = p.N * osp, mb = chunk_pixels(red, M);
+    const std::int64_t chunks = (M + mb - 1) / mb;
+    return for_chunks(h, chunks, [&](std::int64_t ci) -> Status {
+      const std::int64_t m0 = ci * mb, m1 = std::min(M, m0 + mb);
+      float* col = thread_scratch(static_cast<std::size_t>((m1 - m0) * red));
+      for (std::int64_t g = 0; g < p.G; ++g) {
+        im2col_nhwc(p, g, m0, m1, col);
+        TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+            h.blas(), blas::Op::kTrans, blas::Op::kNoTrans, p.Kg, m1 - m0, red, 1.0f,
+            W + g * p.Kg * red, red, col, red, 0.0f, p.y_out + m0 * p.K + g * p.Kg, p.K));
+      }
+      if (has_post(p)) apply_post_ops_nhwc(p, p.y_out + m0 * p.K, res ? res + m0 * p.K : nullptr, m1 - m0);
+      return Status::ok();
+    });
+  }
+  const std::int64_t mb = chunk_pixels(red, osp);
+  const std::int64_t per_image = (osp + mb - 1) / mb;
+  return for_chunks(h, p.N * per_image, [&](std::int64_t ci) -> Status {
+    const std::int64_t n = ci / per_image;
+    const std::int64_t q0 = (ci % per_image) * mb, q1 = std::min(osp, q0 + mb);
+    float* col = thread_scratch(static_cast<std::size_t>((q1 - q0) * red));
+    float* yn = p.y_out + n * p.ys.n;
+    for (std::int64_t g = 0; g < p.G; ++g) {
+      im2col_nchw(p, n, g, q0, q1, col);
+      TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+          h.blas(), blas::Op::kNoTrans, blas::Op::kNoTrans, q1 - q0, p.Kg, red, 1.0f, col,
+          q1 - q0, W + g * p.Kg * red, red, 0.0f, yn + g * p.Kg * osp + q0, osp));
+    }
+    if (has_post(p))
+      apply_post_ops_nchw(p, yn + q0, res ? res + n * p.ys.n + q0 : nullptr, 0, p.K, q1 - q0, osp);
+    return Status::ok();
+  });
+}
+
+Status im2col_bwd_weights(Handle& h, const Problem& p) {
+  const std::int64_t T = taps(p), red = T * p.Cg, osp = p.out_spatial();
+  const bool nhwc = p.x_layout == Layout::kNHWC;
+  // dW accumulates over chunks (beta = 1 after the first) into a dense [K][red] matrix in
+  // the order the GEMM produces; copied out when the caller's layout differs.
+  const bool direct_out = nhwc ? p.w_ohwi : p.w_oihw;
+  std::vector<float> tmp;
+  float* dW = p.w_out;
+  if (!direct_out) {
+    tmp.assign(static_cast<std::size_t>(p.K * red), 0.0f);
+    dW = tmp.data();
+  }
+  std::vector<float> colbuf;
+  if (nhwc) {
+    const std::int64_t M = p.N * osp, mb = chunk_pixels(red, M);
+    colbuf.resize(static_cast<std::size_t>(mb * red));
+    for (std::int64_t m0 = 0; m0 < std::max<std::int64_t>(M, 1); m0 += mb) {
+      const std::int64_t m1 = std::min(M, m0 + mb);
+      const float beta = m0 == 0 ? 0.0f : 1.0f;
+      for (std::int64_t g = 0; g < p.G; ++g) {
+        im2col_nhwc(p, g, m0, m1, colbuf.data());
+        TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+            h.blas(), blas::Op::kNoTrans, blas::Op::kTrans, red, p.Kg, m1 - m0, 1.0f,
+            colbuf.data(), red, p.y_in + m0 * p.K + g * p.Kg, p.K, beta, dW + g * p.Kg * red,
+            red));
+      }
+    }
+  } else {
+    const std::int64_t mb = chunk_pixels(red, osp);
+    colbuf.resize(static_cast<std::size_t>(mb * red));
+    bool first = true;
+    for (std::int64_t n = 0; n < std::max<std::int64_t>(p.N, 1); ++n)
+      for (std::int64_t q0 = 0; q0 < std::max<std::int64_t>(osp, 1); q0 += mb) {
+        const std::int64_t q1 = std::min(osp, q0 + mb);
+        const bool empty = p.N == 0 || osp == 0;
+        for (std::int64_t g = 0; g < p.G; ++g) {
+          if (!empty) im2col_nchw(p, n, g, q0, q1, colbuf.data());
+          TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+              h.blas(), blas::Op::kTrans, blas::Op::kNoTrans, red, p.Kg, empty ? 0 : q1 - q0,
+              1.0f, colbuf.data(), std::max<std::int64_t>(q1 - q0, 1),
+              p.y_in + n * p.ys.n + g * p.Kg * osp + q0, std::max<std::int64_t>(osp, 1),
+              first ? 0.0f : 1.0f, dW + g * p.Kg * red, red));
+        }
+        first = false;
+      }
+  }
+  if (!direct_out) {
+    // Scatter the dense matrix into the caller's strides.
+    for (std::int64_t k = 0; k < p.K; ++k)
+      for (std::int64_t c = 0; c < p.Cg; ++c) {
+        std::int64_t t = 0;
+        for (std::int64_t kd = 0; kd < p.ker[0]; ++kd)
+          for (std::int64_t kh = 0; kh < p.ker[1]; ++kh)
+            for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t)
+              p.w_out[k * p.ws.n + c * p.ws.c + kd * p.ws.d + kh * p.ws.h + kw * p.ws.w] =
+                  dW[nhwc ? (k * T + t) * p.Cg + c : (k * p.Cg + c) * T + t];
+      }
+  }
+  bias_grad(p);
+  return Status::ok();
+}
+
+// GEMM into a column buffer, then scatter-add (col2im) into dx. Images are independent
+// (parallel over n); within an image chunks run in order, so every dx element receives its
+// contributions in a fixed order.
+Status im2col_bwd_data(Handle& h, const Problem& p) {
+  const std::int64_t T = taps(p), red = T * p.Cg, osp = p.out_spatial();
+  const bool nhwc = p.x_layout == Layout::kNHWC;
+  std::vector<float> wbuf;
+  const float* W = gemm_weights(p, nhwc, wbuf);
+  const std::int64_t mb = chunk_pixels(red, osp);
+  const std::int64_t isp = p.in_spatial();
+  auto one_image = [&](std::int64_t n) -> Status {
+    float* dx = p.x_out + n * p.xs.n;
+    for (std::int64_t i = 0; i < p.C * isp; ++i) dx[i] = 0.0f;  // packed: one contiguous block
+    float* col = thread_scratch(static_cast<std::size_t>(mb * red));
+    for (std::int64_t q0 = 0; q0 < osp; q0 += mb) {
+      const std::int64_t q1 = std::min(osp, q0 + mb), w = q1 - q0;
+      for (std::int64_t g = 0; g < p.G; ++g) {
+        if (nhwc) {
+          // col[q][t*Cg + c] = sum_k dy[q][g*Kg + k] * W[g*Kg + k][t*Cg + c]
+          TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+              h.blas(), blas::Op::kNoTrans, blas::Op::kNoTrans, red, w, p.Kg, 1.0f,
+              W + g * p.Kg * red, red, p.y_in + (n * osp + q0) * p.K + g * p.Kg, p.K, 0.0f, col,
+              red));
+        } else {
+          // col[c*T + t][q] = sum_k W[g*Kg + k][c*T + t] * dy[g*Kg + k][q]
+          TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+              h.blas(), blas::Op::kNoTrans, blas::Op::kTrans, w, red, p.Kg, 1.0f,
+              p.y_in + n * p.ys.n + g * p.Kg * osp + q0, osp, W + g * p.Kg * red, red, 0.0f, col,
+              w));
+        }
+        for (std::int64_t q = q0; q < q1; ++q) {
+          const Pix o = pix_of(p, q);
+          std::int64_t t = 0;
+          for (std::int64_t kd = 0; kd < p.ker[0]; ++kd) {
+            const std::int64_t id = o.d * p.stride[0] - p.pad_b[0] + kd * p.dil[0];
+            for (std::int64_t kh = 0; kh < p.ker[1]; ++kh) {
+              const std::int64_t ih = o.h * p.stride[1] - p.pad_b[1] + kh * p.dil[1];
+              for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t) {
+                const std::int64_t iw = o.w * p.stride[2] - p.pad_b[2] + kw * p.dil[2];
+                if (id < 0 || id >= p.in[0] || ih < 0 || ih >= p.in[1] || iw < 0 ||
+                    iw >= p.in[2])
+                  continue;
+                const std::int64_t base = id * p.xs.d + ih * p.xs.h + iw * p.xs.w;
+                if (nhwc) {
+                  float* d = dx + base + g * p.Cg;
+                  const float* s = col + (q - q0) * red + t * p.Cg;
+                  for (std::int64_t c = 0; c < p.Cg; ++c) d[c] += s[c];
+                } else {
+                  for (std::int64_t c = 0; c < p.Cg; ++c)
+                    dx[base + (g * p.Cg + c) * p.xs.c] += col[(c * T + t) * w + (q - q0)];
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    return Status::ok();
+  };
+  const int threads = detail::max_threads(h);
+  if (threads <= 1 || p.N < threads) {
+    for (std::int64_t n = 0; n < p.N; ++n) TESSERA_RETURN_IF_ERROR(one_image(n));
+    return Status::ok();
+  }
+  return for_chunks(h, p.N, one_image);
+}
+
+// ---- 1x1 as GEMM ----------------------------------------------------------------------------
+
+Status gemm1x1_accepts(const Problem& p) {
+  if (!p.is_1x1_s1_p0()) return detail::refuse("needs a 1x1 kernel, stride 1, no padding");
+  return im2col_accepts(p);
+}
+
+Status gemm1x1_fwd(Handle& h, const Problem& p) {
+  const std::int64_t osp = p.out_spatial();
+  std::vector<float> wbuf;
+  const float* W = gemm_weights(p, true, wbuf);  // [K][Cg] either way for 1x1
+  const float* res = residual_of(p);
+  if (p.x_layout == Layout::kNHWC) {
+    const std::int64_t M = p.N * osp, mb = chunk_pixels(std::max(p.Cg, p.K), M);
+    const std::int64_t chunks = (M + mb - 1) / mb;
+    return for_chunks(h, chunks, [&](std::int64_t ci) -> Status {
+      const std::int64_t m0 = ci * mb, m1 = std::min(M, m0 + mb);
+      for (std::int64_t g = 0; g < p.G; ++g)
+        TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+            h.blas(), blas::Op::kTrans, blas::Op::kNoTrans, p.Kg, m1 - m0, p.Cg, 1.0f,
+            W + g * p.Kg * p.Cg, p.Cg, p.x + m0 * p.C + g * p.Cg, p.C, 0.0f,
+            p.y_out + m0 * p.K + g * p.Kg, p.K));
+      if (has_post(p)) apply_post_ops_nhwc(p, p.y_out + m0 * p.K, res ? res + m0 * p.K : nullptr, m1 - m0);
+      return Status::ok();
+    });
+  }
+  const std::int64_t mb = chunk_pixels(std::max(p.Cg, p.K), osp);
+  const std::int64_t per_image = (osp + mb - 1) / mb;
+  return for_chunks(h, p.N * per_image, [&](std::int64_t ci) -> Status {
+    const std::int64_t n = ci / per_image;
+    const std::int64_t q0 = (ci % per_image) * mb, q1 = std::min(osp, q0 + mb);
+    float* yn = p.y_out + n * p.ys.n;
+    for (std::int64_t g = 0; g < p.G; ++g)
+      TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+          h.blas(), blas::Op::kNoTrans, blas::Op::kNoTrans, q1 - q0, p.Kg, p.Cg, 1.0f,
+          p.x + n * p.xs.n + g * p.Cg * osp + q0, osp, W + g * p.Kg * p.Cg, p.Cg, 0.0f,
+          yn + g * p.Kg * osp + q0, osp));
+    if (has_post(p))
+      apply_post_ops_nchw(p, yn + q0, res ? res + n * p.ys.n + q0 : nullptr, 0, p.K, q1 - q0, osp);
+    return Status::ok();
+  });
+}
+
+Status gemm1x1_bwd_weights(Handle& h, const Problem& p) {
+  const std::int64_t osp = p.out_spatial();
+  const bool dense = p.w_ohwi;  // [K][Cg] (for 1x1 the two weight layouts coincide)
+  std::vector<float> tmp;
+  float* dW = p.w_out;
+  if (!dense) {
+    tmp.assign(static_cast<std::size_t>(p.K * p.Cg), 0.0f);
+    dW = tmp.data();
+  }
+  if (p.x_layout == Layout::kNHWC) {
+    const std::int64_t M = p.N * osp;
+    for (std::int64_t g = 0; g < p.G; ++g)
+      TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+          h.blas(), blas::Op::kNoTrans, blas::Op::kTrans, p.Cg, p.Kg, M, 1.0f, p.x + g * p.Cg,
+          p.C, p.y_in + g * p.Kg, p.K, 0.0f, dW + g * p.Kg * p.Cg, p.Cg));
+  } else {
+    for (std::int64_t n = 0; n < std::max<std::int64_t>(p.N, 1); ++n)
+      for (std::int64_t g = 0; g < p.G; ++g)
+        TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+            h.blas(), blas::Op::kTrans, blas::Op::kNoTrans, p.Cg, p.Kg, p.N == 0 ? 0 : osp, 1.0f,
+            p.x + n * p.xs.n + g * p.Cg * osp, std::max<std::int64_t>(osp, 1),
+            p.y_in + n * p.ys.n + g * p.Kg * osp, std::max<std::int64_t>(osp, 1),
+            n == 0 ? 0.0f : 1.0f, dW + g * p.Kg * p.Cg, p.Cg));
+  }
+  if (!dense)
+    for (std::int64_t k = 0; k < p.K; ++k)
+      for (std::int64_t c = 0; c < p.Cg; ++c)
+        p.w_out[k * p.ws.n + c * p.ws.c] = dW[k * p.Cg + c];
+  bias_grad(p);
+  return Status::ok();
+}
+
+}  // namespace tessera::dnn::conv

@@ -1,0 +1,264 @@
+// Convolution entry points: argument checks, bf16/f16 staging, the ordered implementation
+// lists per direction, immediate-mode choice (tuning database, else the list order) and the
+// run. Find mode is in find.cpp.
+#include "impls.hpp"
+
+#include <filesystem>
+#include <mutex>
+#include <unordered_map>
+
+#include "tessera/hal/hal.hpp"
+#include "tessera/tune/tune_db.hpp"
+
+namespace tessera::dnn::conv {
+namespace {
+
+Status ref_accepts(const Problem&) { return Status::ok(); }
+Status ref_run(Handle&, const Problem& p) { return reference(p); }
+
+// A fast algorithm never sees an empty problem: the reference handles those (it writes
+// zeros or bias-only outputs and zero gradients correctly).
+template <Status (*A)(const Problem&)>
+Status nonempty(const Problem& p) {
+  if (p.N == 0 || p.K == 0 || p.Cg == 0 || p.out_spatial() == 0 || p.in_spatial() == 0)
+    return detail::refuse("empty problem (a zero dim): left to the reference");
+  return A(p);
+}
+
+// Forward, best first. The order is the heuristic of immediate mode.
+constexpr Algo kForward[] = {
+    {ConvAlgo::kDepthwise, {"conv_f32_depthwise", nonempty<depthwise_accepts>, depthwise_fwd}},
+    {ConvAlgo::kGemm1x1, {"conv_f32_gemm1x1", nonempty<gemm1x1_accepts>, gemm1x1_fwd}},
+    {ConvAlgo::kWinogradF4x3,
+     {"conv_f32_winograd_f4x3", nonempty<winograd_f4x3_accepts>, winograd_f4x3_fwd}},
+    {ConvAlgo::kWinogradF2x3,
+     {"conv_f32_winograd_f2x3", nonempty<winograd_f2x3_accepts>, winograd_f2x3_fwd}},
+    {ConvAlgo::kDirect, {"conv_f32_direct_nhwc", nonempty<direct_accepts>, direct_fwd}},
+    {ConvAlgo::kIm2col, {"conv_f32_im2col", nonempty<im2col_accepts>, im2col_fwd}},
+    {ConvAlgo::kReference, {"conv_f32_reference", ref_accepts, ref_run}},
+};
+constexpr std::size_t kNumForward = std::size(kForward);
+
+// ---- backward data: stride-1 problems become a forward convolution of dy -------------------
+// dx = conv(dy, w') with w'[g*Cg + c][k][t'] = w[g*Kg + k][c][taps-1-t'] (flipped, in/out
+// channels swapped per group) and padding dil*(k-1) - pad on each side.
+Status flip_accepts(const Problem& p) {
+  for (int i = 0; i < 3; ++i) {
+    if (p.stride[i] != 1) return detail::refuse("stride > 1 (as forward needs stride 1)");
+    const std::int64_t ext = p.dil[i] * (p.ker[i] - 1);
+    if (p.pad_b[i] > ext || p.pad_e[i] > ext)
+      return detail::refuse("padding larger than the dilated kernel extent");
+  }
+  return Status::ok();
+}
+
+struct Flipped {
+  Problem q;
+  std::vector<float> w;
+};
+
+Flipped flip(const Problem& p) {
+  Flipped f;
+  Problem& q = f.q;
+  q = p;
+  q.dir = ConvDir::kForward;
+  q.C = p.K;
+  q.K = p.C;
+  q.Cg = p.Kg;
+  q.Kg = p.Cg;
+  q.in = p.out;
+  q.out = p.in;
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t ext = p.dil[i] * (p.ker[i] - 1);
+    q.pad_b[i] = ext - p.pad_b[i];
+    q.pad_e[i] = ext - p.pad_e[i];
+  }
+  q.xs = p.ys;
+  q.ys = p.xs;
+  q.x_layout = p.y_layout;
+  q.y_layout = p.x_layout;
+  q.x = p.y_in;
+  q.y_out = p.x_out;
+  q.y_in = nullptr;
+  q.x_out = nullptr;
+  q.post = PostOps{};
+  // Flipped weights, packed to match the activations: [K'][taps][Cg'] for NHWC, else
+  // [K'][Cg'][taps].
+  const bool inner = p.x_layout == Layout::kNHWC;
+  const std::int64_t T = p.ker_spatial();
+  f.w.resize(static_cast<std::size_t>(q.K * q.Cg * T));
+  for (std::int64_t g = 0; g < p.G; ++g)
+    for (std::int64_t kk = 0; kk < p.Kg; ++kk)
+      for (std::int64_t c = 0; c < p.Cg; ++c) {
+        std::int64_t t = 0;
+        for (std::int64_t kd = 0; kd < p.ker[0]; ++kd)
+          for (std::int64_t kh = 0; kh < p.ker[1]; ++kh)
+            for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t) {
+              const float v = p.w[(g * p.Kg + kk) * p.ws.n + c * p.ws.c + kd * p.ws.d +
+                                  kh * p.ws.h + kw * p.ws.w];
+              const std::int64_t ko = g * p.Cg + c, ft = T - 1 - t;
+              f.w[static_cast<std::size_t>(inner ? (ko * T + ft) * p.Kg + kk
+                                                 : (ko * p.Kg + kk) * T + ft)] = v;
+            }
+      }
+  q.w = f.w.data();
+  const std::int64_t kw_ = p.ker[2], kh_ = p.ker[1];
+  if (inner) {
+    q.ws = {T * q.Cg, 1, kh_ * kw_ * q.Cg, kw_ * q.Cg, q.Cg};
+  } else {
+    q.ws = {q.Cg * T, T, kh_ * kw_, kw_, 1};
+  }
+  q.w_ohwi = inner || T == 1;
+  q.w_oihw = !inner || T == 1;
+  return f;
+}
+
+template <std::size_t I>
+Status via_forward_accepts(const Problem& p) {
+  TESSERA_RETURN_IF_ERROR(flip_accepts(p));
+  // Accept on the transformed shape (weights are packed to match, so only shapes matter).
+  Problem q = p;
+  q.C = p.K, q.K = p.C, q.Cg = p.Kg, q.Kg = p.Cg, q.in = p.out, q.out = p.in;
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t ext = p.dil[i] * (p.ker[i] - 1);
+    q.pad_b[i] = ext - p.pad_b[i];
+    q.pad_e[i] = ext - p.pad_e[i];
+  }
+  q.dir = ConvDir::kForward;
+  q.x_layout = p.y_layout, q.y_layout = p.x_layout;
+  const bool inner = p.x_layout == Layout::kNHWC;
+  q.w_ohwi = inner || p.ker_spatial() == 1;
+  q.w_oihw = !inner || p.ker_spatial() == 1;
+  return kForward[I].impl.accepts(q);
+}
+template <std::size_t I>
+Status via_forward_run(Handle& h, const Problem& p) {
+  Flipped f = flip(p);
+  return kForward[I].impl.run(h, f.q);
+}
+
+constexpr Algo kBackwardData[] = {
+    {ConvAlgo::kDepthwise, {"conv_bwd_data_f32_depthwise_flipped", via_forward_accepts<0>, via_forward_run<0>}},
+    {ConvAlgo::kGemm1x1, {"conv_bwd_data_f32_gemm1x1_flipped", via_forward_accepts<1>, via_forward_run<1>}},
+    {ConvAlgo::kWinogradF4x3, {"conv_bwd_data_f32_winograd_f4x3_flipped", via_forward_accepts<2>, via_forward_run<2>}},
+    {ConvAlgo::kWinogradF2x3, {"conv_bwd_data_f32_winograd_f2x3_flipped", via_forward_accepts<3>, via_forward_run<3>}},
+    {ConvAlgo::kDirect, {"conv_bwd_data_f32_direct_flipped", via_forward_accepts<4>, via_forward_run<4>}},
+    {ConvAlgo::kIm2col, {"conv_bwd_data_f32_col2im", nonempty<im2col_accepts>, im2col_bwd_data}},
+    {ConvAlgo::kReference, {"conv_bwd_data_f32_reference", ref_accepts, ref_run}},
+};
+static_assert(kForward[0].algo == ConvAlgo::kDepthwise && kForward[1].algo == ConvAlgo::kGemm1x1 &&
+              kForward[2].algo == ConvAlgo::kWinogradF4x3 &&
+              kForward[3].algo == ConvAlgo::kWinogradF2x3 && kForward[4].algo == ConvAlgo::kDirect);
+
+constexpr Algo kBackwardWeights[] = {
+    {ConvAlgo::kDepthwise, {"conv_bwd_weights_f32_depthwise", nonempty<depthwise_accepts>, depthwise_bwd_weights}},
+    {ConvAlgo::kGemm1x1, {"conv_bwd_weights_f32_gemm1x1", nonempty<gemm1x1_accepts>, gemm1x1_bwd_weights}},
+    {ConvAlgo::kIm2col, {"conv_bwd_weights_f32_im2col", nonempty<im2col_accepts>, im2col_bwd_weights}},
+    {ConvAlgo::kReference, {"conv_bwd_weights_f32_reference", ref_accepts, ref_run}},
+};
+
+// ---- immediate mode: tuning-database choices, cached per process ------------------------------
+std::mutex g_cache_mutex;
+std::unordered_map<std::string, std::string> g_cache;  // db path + signature -> impl name ("" = none)
+
+std::string db_path_of(const Handle& h) {
+  return h.tune_db().empty() ? tune::default_db_path() : h.tune_db();
+}
+
+std::optional<std::string> tuned_impl(Handle& h, const std::string& signature) {
+  if (!h.use_tune_db()) return std::nullopt;
+  const std::string path = db_path_of(h);
+  const std::string key = path + "\n" + signature;
+  {
+    std::lock_guard<std::mutex> lock(g_cache_mutex);
+    auto it = g_cache.find(key);
+    if (it != g_cache.end())
+      return it->second.empty() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+  std::string found;
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {  // never create a database just to find it empty
+    auto db = tune::TuneDb::open(path);
+    if (db.is_ok()) {
+      auto rec = db->lookup(tune_key(signature));
+      if (rec.is_ok() && rec->has_value()) found = (*rec)->solution;
+    }
+  }
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  g_cache[key] = found;
+  return found.empty() ? std::nullopt : std::optional<std::string>(found);
+}
+
+}  // namespace
+
+std::span<const Algo> algos_for(ConvDir dir) {
+  switch (dir) {
+    case ConvDir::kForward: return kForward;
+    case ConvDir::kBackwardData: return kBackwardData;
+    case ConvDir::kBackwardWeights: return kBackwardWeights;
+  }
+  return kForward;
+}
+
+tune::TuneKey tune_key(const std::string& signature) {
+  return {"dnn", "conv", signature, hal::cpu_device().fingerprint(), "1", "bitwise"};
+}
+
+void remember_choice(const Handle& h, const std::string& signature, const std::string& impl) {
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  g_cache[db_path_of(h) + "\n" + signature] = impl;
+}
+
+void forget_choices() {
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  g_cache.clear();
+}
+
+Result<const Algo*> select(Handle& h, const Problem& p, ConvAlgo want, std::string* source) {
+  const char* op = p.dir == ConvDir::kForward        ? "conv_forward"
+                   : p.dir == ConvDir::kBackwardData ? "conv_backward_data"
+                                                     : "conv_backward_weights";
+  std::span<const Algo> list = algos_for(p.dir);
+  if (want != ConvAlgo::kAuto) {
+    std::string reasons;
+    for (const Algo& a : list) {
+      if (a.algo != want) continue;
+      Status s = a.impl.accepts(p);
+      if (s.is_ok()) {
+        TESSERA_VLOG(kDispatch) << op << ": chose " << a.impl.name << " (requested)";
+        if (source) *source = "requested";
+        return &a;
+      }
+      reasons += std::string(reasons.empty() ? "" : "; ") + a.impl.name + ": " + s.message();
+    }
+    if (reasons.empty())
+      return unsupported(std::string(op) + ": algorithm " + std::string(algo_name(want)) +
+                         " is not available for " + std::string(dir_name(p.dir)));
+    return unsupported(std::string(op) + ": algorithm " + std::string(algo_name(want)) +
+                       " refused: " + reasons);
+  }
+  if (auto name = tuned_impl(h, p.signature())) {
+    for (const Algo& a : list) {
+      if (*name != a.impl.name) continue;
+      if (a.impl.accepts(p).is_ok()) {
+        TESSERA_VLOG(kDispatch) << op << ": chose " << a.impl.name << " (tuning database)";
+        if (source) *source = "tune-db";
+        return &a;
+      }
+    }
+    TESSERA_VLOG(kDispatch) << op << ": tuning database names " << *name
+                            << ", which is unknown or refuses; using the heuristic";
+  }
+  for (const Algo& a : list) {
+    Status s = a.impl.accepts(p);
+    if (s.is_ok()) {
+      TESSERA_VLOG(kDispatch) << op << ": chose " << a.impl.name;
+      if (source) *source = "heuristic";
+      return &a;
+    }
+    TESSERA_VLOG(kDispatch) << op << ": " << a.impl.name << " refused: " << s.message();
+  }
+  return &list.back();
+}
+
+}  // namespace tessera::dnn::conv

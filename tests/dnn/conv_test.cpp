@@ -1,0 +1,377 @@
+// Convolution: every algorithm against the reference over the descriptor classes (1-D/2-D/3-D,
+// stride, dilation, asymmetric padding, groups, both layouts, both weight layouts, odd sizes,
+// post-ops, bf16/f16), every ISA, thread-count independence, adjoint and finite-difference
+// checks of the backward passes, Find mode with the tuning database, bad descriptors.
+#include <cmath>
+
+#include "conv_test_util.hpp"
+#include "tessera/core/thread_pool.hpp"
+#include "tessera/hal/hal.hpp"
+#include "tessera/tune/tune_db.hpp"
+#include "test_util.hpp"
+
+namespace tessera::dnn::testing {
+namespace {
+
+using tessera::testing::for_each_isa;
+using tessera::testing::TempDir;
+
+constexpr ConvAlgo kAllAlgos[] = {ConvAlgo::kDirect,       ConvAlgo::kIm2col,
+                                  ConvAlgo::kGemm1x1,      ConvAlgo::kWinogradF2x3,
+                                  ConvAlgo::kWinogradF4x3, ConvAlgo::kDepthwise};
+
+struct Bufs {
+  std::vector<std::uint8_t> x, w, y, res;
+  std::vector<float> bias;
+};
+
+// Runs one direction. Returns the status; the output lands in b.y (fwd), b.x (bwd-data) or
+// b.w (bwd-weights), and dbias into `dbias`.
+Status run_dir(Handle& h, const ConvCase& cc, ConvDir dir, ConvAlgo algo, Bufs& b,
+               bool post, std::vector<float>* dbias) {
+  const TensorDesc xd = cc.x_desc(), wd = cc.w_desc(), yd = cc.y_desc();
+  switch (dir) {
+    case ConvDir::kForward: {
+      PostOps po;
+      if (post) {
+        po.bias = b.bias.data();
+        po.residual = b.res.data();
+        po.act = Activation::make(ActKind::kGeluTanh);
+      }
+      return conv_forward(h, cc.desc(), xd, b.x.data(), wd, b.w.data(), yd, b.y.data(), po, algo);
+    }
+    case ConvDir::kBackwardData:
+      return conv_backward_data(h, cc.desc(), wd, b.w.data(), yd, b.y.data(), xd, b.x.data(), algo);
+    case ConvDir::kBackwardWeights:
+      return conv_backward_weights(h, cc.desc(), xd, b.x.data(), yd, b.y.data(), wd, b.w.data(),
+                                   dbias ? dbias->data() : nullptr, algo);
+  }
+  return Status::ok();
+}
+
+Bufs inputs(const ConvCase& cc, ConvDir dir, unsigned seed) {
+  Bufs b;
+  const TensorDesc xd = cc.x_desc(), wd = cc.w_desc(), yd = cc.y_desc();
+  b.x = dir == ConvDir::kBackwardData ? nan_tensor(xd) : random_tensor(xd, seed);
+  b.w = dir == ConvDir::kBackwardWeights ? nan_tensor(wd) : random_tensor(wd, seed + 1);
+  b.y = dir == ConvDir::kForward ? nan_tensor(yd) : random_tensor(yd, seed + 2);
+  b.res = random_tensor(yd, seed + 3);
+  b.bias.resize(static_cast<std::size_t>(std::max<std::int64_t>(cc.k, 1)));
+  for (std::size_t i = 0; i < b.bias.size(); ++i) b.bias[i] = 0.1f * static_cast<float>(i % 7) - 0.3f;
+  return b;
+}
+
+const std::vector<std::uint8_t>& output_of(const Bufs& b, ConvDir dir) {
+  return dir == ConvDir::kForward ? b.y : dir == ConvDir::kBackwardData ? b.x : b.w;
+}
+TensorDesc output_desc(const ConvCase& cc, ConvDir dir) {
+  return dir == ConvDir::kForward ? cc.y_desc() : dir == ConvDir::kBackwardData ? cc.x_desc() : cc.w_desc();
+}
+
+// Compares `algo` against the reference. Returns false when the algorithm refused.
+bool compare(Handle& h, const ConvCase& cc, ConvDir dir, ConvAlgo algo, bool post) {
+  SCOPED_TRACE(cc.name() + " " + std::string(dir_name(dir)) + " " + std::string(algo_name(algo)) +
+               (post ? " +post" : ""));
+  Bufs ref = inputs(cc, dir, 7), got = inputs(cc, dir, 7);
+  std::vector<float> db_ref(static_cast<std::size_t>(cc.k) + 1, NAN), db_got = db_ref;
+  Status s = run_dir(h, cc, dir, algo, got, post, &db_got);
+  if (s.code() == StatusCode::kUnsupported && algo != ConvAlgo::kAuto) return false;
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  Status r = run_dir(h, cc, dir, ConvAlgo::kReference, ref, post, &db_ref);
+  EXPECT_TRUE(r.is_ok()) << r.to_string();
+  const TensorDesc od = output_desc(cc, dir);
+  const auto& a = output_of(got, dir);
+  const auto& e = output_of(ref, dir);
+  // Reduction length of one output element, for the tolerance.
+  double red = static_cast<double>(cc.c / cc.groups);
+  for (auto v : cc.ker) red *= static_cast<double>(v);
+  if (dir == ConvDir::kBackwardData) red = static_cast<double>(cc.k / cc.groups) * red / (cc.c / cc.groups);
+  if (dir == ConvDir::kBackwardWeights) red = static_cast<double>(cc.n * cc.y_desc().numel() / std::max<std::int64_t>(cc.n * cc.k, 1));
+  const bool wino = algo == ConvAlgo::kWinogradF2x3 || algo == ConvAlgo::kWinogradF4x3;
+  double tol = (wino ? 2e-4 : 2e-6) * std::sqrt(std::max(red, 1.0)) + 1e-6;
+  if (od.dtype != DType::kF32) tol = (od.dtype == DType::kBF16 ? 1.6e-2 : 2e-3) * (1 + std::sqrt(red));
+  const std::size_t n = static_cast<std::size_t>(od.span());
+  int bad = 0;
+  for (std::size_t i = 0; i < n && bad < 5; ++i) {
+    const float av = value_at(a, od.dtype, i), ev = value_at(e, od.dtype, i);
+    if (!(std::fabs(av - ev) <= tol * std::max(1.0f, std::fabs(ev)))) {
+      ADD_FAILURE() << "element " << i << ": got " << av << ", reference " << ev << " (tol " << tol << ")";
+      ++bad;
+    }
+  }
+  if (dir == ConvDir::kBackwardWeights) {
+    for (std::int64_t k = 0; k < cc.k; ++k) {
+      EXPECT_NEAR(db_got[static_cast<std::size_t>(k)], db_ref[static_cast<std::size_t>(k)],
+                  1e-4 * (1 + std::fabs(db_ref[static_cast<std::size_t>(k)])));
+    }
+  }
+  return true;
+}
+
+std::vector<ConvCase> sweep_cases() {
+  std::vector<ConvCase> v;
+  for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
+    auto add = [&](ConvCase c) {
+      c.layout = l;
+      c.wlayout = l;
+      v.push_back(c);
+      c.wlayout = l == Layout::kNCHW ? Layout::kNHWC : Layout::kNCHW;  // the other weight layout
+      v.push_back(c);
+    };
+    add({});                                                               // 3x3 plain
+    add({2, 5, 7, 1, {9, 8}, {3, 3}, {}, {}, {1, 1}, {1, 1}});             // same padding
+    add({1, 17, 16, 1, {6, 7}, {1, 1}});                                   // 1x1
+    add({2, 16, 33, 1, {5, 5}, {1, 1}, {2, 2}});                           // 1x1 stride 2
+    add({1, 3, 8, 1, {11, 10}, {5, 5}, {2, 2}, {}, {2, 1}, {1, 2}});       // stride, asym pad
+    add({1, 6, 9, 3, {8, 8}, {3, 3}, {1, 2}, {2, 1}, {2, 1}, {0, 2}});      // groups, dilation
+    add({2, 8, 8, 8, {9, 7}, {3, 3}, {}, {}, {1, 1}, {1, 1}});             // depthwise
+    add({1, 16, 16, 16, {7, 7}, {3, 3}, {2, 2}, {}, {1, 1}, {1, 1}});      // depthwise stride 2
+    add({1, 4, 6, 2, {13}, {3}, {2}, {}, {1}, {0}});                       // 1-D
+    add({1, 3, 5, 1, {5, 6, 4}, {3, 2, 3}, {1, 2, 1}, {}, {1, 0, 1}, {1, 1, 0}});  // 3-D
+    add({2, 32, 32, 1, {8, 8}, {3, 3}, {}, {}, {1, 1}, {1, 1}});           // winograd-sized
+    add({1, 19, 21, 1, {10, 9}, {3, 3}, {}, {}, {1, 1}, {0, 0}});          // winograd tails
+  }
+  return v;
+}
+
+TEST(ConvTest, EveryAlgorithmMatchesTheReference) {
+  Handle h;
+  for (const ConvCase& cc : sweep_cases())
+    for (ConvDir dir : {ConvDir::kForward, ConvDir::kBackwardData, ConvDir::kBackwardWeights}) {
+      compare(h, cc, dir, ConvAlgo::kAuto, false);
+      for (ConvAlgo a : kAllAlgos) compare(h, cc, dir, a, false);
+    }
+}
+
+TEST(ConvTest, PostOpsMatchTheReference) {
+  Handle h;
+  for (const ConvCase& cc : sweep_cases())
+    for (ConvAlgo a : kAllAlgos) compare(h, cc, ConvDir::kForward, a, true);
+}
+
+TEST(ConvTest, EveryIsaLevel) {
+  Handle h;
+  std::vector<ConvCase> cases = sweep_cases();
+  for_each_isa([&](Isa) {
+    for (std::size_t i = 0; i < cases.size(); i += 2)
+      for (ConvDir dir : {ConvDir::kForward, ConvDir::kBackwardData, ConvDir::kBackwardWeights})
+        for (ConvAlgo a : kAllAlgos) compare(h, cases[i], dir, a, dir == ConvDir::kForward);
+  });
+}
+
+TEST(ConvTest, HalfPrecisionStorage) {
+  Handle h;
+  for (DType t : {DType::kBF16, DType::kF16})
+    for (ConvCase cc : {ConvCase{}, ConvCase{1, 16, 16, 1, {6, 6}, {1, 1}},
+                        ConvCase{1, 8, 8, 8, {7, 7}, {3, 3}, {}, {}, {1, 1}, {1, 1}}}) {
+      cc.dtype = t;
+      for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
+        cc.layout = cc.wlayout = l;
+        for (ConvDir dir : {ConvDir::kForward, ConvDir::kBackwardData, ConvDir::kBackwardWeights})
+          compare(h, cc, dir, ConvAlgo::kAuto, dir == ConvDir::kForward);
+      }
+    }
+}
+
+TEST(ConvTest, AlgorithmsAcceptTheirClasses) {
+  // Each algorithm must actually run on the problems it exists for (not refuse everything).
+  Handle h;
+  ConvCase one{1, 16, 16, 1, {6, 6}, {1, 1}};
+  EXPECT_TRUE(compare(h, one, ConvDir::kForward, ConvAlgo::kGemm1x1, false));
+  EXPECT_TRUE(compare(h, one, ConvDir::kForward, ConvAlgo::kIm2col, false));
+  for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
+    ConvCase c3{1, 32, 32, 1, {8, 8}, {3, 3}, {}, {}, {1, 1}, {1, 1}};
+    c3.layout = c3.wlayout = l;
+    EXPECT_TRUE(compare(h, c3, ConvDir::kBackwardData, ConvAlgo::kIm2col, false));
+    EXPECT_TRUE(compare(h, c3, ConvDir::kBackwardWeights, ConvAlgo::kIm2col, false));
+  }
+}
+
+TEST(ConvTest, BitwiseIdenticalForAnyThreadCount) {
+  if (thread_pool().num_threads() < 2) GTEST_SKIP() << "needs a pool of >= 2 threads";
+  for (ConvCase cc : {ConvCase{4, 16, 24, 1, {20, 20}, {3, 3}, {}, {}, {1, 1}, {1, 1}},
+                      ConvCase{4, 32, 32, 1, {17, 17}, {1, 1}},
+                      ConvCase{4, 16, 16, 16, {15, 15}, {3, 3}, {}, {}, {1, 1}, {1, 1}}})
+    for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
+      cc.layout = cc.wlayout = l;
+      for (ConvDir dir : {ConvDir::kForward, ConvDir::kBackwardData, ConvDir::kBackwardWeights})
+        for (ConvAlgo a : kAllAlgos) {
+          Handle h1, h2;
+          ASSERT_TRUE(h1.set_num_threads(1).is_ok());
+          ASSERT_TRUE(h2.set_num_threads(2).is_ok());
+          Bufs b1 = inputs(cc, dir, 3), b2 = inputs(cc, dir, 3);
+          Status s1 = run_dir(h1, cc, dir, a, b1, true, nullptr);
+          Status s2 = run_dir(h2, cc, dir, a, b2, true, nullptr);
+          ASSERT_EQ(s1.code(), s2.code());
+          if (!s1.is_ok()) continue;
+          EXPECT_EQ(output_of(b1, dir), output_of(b2, dir))
+              << cc.name() << " " << dir_name(dir) << " " << algo_name(a);
+        }
+    }
+}
+
+// <conv(x, w), dy> = <x, bwd_data(w, dy)> = <w, bwd_weights(x, dy)>, and finite differences
+// of L(x, w) = <conv(x, w), dy> (computed in double) agree with the gradients.
+TEST(ConvTest, BackwardPassesAreTheGradients) {
+  Handle h;
+  for (ConvCase cc : {ConvCase{2, 6, 4, 2, {7, 6}, {3, 2}, {2, 1}, {1, 2}, {1, 0}, {2, 1}},
+                      ConvCase{1, 4, 4, 4, {6, 6}, {3, 3}, {}, {}, {1, 1}, {1, 1}},
+                      ConvCase{1, 5, 3, 1, {9}, {4}, {3}, {}, {2}, {1}}}) {
+    const TensorDesc xd = cc.x_desc(), wd = cc.w_desc(), yd = cc.y_desc();
+    std::vector<float> x(static_cast<std::size_t>(xd.numel())), w(static_cast<std::size_t>(wd.numel())),
+        dy(static_cast<std::size_t>(yd.numel()));
+    std::mt19937 g(5);
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (auto* v : {&x, &w, &dy})
+      for (auto& e : *v) e = u(g);
+    auto loss = [&](const std::vector<float>& xx, const std::vector<float>& ww) {
+      std::vector<float> y(dy.size());
+      EXPECT_TRUE(conv_forward(h, cc.desc(), xd, xx.data(), wd, ww.data(), yd, y.data(), {},
+                               ConvAlgo::kReference).is_ok());
+      double s = 0;
+      for (std::size_t i = 0; i < y.size(); ++i) s += static_cast<double>(y[i]) * dy[i];
+      return s;
+    };
+    std::vector<float> dx(x.size()), dw(w.size()), db(static_cast<std::size_t>(cc.k));
+    ASSERT_TRUE(conv_backward_data(h, cc.desc(), wd, w.data(), yd, dy.data(), xd, dx.data()).is_ok());
+    ASSERT_TRUE(conv_backward_weights(h, cc.desc(), xd, x.data(), yd, dy.data(), wd, dw.data(),
+                                      db.data()).is_ok());
+    const float eps = 1e-2f;
+    for (std::size_t i = 0; i < x.size(); i += 3) {
+      auto xp = x, xm = x;
+      xp[i] += eps, xm[i] -= eps;
+      EXPECT_NEAR((loss(xp, w) - loss(xm, w)) / (2 * eps), dx[i], 2e-3) << cc.name() << " dx " << i;
+    }
+    for (std::size_t i = 0; i < w.size(); i += 2) {
+      auto wp = w, wm = w;
+      wp[i] += eps, wm[i] -= eps;
+      EXPECT_NEAR((loss(x, wp) - loss(x, wm)) / (2 * eps), dw[i], 2e-3) << cc.name() << " dw " << i;
+    }
+    // dbias: the gradient of <y + b, dy> with respect to b is the sum of dy per channel.
+    const std::int64_t per_k = yd.numel() / std::max<std::int64_t>(cc.k * cc.n, 1);
+    for (std::int64_t k = 0; k < cc.k; ++k) {
+      double s = 0;
+      for (std::int64_t n = 0; n < cc.n; ++n)
+        for (std::int64_t q = 0; q < per_k; ++q) s += dy[static_cast<std::size_t>((n * cc.k + k) * per_k + q)];
+      EXPECT_NEAR(db[static_cast<std::size_t>(k)], s, 1e-4);
+    }
+  }
+}
+
+TEST(ConvTest, ResidualMayAliasTheOutput) {
+  Handle h;
+  for (ConvAlgo a : {ConvAlgo::kAuto, ConvAlgo::kIm2col}) {
+    ConvCase cc{1, 8, 8, 1, {6, 6}, {3, 3}, {}, {}, {1, 1}, {1, 1}};
+    Bufs b = inputs(cc, ConvDir::kForward, 1);
+    b.y = b.res;
+    PostOps po;
+    po.residual = b.y.data();
+    std::vector<std::uint8_t> expect = b.y;
+    PostOps pe;
+    pe.residual = b.res.data();
+    ASSERT_TRUE(conv_forward(h, cc.desc(), cc.x_desc(), b.x.data(), cc.w_desc(), b.w.data(),
+                             cc.y_desc(), expect.data(), pe, a).is_ok());
+    ASSERT_TRUE(conv_forward(h, cc.desc(), cc.x_desc(), b.x.data(), cc.w_desc(), b.w.data(),
+                             cc.y_desc(), b.y.data(), po, a).is_ok());
+    EXPECT_EQ(b.y, expect);
+  }
+}
+
+TEST(ConvTest, ZeroSizedProblems) {
+  Handle h;
+  for (ConvCase cc : {ConvCase{0, 4, 4}, ConvCase{1, 4, 0}, ConvCase{2, 0, 3}}) {
+    for (ConvDir dir : {ConvDir::kForward, ConvDir::kBackwardData, ConvDir::kBackwardWeights})
+      compare(h, cc, dir, ConvAlgo::kAuto, dir == ConvDir::kForward);
+  }
+}
+
+TEST(ConvTest, FindModeRecordsAndImmediateModeUsesIt) {
+  TempDir dir;
+  Handle h;
+  h.set_tune_db(dir.file("tune.sqlite"));
+  ConvCase cc{1, 16, 16, 1, {8, 8}, {1, 1}};
+  cc.layout = cc.wlayout = Layout::kNHWC;
+  FindOptions o;
+  o.min_seconds_per_algo = 0;
+  auto found = find_convolution(h, ConvDir::kForward, cc.desc(), cc.x_desc(), cc.w_desc(), cc.y_desc(), o);
+  ASSERT_TRUE(found.is_ok()) << found.status().to_string();
+  ASSERT_FALSE(found->empty());
+  EXPECT_TRUE(found->front().accepted);
+  bool saw_refusal = false;
+  for (std::size_t i = 0; i < found->size(); ++i) {
+    const ConvCandidate& c = (*found)[i];
+    if (c.accepted) {
+      EXPECT_GE(c.samples, 3);
+      if (i > 0 && (*found)[i - 1].accepted) {
+        EXPECT_LE((*found)[i - 1].median_us, c.median_us);
+      }
+    } else {
+      EXPECT_FALSE(c.reason.empty()) << c.impl;
+      saw_refusal = true;
+    }
+  }
+  EXPECT_TRUE(saw_refusal);  // e.g. winograd refuses a 1x1 kernel
+  auto db = tessera::testing::value_or_fail(tune::TuneDb::open(dir.file("tune.sqlite")));
+  auto rec = tessera::testing::value_or_fail(db.lookup(tune::TuneKey{
+      "dnn", "conv", conv_signature(ConvDir::kForward, cc.desc(), cc.x_desc(), cc.w_desc(), cc.y_desc()),
+      hal::cpu_device().fingerprint(), "1", "bitwise"}));
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->solution, found->front().impl);
+  EXPECT_EQ(rec->candidates.size(), found->size());
+  auto choice = choose_convolution(h, ConvDir::kForward, cc.desc(), cc.x_desc(), cc.w_desc(), cc.y_desc());
+  ASSERT_TRUE(choice.is_ok());
+  EXPECT_EQ(choice->source, "tune-db");
+  EXPECT_EQ(choice->impl, found->front().impl);
+  h.set_use_tune_db(false);
+  choice = choose_convolution(h, ConvDir::kForward, cc.desc(), cc.x_desc(), cc.w_desc(), cc.y_desc());
+  ASSERT_TRUE(choice.is_ok());
+  EXPECT_EQ(choice->source, "heuristic");
+}
+
+TEST(ConvTest, BadDescriptorsAreRejectedAndNothingIsWritten) {
+  Handle h;
+  ConvCase cc;
+  Bufs b = inputs(cc, ConvDir::kForward, 1);
+  const auto before = b.y;
+  auto expect_error = [&](StatusCode code, const ConvDesc& c, const TensorDesc& x, const TensorDesc& w,
+                          const TensorDesc& y, const char* needle) {
+    Status s = conv_forward(h, c, x, b.x.data(), w, b.w.data(), y, b.y.data());
+    EXPECT_EQ(s.code(), code) << s.to_string();
+    EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+    EXPECT_EQ(b.y, before);
+  };
+  const TensorDesc x = cc.x_desc(), w = cc.w_desc(), y = cc.y_desc();
+  TensorDesc neg = x;
+  neg.dims[2] = -1;
+  expect_error(StatusCode::kInvalidArgument, cc.desc(), neg, w, y, "must be >= 0");
+  ConvDesc g3 = cc.desc();
+  g3.groups = 3;
+  expect_error(StatusCode::kInvalidArgument, g3, x, w, y, "divisible by groups");
+  TensorDesc wc = TensorDesc::make(DType::kF32, {4, 3, 3, 3});
+  expect_error(StatusCode::kInvalidArgument, cc.desc(), x, wc, y, "input channels per group");
+  TensorDesc ybad = y;
+  ybad.dims[3] += 1;
+  ybad = TensorDesc::make(DType::kF32, ybad.dims);
+  expect_error(StatusCode::kInvalidArgument, cc.desc(), x, w, ybad, "but the convolution gives");
+  TensorDesc big = TensorDesc::make(DType::kF32, {4, 4, 9, 9});
+  expect_error(StatusCode::kInvalidArgument, cc.desc(), x, big, y, "output too small");
+  TensorDesc xi = x;
+  xi.dtype = DType::kI32;
+  expect_error(StatusCode::kUnsupported, cc.desc(), xi, w, y, "dtype i32");
+  ConvDesc s0 = cc.desc();
+  s0.stride = {0, 1};
+  expect_error(StatusCode::kInvalidArgument, s0, x, w, y, "stride");
+  ConvDesc s3 = cc.desc();
+  s3.pad_begin = {1, 1, 1};
+  expect_error(StatusCode::kInvalidArgument, s3, x, w, y, "pad_begin has 3 values");
+  Status s = conv_forward(h, cc.desc(), x, nullptr, w, b.w.data(), y, b.y.data());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.y, before);
+  s = conv_forward(h, cc.desc(), x, b.x.data(), w, b.w.data(), y, b.y.data(), {}, ConvAlgo::kGemm1x1);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_NE(s.message().find("1x1"), std::string::npos) << s.message();
+  EXPECT_EQ(b.y, before);
+}
+
+}  // namespace
+}  // namespace tessera::dnn::testing

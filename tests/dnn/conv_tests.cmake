@@ -1,0 +1,1 @@
+tessera_test(tessera_dnn_conv_test conv_test.cpp)

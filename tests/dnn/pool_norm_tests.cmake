@@ -1,0 +1,1 @@
+# (filled in by the op family's work)
