@@ -5,9 +5,12 @@ list(APPEND DNN_SOURCES
   ops/conv/ref.cpp
   ops/conv/gemm_algos.cpp
   ops/conv/depthwise.cpp
+  ops/conv/depthwise_avx512.cpp
   ops/conv/direct.cpp
+  ops/conv/direct_avx512.cpp
   ops/conv/impls.cpp
   ops/conv/api.cpp
   ops/conv/find.cpp
 )
+list(APPEND DNN_AVX512 ops/conv/depthwise_avx512.cpp ops/conv/direct_avx512.cpp)
 include(winograd.cmake)

@@ -180,6 +180,21 @@ TEST(ConvTest, AlgorithmsAcceptTheirClasses) {
   EXPECT_TRUE(compare(h, one, ConvDir::kForward, ConvAlgo::kGemm1x1, false));
   EXPECT_TRUE(compare(h, one, ConvDir::kForward, ConvAlgo::kIm2col, false));
   for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
+    ConvCase dw{2, 24, 24, 24, {9, 9}, {3, 3}, {2, 2}, {}, {1, 1}, {1, 1}};
+    dw.layout = dw.wlayout = l;
+    EXPECT_TRUE(compare(h, dw, ConvDir::kForward, ConvAlgo::kDepthwise, true));
+    EXPECT_TRUE(compare(h, dw, ConvDir::kBackwardWeights, ConvAlgo::kDepthwise, false));
+  }
+  if (cpu_info().usable(CpuFeature::kAvx512f)) {
+    ConvCase d{2, 16, 40, 1, {9, 30}, {3, 3}, {1, 2}, {}, {1, 1}, {1, 1}};
+    d.layout = d.wlayout = Layout::kNHWC;
+    EXPECT_TRUE(compare(h, d, ConvDir::kForward, ConvAlgo::kDirect, true));
+    // Stride 2: backward data cannot run as a forward convolution, so direct refuses.
+    EXPECT_FALSE(compare(h, d, ConvDir::kBackwardData, ConvAlgo::kDirect, false));
+    d.stride = {};
+    EXPECT_TRUE(compare(h, d, ConvDir::kBackwardData, ConvAlgo::kDirect, false));
+  }
+  for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
     ConvCase c3{1, 32, 32, 1, {8, 8}, {3, 3}, {}, {}, {1, 1}, {1, 1}};
     c3.layout = c3.wlayout = l;
     EXPECT_TRUE(compare(h, c3, ConvDir::kBackwardData, ConvAlgo::kIm2col, false));
