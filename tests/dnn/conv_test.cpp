@@ -193,6 +193,14 @@ TEST(ConvTest, AlgorithmsAcceptTheirClasses) {
     EXPECT_FALSE(compare(h, d, ConvDir::kBackwardData, ConvAlgo::kDirect, false));
     d.stride = {};
     EXPECT_TRUE(compare(h, d, ConvDir::kBackwardData, ConvAlgo::kDirect, false));
+    // 128 channels: more than one inner channel block, padded pixel stride; 9 groups-free
+    // output channels past a 32 block.
+    ConvCase wide{1, 136, 41, 1, {6, 5}, {3, 3}, {}, {}, {1, 1}, {1, 1}};
+    wide.layout = wide.wlayout = Layout::kNHWC;
+    EXPECT_TRUE(compare(h, wide, ConvDir::kForward, ConvAlgo::kDirect, true));
+    ConvCase c128{1, 128, 64, 2, {7, 7}, {3, 3}, {2, 2}, {}, {0, 1}, {1, 0}};
+    c128.layout = c128.wlayout = Layout::kNHWC;
+    EXPECT_TRUE(compare(h, c128, ConvDir::kForward, ConvAlgo::kDirect, false));
   }
   for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
     ConvCase c3{1, 32, 32, 1, {8, 8}, {3, 3}, {}, {}, {1, 1}, {1, 1}};

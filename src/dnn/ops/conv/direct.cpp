@@ -35,36 +35,44 @@ Status direct_fwd(Handle& h, const Problem& p) {
   const std::int64_t PH = p.in[1] + p.pad_b[1] + p.pad_e[1];
   const std::int64_t PW = p.in[2] + p.pad_b[2] + p.pad_e[2];
   const bool padded = PD != p.in[0] || PH != p.in[1] || PW != p.in[2];
-  // Padded copy of x (only when there is padding).
+  // Pixel stride of the (copied) input: a multiple of 512 bytes would put the 12 pixels of a
+  // strip into two L1 sets, so such channel counts get 16 floats of slack.
+  const std::int64_t CS = (C * 4) % 512 == 0 ? C + 16 : C;
+  // Padded copy of x (when there is padding or the pixel stride changes).
   std::vector<float> xpad;
   const float* X = p.x;
-  if (padded) {
-    xpad.assign(static_cast<std::size_t>(p.N * PD * PH * PW * C), 0.0f);
+  if (padded || CS != C) {
+    xpad.assign(static_cast<std::size_t>(p.N * PD * PH * PW * CS), 0.0f);
     detail::parallel_for(h, 0, p.N * p.in[0] * p.in[1], 8, [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t r = b; r < e; ++r) {
         const std::int64_t n = r / (p.in[0] * p.in[1]), d = (r / p.in[1]) % p.in[0],
                            hh = r % p.in[1];
         const float* src = p.x + n * p.xs.n + d * p.xs.d + hh * p.xs.h;
         float* dst = xpad.data() +
-                     (((n * PD + d + p.pad_b[0]) * PH + hh + p.pad_b[1]) * PW + p.pad_b[2]) * C;
-        std::memcpy(dst, src, static_cast<std::size_t>(p.in[2] * C) * sizeof(float));
+                     (((n * PD + d + p.pad_b[0]) * PH + hh + p.pad_b[1]) * PW + p.pad_b[2]) * CS;
+        for (std::int64_t w = 0; w < p.in[2]; ++w)
+          std::memcpy(dst + w * CS, src + w * C, static_cast<std::size_t>(C) * sizeof(float));
       }
     });
     X = xpad.data();
   }
-  // Packed weights: [g][kb][t][c][32].
+  // Packed weights: [g][kb][c block][t][c within block][32].
   const std::int64_t KB = (Kg + kBlockK - 1) / kBlockK;
   std::vector<float> wp(static_cast<std::size_t>(p.G * KB * T * Cg * kBlockK), 0.0f);
   for (std::int64_t g = 0; g < p.G; ++g)
     for (std::int64_t kk = 0; kk < Kg; ++kk) {
       const std::int64_t k = g * Kg + kk, kb = kk / kBlockK, lane = kk % kBlockK;
-      std::int64_t t = 0;
-      for (std::int64_t kd = 0; kd < p.ker[0]; ++kd)
-        for (std::int64_t kh = 0; kh < p.ker[1]; ++kh)
-          for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t)
-            for (std::int64_t c = 0; c < Cg; ++c)
-              wp[static_cast<std::size_t>((((g * KB + kb) * T + t) * Cg + c) * kBlockK + lane)] =
-                  p.w[k * p.ws.n + c * p.ws.c + kd * p.ws.d + kh * p.ws.h + kw * p.ws.w];
+      float* blk = wp.data() + (g * KB + kb) * T * Cg * kBlockK;
+      for (std::int64_t c0 = 0; c0 < Cg; c0 += kDirectBlockC) {
+        const std::int64_t cn = std::min(kDirectBlockC, Cg - c0);
+        std::int64_t t = 0;
+        for (std::int64_t kd = 0; kd < p.ker[0]; ++kd)
+          for (std::int64_t kh = 0; kh < p.ker[1]; ++kh)
+            for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t)
+              for (std::int64_t c = 0; c < cn; ++c)
+                blk[((c0 * T) + t * cn + c) * kBlockK + lane] =
+                    p.w[k * p.ws.n + (c0 + c) * p.ws.c + kd * p.ws.d + kh * p.ws.h + kw * p.ws.w];
+      }
     }
   // Strips: with stride 1 along w, a strip runs over the flattened (h, w) positions of one
   // output plane on the padded width, so one strip can span row ends (the few positions
@@ -87,13 +95,13 @@ Status direct_fwd(Handle& h, const Problem& p) {
       const std::int64_t g = (it / (per_plane * KB)) % p.G, plane = it / (per_plane * KB * p.G);
       const std::int64_t n = plane / p.out[0], od = plane % p.out[0];
       DirectStrip st;
-      const float* xplane = X + (n * PD + od * p.stride[0]) * PH * PW * C;
+      const float* xplane = X + (n * PD + od * p.stride[0]) * PH * PW * CS;
       std::int64_t yoff[kDirectMaxPixels];
       int mb = 0;
       if (flat) {
         const std::int64_t v0 = s * kDirectMaxPixels;
         mb = static_cast<int>(std::min<std::int64_t>(kDirectMaxPixels, plane_v - v0));
-        st.x = xplane + v0 * C;
+        st.x = xplane + v0 * CS;
         for (int j = 0; j < mb; ++j) {
           const std::int64_t v = v0 + j, oh = v / PW, ow = v % PW;
           yoff[j] = ow < p.out[2] ? ((plane * p.out[1] + oh) * p.out[2] + ow) * K : -1;
@@ -101,7 +109,7 @@ Status direct_fwd(Handle& h, const Problem& p) {
       } else {
         const std::int64_t oh = s / per_row, ow0 = (s % per_row) * kDirectMaxPixels;
         mb = static_cast<int>(std::min<std::int64_t>(kDirectMaxPixels, p.out[2] - ow0));
-        st.x = xplane + (oh * p.stride[1] * PW + ow0 * p.stride[2]) * C;
+        st.x = xplane + (oh * p.stride[1] * PW + ow0 * p.stride[2]) * CS;
         for (int j = 0; j < mb; ++j) yoff[j] = ((plane * p.out[1] + oh) * p.out[2] + ow0 + j) * K;
       }
       const std::int64_t k0 = g * Kg + kb * kBlockK;
@@ -109,11 +117,11 @@ Status direct_fwd(Handle& h, const Problem& p) {
       st.x += g * Cg;
       st.w = wp.data() + (g * KB + kb) * T * Cg * kBlockK;
       st.Cg = Cg;
-      st.x_pix = p.stride[2] * C;
+      st.x_pix = p.stride[2] * CS;
       st.kd = p.ker[0], st.kh = p.ker[1], st.kw = p.ker[2];
-      st.x_td = p.dil[0] * PH * PW * C;
-      st.x_th = p.dil[1] * PW * C;
-      st.x_tw = p.dil[2] * C;
+      st.x_td = p.dil[0] * PH * PW * CS;
+      st.x_th = p.dil[1] * PW * CS;
+      st.x_tw = p.dil[2] * CS;
       st.nk = static_cast<int>(std::min<std::int64_t>(kBlockK, Kg - kb * kBlockK));
       st.mb = mb;
       direct_strip_avx512(st);

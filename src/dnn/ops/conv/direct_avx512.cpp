@@ -12,21 +12,26 @@ void strip(const DirectStrip& s) {
   __m512 a0[MB], a1[MB];
 #pragma GCC unroll 12
   for (int j = 0; j < MB; ++j) a0[j] = _mm512_setzero_ps(), a1[j] = _mm512_setzero_ps();
+  // Input channels in blocks of kDirectBlockC, taps inside: the strip's slice of x for one
+  // block stays in L1 while the taps that overlap it (kw shifts) reuse it.
   const float* w = s.w;
-  for (std::int64_t td = 0; td < s.kd; ++td)
-    for (std::int64_t th = 0; th < s.kh; ++th)
-      for (std::int64_t tw = 0; tw < s.kw; ++tw) {
-        const float* x = s.x + td * s.x_td + th * s.x_th + tw * s.x_tw;
-        for (std::int64_t c = 0; c < s.Cg; ++c, w += 32) {
-          const __m512 w0 = _mm512_loadu_ps(w), w1 = _mm512_loadu_ps(w + 16);
+  for (std::int64_t c0 = 0; c0 < s.Cg; c0 += kDirectBlockC) {
+    const std::int64_t cn = s.Cg - c0 < kDirectBlockC ? s.Cg - c0 : kDirectBlockC;
+    for (std::int64_t td = 0; td < s.kd; ++td)
+      for (std::int64_t th = 0; th < s.kh; ++th)
+        for (std::int64_t tw = 0; tw < s.kw; ++tw) {
+          const float* x = s.x + td * s.x_td + th * s.x_th + tw * s.x_tw + c0;
+          for (std::int64_t c = 0; c < cn; ++c, w += 32) {
+            const __m512 w0 = _mm512_loadu_ps(w), w1 = _mm512_loadu_ps(w + 16);
 #pragma GCC unroll 12
-          for (int j = 0; j < MB; ++j) {
-            const __m512 xv = _mm512_set1_ps(x[j * s.x_pix + c]);
-            a0[j] = _mm512_fmadd_ps(xv, w0, a0[j]);
-            a1[j] = _mm512_fmadd_ps(xv, w1, a1[j]);
+            for (int j = 0; j < MB; ++j) {
+              const __m512 xv = _mm512_set1_ps(x[j * s.x_pix + c]);
+              a0[j] = _mm512_fmadd_ps(xv, w0, a0[j]);
+              a1[j] = _mm512_fmadd_ps(xv, w1, a1[j]);
+            }
           }
         }
-      }
+  }
   const int n0 = s.nk < 16 ? s.nk : 16, n1 = s.nk - n0;
   const __mmask16 m0 = static_cast<__mmask16>((1u << n0) - 1u);
   const __mmask16 m1 = static_cast<__mmask16>((1u << n1) - 1u);

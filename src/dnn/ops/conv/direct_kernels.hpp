@@ -9,7 +9,7 @@ namespace tessera::dnn::conv {
 
 struct DirectStrip {
   const float* x;   // padded input at the strip's first pixel, tap (0, 0, 0), group channel 0
-  const float* w;   // packed weights of this channel block: [taps][Cg][32]
+  const float* w;   // packed weights of this channel block: [Cg / kDirectBlockC][taps][<= kDirectBlockC][32]
   float* y[12];     // output of each strip pixel at this block's first channel (null: skip)
   std::int64_t Cg;          // input channels of the group
   std::int64_t x_pix;       // floats between consecutive strip pixels (stride_w * C)
@@ -20,6 +20,7 @@ struct DirectStrip {
 };
 
 inline constexpr int kDirectMaxPixels = 12;
+inline constexpr std::int64_t kDirectBlockC = 64;  // input channels per inner block
 void direct_strip_avx512(const DirectStrip& s);
 
 }  // namespace tessera::dnn::conv
