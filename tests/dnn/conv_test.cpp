@@ -87,7 +87,12 @@ bool compare(Handle& h, const ConvCase& cc, ConvDir dir, ConvAlgo algo, bool pos
   for (auto v : cc.ker) red *= static_cast<double>(v);
   if (dir == ConvDir::kBackwardData) red = static_cast<double>(cc.k / cc.groups) * red / (cc.c / cc.groups);
   if (dir == ConvDir::kBackwardWeights) red = static_cast<double>(cc.n * cc.y_desc().numel() / std::max<std::int64_t>(cc.n * cc.k, 1));
-  const bool wino = algo == ConvAlgo::kWinogradF2x3 || algo == ConvAlgo::kWinogradF4x3;
+  ConvAlgo ran = algo;
+  if (algo == ConvAlgo::kAuto) {
+    auto choice = choose_convolution(h, dir, cc.desc(), cc.x_desc(), cc.w_desc(), cc.y_desc());
+    if (choice.is_ok()) ran = choice->algo;
+  }
+  const bool wino = ran == ConvAlgo::kWinogradF2x3 || ran == ConvAlgo::kWinogradF4x3;
   double tol = (wino ? 2e-4 : 2e-6) * std::sqrt(std::max(red, 1.0)) + 1e-6;
   if (od.dtype != DType::kF32) tol = (od.dtype == DType::kBF16 ? 1.6e-2 : 2e-3) * (1 + std::sqrt(red));
   const std::size_t n = static_cast<std::size_t>(od.span());

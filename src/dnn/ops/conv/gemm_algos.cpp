@@ -116,6 +116,16 @@ void im2col_nchw(const Problem& p, std::int64_t n, std::int64_t g, std::int64_t 
   }
 }
 
+// The same, split over threads when called outside a parallel region (pure copies: the
+// result does not depend on the split).
+void im2col_nhwc_par(Handle& h, const Problem& p, std::int64_t g, std::int64_t m0,
+                     std::int64_t m1, float* col) {
+  const std::int64_t red = taps(p) * p.Cg;
+  detail::parallel_for(h, m0, m1, 64, [&](std::int64_t a, std::int64_t b) {
+    im2col_nhwc(p, g, a, b, col + (a - m0) * red);
+  });
+}
+
 // Weights as the GEMM wants them: a pointer to [K][taps*Cg] (channels inner) or
 // [K][Cg*taps] (channels outer), repacked into scratch `buf` when the caller's layout differs.
 const float* gemm_weights(const Problem& p, bool channels_inner, std::vector<float>& buf) {
@@ -187,7 +197,7 @@ Status im2col_fwd(Handle& h, const Problem& p) {
       const std::int64_t m0 = ci * mb, m1 = std::min(M, m0 + mb);
       float* col = thread_scratch(static_cast<std::size_t>((m1 - m0) * red));
       for (std::int64_t g = 0; g < p.G; ++g) {
-        im2col_nhwc(p, g, m0, m1, col);
+        im2col_nhwc_par(h, p, g, m0, m1, col);
         TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
             h.blas(), blas::Op::kTrans, blas::Op::kNoTrans, p.Kg, m1 - m0, red, 1.0f,
             W + g * p.Kg * red, red, col, red, 0.0f, p.y_out + m0 * p.K + g * p.Kg, p.K));
@@ -235,7 +245,7 @@ Status im2col_bwd_weights(Handle& h, const Problem& p) {
       const std::int64_t m1 = std::min(M, m0 + mb);
       const float beta = m0 == 0 ? 0.0f : 1.0f;
       for (std::int64_t g = 0; g < p.G; ++g) {
-        im2col_nhwc(p, g, m0, m1, colbuf.data());
+        im2col_nhwc_par(h, p, g, m0, m1, colbuf.data());
         TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
             h.blas(), blas::Op::kNoTrans, blas::Op::kTrans, red, p.Kg, m1 - m0, 1.0f,
             colbuf.data(), red, p.y_in + m0 * p.K + g * p.Kg, p.K, beta, dW + g * p.Kg * red,
