@@ -1,1 +1,2 @@
-# (filled in by the op family's work)
+# Activations, PReLU, CReLU and softmax against their references (all ISA paths).
+tessera_test(tessera_dnn_activation_test activation_test.cpp softmax_test.cpp)

@@ -1,6 +1,9 @@
 // The sub-commands of the `tessera` CLI: each file adds one to the app.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace tessera::cli {
@@ -9,6 +12,11 @@ void add_bench_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_selfcheck_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
+// `tessera tune dnn` (tune_dnn.cpp), under `tune`; db_path gives the database `--db` selects.
+void add_tune_dnn_command(CLI::App& tune, std::function<std::string()> db_path);
+// The `tessera bench dnn conv ...` line of a convolution's tuning-database signature ("" when
+// the signature is not one).
+std::string conv_replay_line(const std::string& signature);
 
 // Thrown by a command to exit with a one-line "tessera: <message>" and status `code`.
 struct CommandError {

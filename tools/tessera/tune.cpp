@@ -1,5 +1,6 @@
 // `tessera tune list|explain|export|import|clear`: the tuning database from the command line;
-// `tessera tune blas` measures GEMM blocking sizes and stores them there.
+// `tessera tune blas` measures GEMM blocking sizes and stores them there; `tessera tune dnn`
+// (tune_dnn.cpp) runs convolution Find mode over a network suite.
 // `--db PATH` (anywhere after `tune`) overrides the default path (tune::default_db_path()).
 #include <algorithm>
 #include <cstdio>
@@ -123,6 +124,9 @@ void run_explain(const TuneOptions& o) {
   for (std::size_t i = 0; i < records.size(); ++i) {
     if (i > 0) std::cout << "\n";
     std::cout << tune::explain(records[i]);
+    if (records[i].key.library == "dnn" && records[i].key.primitive == "conv")
+      if (std::string line = conv_replay_line(records[i].key.signature); !line.empty())
+        std::cout << "  replay       " << line << "\n";
   }
 }
 
@@ -291,6 +295,8 @@ void add_tune_command(CLI::App& app) {
   blas_cmd->add_flag("--dry-run", bo->dry_run, "Measure and report, store nothing");
   blas_cmd->add_flag("--json", bo->json, "Print the results as JSON");
   blas_cmd->callback([o, bo] { run_tune_blas(*o, *bo); });
+
+  add_tune_dnn_command(*tune, [o] { return db_path(*o); });
 }
 
 }  // namespace tessera::cli

@@ -9,32 +9,51 @@
 
 namespace tessera::dnn::act {
 
-inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+inline float sigmoid(float x) {
+  return 1.0f / (1.0f + std::exp(-x));
+}
 inline float softplus(float x) {  // log(1 + e^x) without overflow
   return x > 20.0f ? x : (x < -20.0f ? std::exp(x) : std::log1p(std::exp(x)));
 }
 
 inline float forward(const Activation& a, float x) {
   switch (a.kind) {
-    case ActKind::kIdentity: return x;
-    case ActKind::kRelu: return x > 0.0f ? x : 0.0f;
-    case ActKind::kLeakyRelu: return x > 0.0f ? x : a.alpha * x;
-    case ActKind::kElu: return x > 0.0f ? x : a.alpha * std::expm1(x);
-    case ActKind::kSelu: return a.beta * (x > 0.0f ? x : a.alpha * std::expm1(x));
-    case ActKind::kCelu: return x > 0.0f ? x : a.alpha * std::expm1(x / a.alpha);
-    case ActKind::kSigmoid: return sigmoid(x);
-    case ActKind::kHardSigmoid: return std::fmax(0.0f, std::fmin(1.0f, a.alpha * x + a.beta));
-    case ActKind::kTanh: return std::tanh(x);
-    case ActKind::kGeluErf: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    case ActKind::kIdentity:
+      return x;
+    case ActKind::kRelu:
+      return x > 0.0f ? x : 0.0f;
+    case ActKind::kLeakyRelu:
+      return x > 0.0f ? x : a.alpha * x;
+    case ActKind::kElu:
+      return x > 0.0f ? x : a.alpha * std::expm1(x);
+    case ActKind::kSelu:
+      return a.beta * (x > 0.0f ? x : a.alpha * std::expm1(x));
+    case ActKind::kCelu:
+      return x > 0.0f ? x : a.alpha * std::expm1(x / a.alpha);
+    case ActKind::kSigmoid:
+      return sigmoid(x);
+    case ActKind::kHardSigmoid:
+      return std::fmax(0.0f, std::fmin(1.0f, a.alpha * x + a.beta));
+    case ActKind::kTanh:
+      return std::tanh(x);
+    case ActKind::kGeluErf:
+      return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
     case ActKind::kGeluTanh:
       return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
-    case ActKind::kSilu: return x * sigmoid(x);
-    case ActKind::kMish: return x * std::tanh(softplus(x));
-    case ActKind::kSoftplus: return softplus(x);
-    case ActKind::kSoftsign: return x / (1.0f + std::fabs(x));
-    case ActKind::kClip: return std::fmin(std::fmax(x, a.alpha), a.beta);
-    case ActKind::kHardSwish: return x * std::fmin(std::fmax(x + 3.0f, 0.0f), 6.0f) / 6.0f;
-    case ActKind::kAbs: return std::fabs(x);
+    case ActKind::kSilu:
+      return x * sigmoid(x);
+    case ActKind::kMish:
+      return x * std::tanh(softplus(x));
+    case ActKind::kSoftplus:
+      return softplus(x);
+    case ActKind::kSoftsign:
+      return x / (1.0f + std::fabs(x));
+    case ActKind::kClip:
+      return std::fmin(std::fmax(x, a.alpha), a.beta);
+    case ActKind::kHardSwish:
+      return x * std::fmin(std::fmax(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+    case ActKind::kAbs:
+      return std::fabs(x);
   }
   return x;
 }
@@ -43,12 +62,18 @@ inline float forward(const Activation& a, float x) {
 // side PyTorch uses: relu'(0) = 0, clip' = 1 strictly inside (alpha, beta), abs'(0) = 0.
 inline float derivative(const Activation& a, float x) {
   switch (a.kind) {
-    case ActKind::kIdentity: return 1.0f;
-    case ActKind::kRelu: return x > 0.0f ? 1.0f : 0.0f;
-    case ActKind::kLeakyRelu: return x > 0.0f ? 1.0f : a.alpha;
-    case ActKind::kElu: return x > 0.0f ? 1.0f : a.alpha * std::exp(x);
-    case ActKind::kSelu: return a.beta * (x > 0.0f ? 1.0f : a.alpha * std::exp(x));
-    case ActKind::kCelu: return x > 0.0f ? 1.0f : std::exp(x / a.alpha);
+    case ActKind::kIdentity:
+      return 1.0f;
+    case ActKind::kRelu:
+      return x > 0.0f ? 1.0f : 0.0f;
+    case ActKind::kLeakyRelu:
+      return x > 0.0f ? 1.0f : a.alpha;
+    case ActKind::kElu:
+      return x > 0.0f ? 1.0f : a.alpha * std::exp(x);
+    case ActKind::kSelu:
+      return a.beta * (x > 0.0f ? 1.0f : a.alpha * std::exp(x));
+    case ActKind::kCelu:
+      return x > 0.0f ? 1.0f : std::exp(x / a.alpha);
     case ActKind::kSigmoid: {
       float s = sigmoid(x);
       return s * (1.0f - s);
@@ -79,15 +104,18 @@ inline float derivative(const Activation& a, float x) {
       float t = std::tanh(sp);
       return t + x * (1.0f - t * t) * sigmoid(x);
     }
-    case ActKind::kSoftplus: return sigmoid(x);
+    case ActKind::kSoftplus:
+      return sigmoid(x);
     case ActKind::kSoftsign: {
       float d = 1.0f + std::fabs(x);
       return 1.0f / (d * d);
     }
-    case ActKind::kClip: return (x > a.alpha && x < a.beta) ? 1.0f : 0.0f;
+    case ActKind::kClip:
+      return (x > a.alpha && x < a.beta) ? 1.0f : 0.0f;
     case ActKind::kHardSwish:
       return x < -3.0f ? 0.0f : (x > 3.0f ? 1.0f : (2.0f * x + 3.0f) / 6.0f);
-    case ActKind::kAbs: return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f);
+    case ActKind::kAbs:
+      return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f);
   }
   return 1.0f;
 }

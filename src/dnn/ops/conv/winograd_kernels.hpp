@@ -6,10 +6,10 @@
 // Data layouts (all f32, channel counts padded to kWinoPad with zeros where noted):
 // - staged input strip: [rows][cols][cp] (channels inner, cp a multiple of kWinoPad, padding
 //   rows, columns and channels zero), read by the input transform;
-// - V: per transform position p, [tiles][vs] (a tile's transformed channels);
-// - U: per position, the output channels in panels of kWinoPanel (the last one may be
-//   kWinoPad wide): [panel][c][panel width], zero past the real channel count;
-// - M: per position, [tiles][ms] (a tile's transformed outputs of a channel chunk).
+// - V: per transform position p, [tiles][vs] (a tile's transformed input channels);
+// - U: per position, [c][width] (the transformed filters of one panel of <= 32 output
+//   channels, zero past the real ones);
+// - M: per position, [tiles][width] (a tile's transformed outputs of that panel).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,7 @@
 namespace tessera::dnn::conv {
 
 inline constexpr std::int64_t kWinoPad = 16;    // channel padding of V, U and M rows
-inline constexpr std::int64_t kWinoPanel = 32;  // output channels per U panel
+inline constexpr std::int64_t kWinoPanel = 32;  // output channels per panel
 
 // The activation an output transform applies itself (others are applied by the caller).
 enum class WinoAct : int { kNone, kRelu, kLeakyRelu, kClip };
@@ -46,18 +46,20 @@ using WinoOutputFn = void (*)(const float* m, std::int64_t pos, std::int64_t n, 
 // filter j at g[t * ld + j]; position p filter j goes to u[p * pos + j].
 using WinoWeightsFn = void (*)(const float* g, std::int64_t ld, std::int64_t n, float* u,
                                std::int64_t pos);
-// m[t][j] = sum over c < C, in order, of v[t][c] * u[c][j], for t < T and j < width (16 or
-// 32; u rows are `width` apart). Each m element is one chain of multiply-adds over c, so the
-// result does not depend on which rows or columns a call covers.
+// m[t][j] (+)= sum over c < C, in order, of v[t][c] * u[c][j], for t < T and j < width (16
+// or 32; u rows are `width` apart), starting from 0 or (accumulate) from m. Each m element is
+// one chain of multiply-adds over c, continued exactly across calls that split c, so the
+// result does not depend on how rows, columns or c are cut.
 using WinoGemmFn = void (*)(std::int64_t T, std::int64_t C, const float* v, std::int64_t vs,
-                            const float* u, std::int64_t width, float* m, std::int64_t ms);
+                            const float* u, std::int64_t width, float* m, std::int64_t ms,
+                            bool accumulate);
 // dst[j * ds + i] = src[i * ss + j] for i < rows, j < cols.
 using WinoTransposeFn = void (*)(std::int64_t rows, std::int64_t cols, const float* src,
                                  std::int64_t ss, float* dst, std::int64_t ds);
 
 struct WinoKernels {
-  const char* isa;  // "avx512", "avx2", "generic"
-  WinoInputFn input[2];      // [0] F(2x2,3x3), [1] F(4x4,3x3)
+  const char* isa;       // "avx512", "avx2", "generic"
+  WinoInputFn input[2];  // [0] F(2x2,3x3), [1] F(4x4,3x3)
   WinoOutputFn output[2];
   WinoWeightsFn weights[2];
   WinoGemmFn gemm;

@@ -1,0 +1,170 @@
+// Activation kernels in plain C++ (no wide-vector flags): the scalar definitions of
+// act_scalar.hpp with the kind fixed at compile time, so results equal the reference's.
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#include "act_scalar.hpp"
+#include "kernels.hpp"
+#include "tessera/core/half.hpp"
+
+namespace tessera::dnn::act_kernels {
+namespace {
+
+using i64 = std::int64_t;
+
+template <int S>
+float ld(const void* p, i64 i) {
+  if constexpr (S == kF32)
+    return static_cast<const float*>(p)[i];
+  else if constexpr (S == kBF16)
+    return bf16_bits_to_f32(static_cast<const std::uint16_t*>(p)[i]);
+  else
+    return f16_bits_to_f32(static_cast<const std::uint16_t*>(p)[i]);
+}
+template <int S>
+void st(void* p, i64 i, float v) {
+  if constexpr (S == kF32)
+    static_cast<float*>(p)[i] = v;
+  else if constexpr (S == kBF16)
+    static_cast<std::uint16_t*>(p)[i] = f32_to_bf16_bits(v);
+  else
+    static_cast<std::uint16_t*>(p)[i] = f32_to_f16_bits(v);
+}
+
+template <int K, int S>
+void act_forward(const Params& p, i64 n, const void* x, void* y) {
+  const Activation a{static_cast<ActKind>(K), p.alpha, p.beta};
+  for (i64 i = 0; i < n; ++i) st<S>(y, i, act::forward(a, ld<S>(x, i)));
+}
+
+template <int K, int S>
+void act_backward(const Params& p, i64 n, const void* x, const void* dy, void* dx) {
+  const Activation a{static_cast<ActKind>(K), p.alpha, p.beta};
+  for (i64 i = 0; i < n; ++i) st<S>(dx, i, act::derivative(a, ld<S>(x, i)) * ld<S>(dy, i));
+}
+
+template <int S>
+void prelu_fwd_one(i64 n, float slope, const void* x, void* y) {
+  for (i64 i = 0; i < n; ++i) {
+    const float v = ld<S>(x, i);
+    st<S>(y, i, v > 0.0f ? v : slope * v);
+  }
+}
+
+template <int S>
+void prelu_fwd_row(i64 n, const float* slope, const void* x, void* y) {
+  for (i64 i = 0; i < n; ++i) {
+    const float v = ld<S>(x, i);
+    st<S>(y, i, v > 0.0f ? v : slope[i] * v);
+  }
+}
+
+template <int S>
+double prelu_bwd_one(i64 n, float slope, const void* x, const void* dy, void* dx) {
+  double sum = 0.0;
+  for (i64 i = 0; i < n; ++i) {
+    const float v = ld<S>(x, i), g = ld<S>(dy, i);
+    if (!(v > 0.0f)) sum += static_cast<double>(v) * g;
+    st<S>(dx, i, v > 0.0f ? g : slope * g);
+  }
+  return sum;
+}
+
+template <int S>
+void prelu_bwd_row(i64 n, const float* slope, const void* x, const void* dy, void* dx,
+                   double* acc) {
+  for (i64 i = 0; i < n; ++i) {
+    const float v = ld<S>(x, i), g = ld<S>(dy, i);
+    if (!(v > 0.0f)) acc[i] += static_cast<double>(v) * g;
+    st<S>(dx, i, v > 0.0f ? g : slope[i] * g);
+  }
+}
+
+template <int S>
+void crelu_fwd(i64 n, const void* x, void* y_pos, void* y_neg) {
+  const Activation relu{ActKind::kRelu, 0.0f, 0.0f};
+  for (i64 i = 0; i < n; ++i) {
+    const float v = ld<S>(x, i);
+    st<S>(y_pos, i, act::forward(relu, v));
+    st<S>(y_neg, i, act::forward(relu, -v));
+  }
+}
+
+template <int S>
+void crelu_bwd(i64 n, const void* x, const void* dy_pos, const void* dy_neg, void* dx) {
+  const Activation relu{ActKind::kRelu, 0.0f, 0.0f};
+  for (i64 i = 0; i < n; ++i) {
+    const float v = ld<S>(x, i);
+    st<S>(
+        dx, i,
+        act::derivative(relu, v) * ld<S>(dy_pos, i) - act::derivative(relu, -v) * ld<S>(dy_neg, i));
+  }
+}
+
+template <float (*Fn)(float)>
+void math_array(i64 n, const float* x, float* y) {
+  for (i64 i = 0; i < n; ++i) y[i] = Fn(x[i]);
+}
+float math_exp(float x) {
+  return std::exp(x);
+}
+float math_expm1(float x) {
+  return std::expm1(x);
+}
+float math_tanh(float x) {
+  return std::tanh(x);
+}
+float math_erf(float x) {
+  return std::erf(x);
+}
+float math_log1p(float x) {
+  return std::log1p(x);
+}
+float math_log(float x) {
+  return std::log(x);
+}
+
+template <int K>
+constexpr void fill_kind(Kernels& t) {
+  t.fwd[K][kF32] = &act_forward<K, kF32>;
+  t.fwd[K][kBF16] = &act_forward<K, kBF16>;
+  t.fwd[K][kF16] = &act_forward<K, kF16>;
+  t.bwd[K][kF32] = &act_backward<K, kF32>;
+  t.bwd[K][kBF16] = &act_backward<K, kBF16>;
+  t.bwd[K][kF16] = &act_backward<K, kF16>;
+}
+
+template <int S>
+constexpr void fill_storage(Kernels& t) {
+  t.prelu_fwd_one[S] = &prelu_fwd_one<S>;
+  t.prelu_fwd_row[S] = &prelu_fwd_row<S>;
+  t.prelu_bwd_one[S] = &prelu_bwd_one<S>;
+  t.prelu_bwd_row[S] = &prelu_bwd_row<S>;
+  t.crelu_fwd[S] = &crelu_fwd<S>;
+  t.crelu_bwd[S] = &crelu_bwd<S>;
+}
+
+template <int... K>
+constexpr Kernels make_kernels(std::integer_sequence<int, K...>) {
+  Kernels t{};
+  t.isa = "generic";
+  (fill_kind<K>(t), ...);
+  fill_storage<kF32>(t);
+  fill_storage<kBF16>(t);
+  fill_storage<kF16>(t);
+  t.math[kMathExp] = &math_array<math_exp>;
+  t.math[kMathExpm1] = &math_array<math_expm1>;
+  t.math[kMathTanh] = &math_array<math_tanh>;
+  t.math[kMathErf] = &math_array<math_erf>;
+  t.math[kMathSigmoid] = &math_array<act::sigmoid>;
+  t.math[kMathLog1p01] = &math_array<math_log1p>;
+  t.math[kMathLogGe1] = &math_array<math_log>;
+  return t;
+}
+
+}  // namespace
+
+extern const Kernels kGeneric = make_kernels(std::make_integer_sequence<int, kNumKinds>{});
+
+}  // namespace tessera::dnn::act_kernels

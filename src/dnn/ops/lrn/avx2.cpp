@@ -1,0 +1,21 @@
+// Across-channel LRN kernels for AVX2 + FMA, compiled with the AVX2 flags only. The bodies are in
+// body.inc over the traits of ../norm/simd_avx2.inc.
+#include <cstdint>
+
+#include <immintrin.h>
+
+#include "kernels.hpp"
+
+namespace tessera::dnn::lrn {
+namespace {
+
+// The vector traits, then the kernel bodies written against them (order matters).
+#include "../norm/simd_avx2.inc"
+// (kernel bodies)
+#include "body.inc"
+
+}  // namespace
+
+const LrnKernels kLrnAvx2 = make_lrn_kernels("avx2");
+
+}  // namespace tessera::dnn::lrn

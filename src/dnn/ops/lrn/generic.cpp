@@ -1,0 +1,20 @@
+// Across-channel LRN kernels in plain C++ (one-lane traits of ../norm/simd_generic.inc): the same
+// bodies as the AVX2 and AVX-512 files, for CPUs (or TESSERA_MAX_ISA caps) without them.
+#include <cmath>
+#include <cstdint>
+
+#include "kernels.hpp"
+
+namespace tessera::dnn::lrn {
+namespace {
+
+// The vector traits, then the kernel bodies written against them (order matters).
+#include "../norm/simd_generic.inc"
+// (kernel bodies)
+#include "body.inc"
+
+}  // namespace
+
+const LrnKernels kLrnGeneric = make_lrn_kernels("generic");
+
+}  // namespace tessera::dnn::lrn

@@ -1,0 +1,555 @@
+// Pooling entry points: argument checks, the ordered implementation lists, and the drivers that
+// walk output rows over the thread pool and call the per-ISA row kernels (kernels.hpp).
+//
+// Work split: forward runs output rows in parallel (each written by one thread); backward gives
+// each thread whole (n, c) planes (NCHW) or (n, channel block) slices (NHWC) of dx, which it
+// zeroes and then accumulates in the output order of the reference. Results are therefore the
+// same bits for any thread count.
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <tessera/core/cpu.hpp>
+
+#include "kernels.hpp"
+#include "pool.hpp"
+
+namespace tessera::dnn {
+namespace pool {
+namespace {
+
+constexpr i64 kMaxParam = INT32_MAX;
+
+std::string kind_name(PoolKind k) {
+  switch (k) {
+    case PoolKind::kMax:
+      return "max";
+    case PoolKind::kAvgIncludePad:
+      return "avg-include-pad";
+    case PoolKind::kAvgExcludePad:
+      return "avg-exclude-pad";
+  }
+  return "?";
+}
+
+Status check_param(const std::string& fn, const char* name, const std::vector<i64>& v, int sp,
+                   bool required, i64 min_value) {
+  if (v.empty() && !required) return Status::ok();
+  if (static_cast<int>(v.size()) != sp)
+    return invalid_argument(fn + ": " + name + " has " + std::to_string(v.size()) + " values for " +
+                            std::to_string(sp) + " spatial dims" +
+                            (required ? "" : " (or leave it empty)"));
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (v[i] < min_value || v[i] > kMaxParam)
+      return invalid_argument(fn + ": " + name + "[" + std::to_string(i) +
+                              "] = " + std::to_string(v[i]) + " must be in [" +
+                              std::to_string(min_value) + ", " + std::to_string(kMaxParam) + "]");
+  return Status::ok();
+}
+
+// Checks x and p and computes the output size: the PyTorch rule, with ceil mode dropping a
+// last window that would start in the end padding.
+Result<Geom> make_geom(const std::string& fn, const PoolDesc& p, const TensorDesc& x) {
+  TESSERA_RETURN_IF_ERROR(detail::check_desc(fn, "x", x, 3, 5));
+  TESSERA_RETURN_IF_ERROR(detail::check_float_dtype(fn, "x", x));
+  if (p.kind != PoolKind::kMax && p.kind != PoolKind::kAvgIncludePad &&
+      p.kind != PoolKind::kAvgExcludePad)
+    return invalid_argument(fn + ": unknown pooling kind " +
+                            std::to_string(static_cast<int>(p.kind)));
+  const int sp = x.rank() - 2;
+  TESSERA_RETURN_IF_ERROR(check_param(fn, "kernel", p.kernel, sp, true, 1));
+  TESSERA_RETURN_IF_ERROR(check_param(fn, "stride", p.stride, sp, false, 1));
+  TESSERA_RETURN_IF_ERROR(check_param(fn, "pad_begin", p.pad_begin, sp, false, 0));
+  TESSERA_RETURN_IF_ERROR(check_param(fn, "pad_end", p.pad_end, sp, false, 0));
+  TESSERA_RETURN_IF_ERROR(check_param(fn, "dilation", p.dilation, sp, false, 1));
+  Geom g;
+  g.kind = p.kind;
+  g.spatial = sp;
+  g.n = x.dims[0];
+  g.c = x.dims[1];
+  for (int i = 0; i < sp; ++i) {
+    const auto si = static_cast<std::size_t>(i);
+    const int j = 3 - sp + i;
+    g.in[j] = x.dims[si + 2];
+    g.k[j] = p.kernel[si];
+    if (!p.stride.empty()) g.s[j] = p.stride[si];
+    if (!p.pad_begin.empty()) g.pb[j] = p.pad_begin[si];
+    if (!p.pad_end.empty()) g.pe[j] = p.pad_end[si];
+    if (!p.dilation.empty()) g.d[j] = p.dilation[si];
+    if (g.d[j] != 1 && p.kind != PoolKind::kMax)
+      return invalid_argument(fn + ": dilation[" + std::to_string(i) + "] = " +
+                              std::to_string(g.d[j]) + ": dilation is for max pooling only");
+    if (g.in[j] == 0)
+      return invalid_argument(fn + ": x " + x.to_string() + " has an empty spatial dim " +
+                              std::to_string(i));
+    const i64 extent = (g.k[j] - 1) * g.d[j] + 1;
+    const i64 padded = g.in[j] + g.pb[j] + g.pe[j];
+    if (extent > padded)
+      return invalid_argument(fn + ": kernel extent " + std::to_string(extent) +
+                              " is larger than the padded input " + std::to_string(padded) +
+                              " along spatial dim " + std::to_string(i));
+    if (p.ceil_mode) {
+      g.out[j] = (padded - extent + g.s[j] - 1) / g.s[j] + 1;
+      if ((g.out[j] - 1) * g.s[j] >= g.in[j] + g.pb[j]) --g.out[j];
+    } else {
+      g.out[j] = (padded - extent) / g.s[j] + 1;
+    }
+  }
+  return g;
+}
+
+std::vector<i64> out_dims(const Geom& g) {
+  std::vector<i64> d = {g.n, g.c};
+  for (int j = 3 - g.spatial; j < 3; ++j) d.push_back(g.out[j]);
+  return d;
+}
+
+std::string layout_of(const TensorDesc& d) {
+  const auto l = d.packed_layout();
+  return l ? std::string(layout_name(*l)) : std::string("strided");
+}
+
+std::string spatial_string(const i64* v, const Geom& g) {
+  std::vector<i64> s(v + 3 - g.spatial, v + 3);
+  return detail::dims_string(s, 'x');
+}
+
+void log_bench(const Geom& g, const PoolDesc& p, const TensorDesc& x, const char* dir,
+               bool indices) {
+  TESSERA_VLOG(kBench) << "tessera bench dnn pool --kind " << kind_name(g.kind) << " --dims "
+                       << detail::dims_string(x.dims, 'x') << " --layout " << layout_of(x)
+                       << " --kernel " << spatial_string(g.k, g) << " --stride "
+                       << spatial_string(g.s, g) << " --pad " << spatial_string(g.pb, g) << "x"
+                       << spatial_string(g.pe, g)
+                       << (p.dilation.empty() ? std::string()
+                                              : " --dilation " + spatial_string(g.d, g))
+                       << (p.ceil_mode ? " --ceil" : "") << (indices ? " --indices" : "")
+                       << " --dtype " << dtype_name(x.dtype) << " --dir " << dir;
+}
+
+// ---- the fast drivers -------------------------------------------------------------------------
+
+const PoolKernels& kernels_for(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return kPoolAvx512;
+    case Isa::kAvx2:
+      return kPoolAvx2;
+    default:
+      return kPoolGeneric;
+  }
+}
+
+Status isa_ok(Isa need) {
+  const Isa have = cpu_info().isa();
+  if (have >= need) return Status::ok();
+  return detail::refuse("needs " + std::string(isa_name(need)) +
+                        "; the CPU (under TESSERA_MAX_ISA) allows " + std::string(isa_name(have)));
+}
+
+std::vector<float> count_w_of(const Geom& g) {
+  std::vector<float> cw(static_cast<std::size_t>(g.out[2]), 1.0f);
+  if (!g.is_max())
+    for (i64 ow = 0; ow < g.out[2]; ++ow)
+      cw[static_cast<std::size_t>(ow)] = static_cast<float>(divisor_taps(g, 2, ow));
+  return cw;
+}
+
+// The input rows the windows of every output row (od, oh) cover, in window order: their offsets
+// from the plane (or image) base under strides st and their spatial flat indices, and the
+// average divisor factor of the D and H dims. The same for every plane, so built once a call.
+struct WindowRows {
+  i64 max_rows = 0;
+  std::vector<i64> count, offset, row_index;  // offset/row_index: max_rows per output row
+  std::vector<float> row_count;
+
+  WindowRows(const Geom& g, const Strides5& st) : max_rows(g.k[0] * g.k[1]) {
+    const i64 rows = g.out[0] * g.out[1];
+    count.resize(static_cast<std::size_t>(rows));
+    offset.resize(static_cast<std::size_t>(rows * max_rows));
+    row_index.resize(offset.size());
+    row_count.resize(count.size());
+    for (i64 od = 0; od < g.out[0]; ++od)
+      for (i64 oh = 0; oh < g.out[1]; ++oh) {
+        const i64 w = od * g.out[1] + oh;
+        i64 dlo, dhi, hlo, hhi;
+        valid_taps(g, 0, od, &dlo, &dhi);
+        valid_taps(g, 1, oh, &hlo, &hhi);
+        i64 n = 0;
+        for (i64 kd = dlo; kd < dhi; ++kd) {
+          const i64 id = od * g.s[0] - g.pb[0] + kd * g.d[0];
+          for (i64 kh = hlo; kh < hhi; ++kh) {
+            const i64 ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
+            offset[static_cast<std::size_t>(w * max_rows + n)] = id * st.v[2] + ih * st.v[3];
+            row_index[static_cast<std::size_t>(w * max_rows + n)] = (id * g.in[1] + ih) * g.in[2];
+            ++n;
+          }
+        }
+        count[static_cast<std::size_t>(w)] = n;
+        row_count[static_cast<std::size_t>(w)] =
+            g.is_max() ? 1.0f : static_cast<float>(divisor_taps(g, 0, od) * divisor_taps(g, 1, oh));
+      }
+  }
+  const i64* offsets(i64 w) const { return offset.data() + w * max_rows; }
+  const i64* indices(i64 w) const { return row_index.data() + w * max_rows; }
+};
+
+// The innermost dim's geometry with its tap ranges (per output position, the taps inside the
+// input) and the interior where every tap is inside; `taps` holds the ranges.
+RowGeom row_geom(const Geom& g, bool nhwc, std::vector<i64>& taps) {
+  const i64 ow_n = g.out[2];
+  taps.resize(static_cast<std::size_t>(2 * ow_n));
+  i64 first = ow_n, last = 0;
+  for (i64 ow = 0; ow < ow_n; ++ow) {
+    i64 lo, hi;
+    valid_taps(g, 2, ow, &lo, &hi);
+    taps[static_cast<std::size_t>(ow)] = lo;
+    taps[static_cast<std::size_t>(ow_n + ow)] = hi;
+    if (lo == 0 && hi == g.k[2]) {
+      first = std::min(first, ow);
+      last = ow + 1;
+    }
+  }
+  // Windows start at increasing positions, so the full ones form one range.
+  if (last < first) last = first;
+  return {g.in[2],        g.out[2],
+          g.k[2],         g.s[2],
+          g.d[2],         g.pb[2],
+          nhwc ? g.c : 1, nhwc ? g.c : 1,
+          taps.data(),    taps.data() + ow_n,
+          first,          last};
+}
+
+Status run_forward(Handle& h, const FwdProblem& p, const PoolKernels& K, Layout layout) {
+  const Geom& g = p.g;
+  const bool nhwc = layout == Layout::kNHWC;
+  detail::Staged xs = detail::stage_in(p.x_desc, p.x);
+  detail::StagedOut ys = detail::stage_out(p.y_desc, p.y, false);
+  const Strides5 xst = strides5(p.x_desc), yst = strides5(p.y_desc);
+  const std::vector<float> count_w = count_w_of(g);
+  const WindowRows win(g, xst);
+  std::vector<i64> taps;
+  const RowGeom rg = row_geom(g, nhwc, taps);
+  const i64 rows_per_plane = g.out[0] * g.out[1];
+  const i64 total = (nhwc ? g.n : g.n * g.c) * rows_per_plane;
+  const i64 row_work = g.out[2] * (nhwc ? g.c : 1) * g.k[0] * g.k[1] * g.k[2];
+  const i64 grain = std::max<i64>(1, 32768 / std::max<i64>(row_work, 1));
+  detail::parallel_for(h, 0, total, grain, [&](i64 begin, i64 end) {
+    std::vector<const float*> rows(static_cast<std::size_t>(win.max_rows));
+    PoolFwdRow row{};
+    row.op = g.is_max() ? RowOp::kMax : RowOp::kAvg;
+    row.g = rg;
+    row.rows = rows.data();
+    row.count_w = count_w.data();
+    for (i64 r = begin; r < end; ++r) {
+      const i64 plane = r / rows_per_plane, w = r % rows_per_plane;
+      const i64 od = w / g.out[1], oh = w % g.out[1];
+      const i64 n = nhwc ? plane : plane / g.c, c = nhwc ? 0 : plane % g.c;
+      const float* xb = xs.data + n * xst.v[0] + c * xst.v[1];
+      const i64* off = win.offsets(w);
+      row.nrows = win.count[static_cast<std::size_t>(w)];
+      row.row_index = win.indices(w);
+      row.row_count = win.row_count[static_cast<std::size_t>(w)];
+      for (i64 i = 0; i < row.nrows; ++i) rows[static_cast<std::size_t>(i)] = xb + off[i];
+      const i64 yo = n * yst.v[0] + c * yst.v[1] + od * yst.v[2] + oh * yst.v[3];
+      row.y = ys.data + yo;
+      row.indices = p.indices != nullptr ? p.indices + yo : nullptr;
+      if (nhwc)
+        K.forward_nhwc(row);
+      else
+        K.forward_nchw(row);
+    }
+  });
+  ys.commit();
+  return Status::ok();
+}
+
+// NHWC backward slices: (n, channel block) pairs, blocks of a multiple of 16 channels, enough
+// of them to feed every thread (the split never changes results: each dx element belongs to
+// one slice and receives its gradients in output order).
+i64 channel_block(const Handle& h, const Geom& g) {
+  const i64 threads = detail::max_threads(h);
+  const i64 per_image =
+      std::clamp<i64>((2 * threads + g.n - 1) / std::max<i64>(g.n, 1), 1, (g.c + 15) / 16);
+  const i64 cb = (g.c + per_image - 1) / per_image;
+  return std::min(g.c, (cb + 15) / 16 * 16);
+}
+
+Status run_backward(Handle& h, const BwdProblem& p, const PoolKernels& K, Layout layout) {
+  const Geom& g = p.g;
+  const bool nhwc = layout == Layout::kNHWC;
+  const bool recompute = g.is_max() && p.indices == nullptr;
+  detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);
+  detail::Staged xs;
+  if (recompute) xs = detail::stage_in(p.x_desc, p.x);
+  detail::StagedOut dxs = detail::stage_out(p.dx_desc, p.dx, false);
+  const Strides5 xst = recompute ? strides5(p.x_desc) : Strides5{};
+  const Strides5 dyst = strides5(p.dy_desc), dxst = strides5(p.dx_desc);
+  const std::vector<float> count_w = count_w_of(g);
+  const i64 cb = nhwc ? channel_block(h, g) : 1;
+  const i64 blocks = nhwc ? (g.c + cb - 1) / cb : g.c;
+  const i64 plane = g.in_plane();
+  const i64 ow_n = g.out[2];
+  const WindowRows dx_win(g, dxst);
+  const WindowRows x_win(g, xst);  // recompute only
+  std::vector<i64> taps;
+  const RowGeom full_rg = row_geom(g, nhwc, taps);
+  detail::parallel_for(h, 0, g.n * blocks, 1, [&](i64 begin, i64 end) {
+    std::vector<float*> dx_rows(static_cast<std::size_t>(dx_win.max_rows));
+    std::vector<const float*> x_rows(dx_rows.size());
+    const i64 px = nhwc ? g.c : 1;
+    std::vector<float> scratch(static_cast<std::size_t>(ow_n * px));
+    std::vector<std::int64_t> index_scratch(recompute ? static_cast<std::size_t>(ow_n * px) : 0);
+    for (i64 item = begin; item < end; ++item) {
+      const i64 n = item / blocks, blk = item % blocks;
+      const i64 c0 = nhwc ? blk * cb : blk, c1 = nhwc ? std::min(g.c, c0 + cb) : blk + 1;
+      const i64 nc = c1 - c0;
+      // dx slice base (channel c0 of the plane or image) and its zeroing.
+      float* dxb = dxs.data + n * dxst.v[0] + c0 * dxst.v[1];
+      if (nhwc) {
+        for (i64 q = 0; q < plane; ++q)
+          std::memset(dxb + q * g.c, 0, static_cast<std::size_t>(nc) * sizeof(float));
+      } else {
+        std::memset(dxb, 0, static_cast<std::size_t>(plane) * sizeof(float));
+      }
+      const float* xb = recompute ? xs.data + n * xst.v[0] + c0 * xst.v[1] : nullptr;
+      RowGeom rg = full_rg;
+      rg.channels = nc;
+      for (i64 w = 0; w < g.out[0] * g.out[1]; ++w) {
+        const i64 od = w / g.out[1], oh = w % g.out[1];
+        const i64 nrows = dx_win.count[static_cast<std::size_t>(w)];
+        const i64 yo = n * dyst.v[0] + c0 * dyst.v[1] + od * dyst.v[2] + oh * dyst.v[3];
+        const float* dy = dys.data + yo;
+        if (!g.is_max()) {
+          const i64* off = dx_win.offsets(w);
+          for (i64 i = 0; i < nrows; ++i) dx_rows[static_cast<std::size_t>(i)] = dxb + off[i];
+          const PoolAvgBwdRow row{rg,
+                                  dx_rows.data(),
+                                  nrows,
+                                  dx_win.row_count[static_cast<std::size_t>(w)],
+                                  count_w.data(),
+                                  dy,
+                                  scratch.data()};
+          if (nhwc)
+            K.avg_backward_nhwc(row);
+          else
+            K.avg_backward_nchw(row);
+          continue;
+        }
+        const std::int64_t* idx = p.indices != nullptr ? p.indices + yo : nullptr;
+        if (recompute) {
+          // The forward row kernel finds the windows' maxima (same rule as forward).
+          const i64* off = x_win.offsets(w);
+          for (i64 i = 0; i < nrows; ++i) x_rows[static_cast<std::size_t>(i)] = xb + off[i];
+          PoolFwdRow row{};
+          row.op = RowOp::kMax;
+          row.g = rg;
+          row.rows = x_rows.data();
+          row.row_index = x_win.indices(w);
+          row.nrows = nrows;
+          row.row_count = 1.0f;
+          row.count_w = count_w.data();
+          row.y = scratch.data();
+          row.indices = index_scratch.data();
+          if (nhwc)
+            K.forward_nhwc(row);
+          else
+            K.forward_nchw(row);
+          idx = index_scratch.data();
+        }
+        for (i64 ow = 0; ow < ow_n; ++ow)
+          for (i64 c = 0; c < nc; ++c) {
+            const std::int64_t i = idx[ow * px + c];
+            if (i >= 0) dxb[i * px + c] += dy[ow * px + c];
+          }
+      }
+    }
+  });
+  dxs.commit();
+  return Status::ok();
+}
+
+template <Layout L>
+Status packed_ok(const char* what, const TensorDesc& d) {
+  if (d.is_packed(L)) return Status::ok();
+  return detail::refuse("needs packed " + std::string(layout_name(L)) + " tensors; " + what +
+                        " is " + d.to_string());
+}
+
+// Single-channel data is packed both ways; the NCHW kernels vectorise it over positions.
+template <Layout L>
+Status channels_ok(const Geom& g) {
+  if (L == Layout::kNHWC && g.c == 1)
+    return detail::refuse("one channel: the NCHW kernel vectorises over positions");
+  return Status::ok();
+}
+
+template <Layout L, Isa kIsa>
+Status accepts_forward(const FwdProblem& p) {
+  TESSERA_RETURN_IF_ERROR(isa_ok(kIsa));
+  TESSERA_RETURN_IF_ERROR(channels_ok<L>(p.g));
+  TESSERA_RETURN_IF_ERROR(packed_ok<L>("x", p.x_desc));
+  TESSERA_RETURN_IF_ERROR(packed_ok<L>("y", p.y_desc));
+  if (p.indices != nullptr && p.g.in_plane() > INT32_MAX)
+    return detail::refuse("indices of planes over 2^31 elements");
+  return Status::ok();
+}
+
+template <Layout L, Isa kIsa>
+Status run_forward_on(Handle& h, const FwdProblem& p) {
+  return run_forward(h, p, kernels_for(kIsa), L);
+}
+
+template <Layout L, Isa kIsa>
+Status accepts_backward(const BwdProblem& p) {
+  TESSERA_RETURN_IF_ERROR(isa_ok(kIsa));
+  TESSERA_RETURN_IF_ERROR(channels_ok<L>(p.g));
+  TESSERA_RETURN_IF_ERROR(packed_ok<L>("dy", p.dy_desc));
+  TESSERA_RETURN_IF_ERROR(packed_ok<L>("dx", p.dx_desc));
+  if (p.g.is_max() && p.indices == nullptr) {
+    TESSERA_RETURN_IF_ERROR(packed_ok<L>("x", p.x_desc));
+    if (p.g.in_plane() > INT32_MAX) return detail::refuse("indices of planes over 2^31 elements");
+  }
+  return Status::ok();
+}
+
+template <Layout L, Isa kIsa>
+Status run_backward_on(Handle& h, const BwdProblem& p) {
+  return run_backward(h, p, kernels_for(kIsa), L);
+}
+
+Status accepts_all_forward(const FwdProblem&) {
+  return Status::ok();
+}
+Status accepts_all_backward(const BwdProblem&) {
+  return Status::ok();
+}
+
+constexpr Layout kNHWC = Layout::kNHWC, kNCHW = Layout::kNCHW;
+constexpr Isa k512 = Isa::kAvx512, k2 = Isa::kAvx2, kGen = Isa::kGeneric;
+
+constexpr detail::Impl<FwdProblem> kForwardImpls[] = {
+    {"pool_fwd_f32_nhwc_avx512", accepts_forward<kNHWC, k512>, run_forward_on<kNHWC, k512>},
+    {"pool_fwd_f32_nhwc_avx2", accepts_forward<kNHWC, k2>, run_forward_on<kNHWC, k2>},
+    {"pool_fwd_f32_nhwc_generic", accepts_forward<kNHWC, kGen>, run_forward_on<kNHWC, kGen>},
+    {"pool_fwd_f32_nchw_avx512", accepts_forward<kNCHW, k512>, run_forward_on<kNCHW, k512>},
+    {"pool_fwd_f32_nchw_avx2", accepts_forward<kNCHW, k2>, run_forward_on<kNCHW, k2>},
+    {"pool_fwd_f32_nchw_generic", accepts_forward<kNCHW, kGen>, run_forward_on<kNCHW, kGen>},
+    {"pool_fwd_ref", accepts_all_forward, forward_ref},
+};
+
+constexpr detail::Impl<BwdProblem> kBackwardImpls[] = {
+    {"pool_bwd_f32_nhwc_avx512", accepts_backward<kNHWC, k512>, run_backward_on<kNHWC, k512>},
+    {"pool_bwd_f32_nhwc_avx2", accepts_backward<kNHWC, k2>, run_backward_on<kNHWC, k2>},
+    {"pool_bwd_f32_nhwc_generic", accepts_backward<kNHWC, kGen>, run_backward_on<kNHWC, kGen>},
+    {"pool_bwd_f32_nchw_avx512", accepts_backward<kNCHW, k512>, run_backward_on<kNCHW, k512>},
+    {"pool_bwd_f32_nchw_avx2", accepts_backward<kNCHW, k2>, run_backward_on<kNCHW, k2>},
+    {"pool_bwd_f32_nchw_generic", accepts_backward<kNCHW, kGen>, run_backward_on<kNCHW, kGen>},
+    {"pool_bwd_ref", accepts_all_backward, backward_ref},
+};
+
+// Every index must name an element of its input plane (or be -1: a window with no input).
+Status check_indices(const std::string& fn, const Geom& g, const TensorDesc& dy,
+                     const std::int64_t* indices) {
+  const Strides5 st = strides5(dy);
+  const i64 plane = g.in_plane();
+  for (i64 n = 0; n < g.n; ++n)
+    for (i64 c = 0; c < g.c; ++c)
+      for (i64 od = 0; od < g.out[0]; ++od)
+        for (i64 oh = 0; oh < g.out[1]; ++oh) {
+          const std::int64_t* row =
+              indices + n * st.v[0] + c * st.v[1] + od * st.v[2] + oh * st.v[3];
+          for (i64 ow = 0; ow < g.out[2]; ++ow) {
+            const std::int64_t i = row[ow * st.v[4]];
+            if (i < -1 || i >= plane)
+              return invalid_argument(fn + ": indices hold " + std::to_string(i) + " at output (" +
+                                      std::to_string(n) + ", " + std::to_string(c) +
+                                      ", ...); an index must lie in [0, " + std::to_string(plane) +
+                                      ") (or be -1)");
+          }
+        }
+  return Status::ok();
+}
+
+}  // namespace
+}  // namespace pool
+
+using pool::Geom;
+using pool::i64;
+
+PoolDesc PoolDesc::global(PoolKind kind, const TensorDesc& x) {
+  PoolDesc p;
+  p.kind = kind;
+  if (x.rank() > 2) p.kernel.assign(x.dims.begin() + 2, x.dims.end());
+  return p;
+}
+
+Result<TensorDesc> pooling_output_desc(const PoolDesc& p, const TensorDesc& x) {
+  TESSERA_ASSIGN_OR_RETURN(Geom g, pool::make_geom("pooling_output_desc", p, x));
+  const Layout l =
+      x.is_packed(Layout::kNHWC) && !x.is_packed(Layout::kNCHW) ? Layout::kNHWC : Layout::kNCHW;
+  return TensorDesc::make(x.dtype, pool::out_dims(g), l);
+}
+
+Status pooling_forward(Handle& h, const PoolDesc& p, const TensorDesc& x_desc, const void* x,
+                       const TensorDesc& y_desc, void* y, std::int64_t* indices) {
+  const std::string fn = "pooling_forward";
+  TESSERA_ASSIGN_OR_RETURN(Geom g, pool::make_geom(fn, p, x_desc));
+  TESSERA_RETURN_IF_ERROR(detail::check_desc(fn, "y", y_desc, 3, 5));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "x", x_desc, "y", y_desc));
+  const TensorDesc expect = TensorDesc::make(x_desc.dtype, pool::out_dims(g));
+  if (y_desc.dims != expect.dims)
+    return invalid_argument(fn + ": y dims [" + detail::dims_string(y_desc.dims) +
+                            "] differ from the pooled dims [" + detail::dims_string(expect.dims) +
+                            "] of x " + x_desc.to_string());
+  if (indices != nullptr && !g.is_max())
+    return invalid_argument(fn + ": indices are for max pooling only");
+  const bool work = y_desc.numel() > 0;
+  TESSERA_RETURN_IF_ERROR(detail::check_ptr(fn, "x", x, work));
+  TESSERA_RETURN_IF_ERROR(detail::check_ptr(fn, "y", y, work));
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, fn.c_str()));
+  pool::log_bench(g, p, x_desc, "fwd", indices != nullptr);
+  if (!work) return Status::ok();
+  const pool::FwdProblem prob{g, x_desc, y_desc, x, y, indices};
+  return detail::select_impl<pool::FwdProblem>("pooling_forward", pool::kForwardImpls, prob)
+      .run(h, prob);
+}
+
+Status pooling_backward(Handle& h, const PoolDesc& p, const TensorDesc& x_desc, const void* x,
+                        const std::int64_t* indices, const TensorDesc& dy_desc, const void* dy,
+                        const TensorDesc& dx_desc, void* dx) {
+  const std::string fn = "pooling_backward";
+  TESSERA_ASSIGN_OR_RETURN(Geom g, pool::make_geom(fn, p, x_desc));
+  TESSERA_RETURN_IF_ERROR(detail::check_desc(fn, "dy", dy_desc, 3, 5));
+  TESSERA_RETURN_IF_ERROR(detail::check_desc(fn, "dx", dx_desc, 3, 5));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "x", x_desc, "dy", dy_desc));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "x", x_desc, "dx", dx_desc));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "dx", dx_desc));
+  const TensorDesc expect = TensorDesc::make(x_desc.dtype, pool::out_dims(g));
+  if (dy_desc.dims != expect.dims)
+    return invalid_argument(fn + ": dy dims [" + detail::dims_string(dy_desc.dims) +
+                            "] differ from the pooled dims [" + detail::dims_string(expect.dims) +
+                            "] of x " + x_desc.to_string());
+  const bool work = dx_desc.numel() > 0;
+  TESSERA_RETURN_IF_ERROR(detail::check_ptr(fn, "dy", dy, work));
+  TESSERA_RETURN_IF_ERROR(detail::check_ptr(fn, "dx", dx, work));
+  if (g.is_max()) {
+    if (work && x == nullptr && indices == nullptr)
+      return invalid_argument(fn + ": max pooling backward needs x or the forward indices");
+  } else if (indices != nullptr) {
+    return invalid_argument(fn + ": indices are for max pooling only");
+  }
+  if (g.is_max() && indices != nullptr && work)
+    TESSERA_RETURN_IF_ERROR(pool::check_indices(fn, g, dy_desc, indices));
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, fn.c_str()));
+  pool::log_bench(g, p, x_desc, "bwd", indices != nullptr);
+  if (!work) return Status::ok();
+  const pool::BwdProblem prob{
+      g, x_desc, dy_desc, dx_desc, g.is_max() && indices == nullptr ? x : nullptr, indices, dy, dx};
+  return detail::select_impl<pool::BwdProblem>("pooling_backward", pool::kBackwardImpls, prob)
+      .run(h, prob);
+}
+
+}  // namespace tessera::dnn

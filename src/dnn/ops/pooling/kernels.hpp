@@ -1,0 +1,74 @@
+// Pooling kernels: one output row at a time (every position along the innermost spatial dim,
+// for one image and one set of outer output coordinates). The drivers (impls.cpp) find the
+// input rows a window touches, split work over threads and handle staging; the kernels see
+// f32 data and plain structs.
+//
+// ISA files include only this header: plain data and function pointers, no inline code, so
+// nothing compiled with wide-vector flags can leak into generic objects.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera::dnn::pool {
+
+enum class RowOp : int { kMax = 0, kAvg = 1 };
+
+// Geometry of the innermost spatial dim, and the pixel layout of a row.
+struct RowGeom {
+  std::int64_t in_w, out_w, k_w, s_w, d_w, pb_w;
+  // Elements per pixel the kernel processes: C (or a block of C) for NHWC, 1 for NCHW.
+  std::int64_t channels;
+  // Elements between neighbouring pixels of a row (x, y, dy, dx and indices alike).
+  std::int64_t pixel_stride;
+  // Per output position, the taps [tap_lo, tap_hi) inside the row; and the positions
+  // [interior_begin, interior_end) whose every tap is inside (computed once by the driver).
+  const std::int64_t* tap_lo;
+  const std::int64_t* tap_hi;
+  std::int64_t interior_begin, interior_end;
+};
+
+// Forward: y (and for max optionally the int32-range spatial indices, widened to int64) for
+// one output row. rows[r] is the r-th input row the window covers, in window order (outer dims
+// first), and row_index[r] the spatial flat index of its first element within the plane.
+// Windows are scanned in row-major order: for max the first maximum wins, NaN counts as the
+// largest value (the first NaN wins); a window that covers no input element gives -inf and
+// index -1. Average divides the f32 sum (taken in window order) by row_count * count_w[ow];
+// a zero divisor (exclude-pad with an empty window) gives 0.
+struct PoolFwdRow {
+  RowOp op;
+  RowGeom g;
+  const float* const* rows;
+  const std::int64_t* row_index;
+  std::int64_t nrows;
+  float row_count;
+  const float* count_w;
+  float* y;
+  std::int64_t* indices;  // max only; null when not wanted
+};
+
+// Average backward: adds dy[ow] / (row_count * count_w[ow]) to every input element of each
+// window (dx rows, as in PoolFwdRow), in the reference's order (outputs in row-major order).
+// `scratch` holds out_w * channels floats.
+struct PoolAvgBwdRow {
+  RowGeom g;
+  float* const* rows;
+  std::int64_t nrows;
+  float row_count;
+  const float* count_w;
+  const float* dy;
+  float* scratch;
+};
+
+struct PoolKernels {
+  const char* isa;                          // "avx512", "avx2", "generic"
+  void (*forward_nhwc)(const PoolFwdRow&);  // vectorised over channels
+  void (*forward_nchw)(const PoolFwdRow&);  // channels == 1; vectorised over output positions
+  void (*avg_backward_nhwc)(const PoolAvgBwdRow&);
+  void (*avg_backward_nchw)(const PoolAvgBwdRow&);
+};
+
+extern const PoolKernels kPoolGeneric;  // generic.cpp
+extern const PoolKernels kPoolAvx2;     // avx2.cpp
+extern const PoolKernels kPoolAvx512;   // avx512.cpp
+
+}  // namespace tessera::dnn::pool

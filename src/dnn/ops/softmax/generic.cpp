@@ -1,0 +1,89 @@
+// Softmax kernels in plain C++: the reference's row arithmetic (row_math.hpp) on contiguous
+// rows and columns, so results equal the reference's bit for bit.
+#include <cstdint>
+
+#include "kernels.hpp"
+#include "row_math.hpp"
+#include "tessera/core/half.hpp"
+
+namespace tessera::dnn::softmax_kernels {
+namespace {
+
+using i64 = std::int64_t;
+
+template <int S>
+float ld(const void* p, i64 i) {
+  if constexpr (S == act_kernels::kF32)
+    return static_cast<const float*>(p)[i];
+  else if constexpr (S == act_kernels::kBF16)
+    return bf16_bits_to_f32(static_cast<const std::uint16_t*>(p)[i]);
+  else
+    return f16_bits_to_f32(static_cast<const std::uint16_t*>(p)[i]);
+}
+template <int S>
+void st(void* p, i64 i, float v) {
+  if constexpr (S == act_kernels::kF32)
+    static_cast<float*>(p)[i] = v;
+  else if constexpr (S == act_kernels::kBF16)
+    static_cast<std::uint16_t*>(p)[i] = f32_to_bf16_bits(v);
+  else
+    static_cast<std::uint16_t*>(p)[i] = f32_to_f16_bits(v);
+}
+
+// Row (or column) starting at element `base` with element stride `step`.
+template <int Mode, int S>
+void line_fwd(i64 len, i64 base, i64 step, const void* x, void* y) {
+  softmax_row::forward(
+      Mode == kLogSoftmax, len, [&](i64 i) { return ld<S>(x, base + i * step); },
+      [&](i64 i, float v) { st<S>(y, base + i * step, v); });
+}
+template <int Mode, int S>
+void line_bwd(i64 len, i64 base, i64 step, const void* y, const void* dy, void* dx) {
+  softmax_row::backward(
+      Mode == kLogSoftmax, len, [&](i64 i) { return ld<S>(y, base + i * step); },
+      [&](i64 i) { return ld<S>(dy, base + i * step); },
+      [&](i64 i, float v) { st<S>(dx, base + i * step, v); });
+}
+
+template <int Mode, int S>
+void rows_fwd(i64 rows, i64 len, const void* x, void* y, bool) {
+  for (i64 r = 0; r < rows; ++r) line_fwd<Mode, S>(len, r * len, 1, x, y);
+}
+template <int Mode, int S>
+void rows_bwd(i64 rows, i64 len, const void* y, const void* dy, void* dx, bool) {
+  for (i64 r = 0; r < rows; ++r) line_bwd<Mode, S>(len, r * len, 1, y, dy, dx);
+}
+template <int Mode, int S>
+void cols_fwd(i64 len, i64 inner, i64 c0, i64 c1, const void* x, void* y, bool, float*) {
+  for (i64 c = c0; c < c1; ++c) line_fwd<Mode, S>(len, c, inner, x, y);
+}
+template <int Mode, int S>
+void cols_bwd(i64 len, i64 inner, i64 c0, i64 c1, const void* y, const void* dy, void* dx, bool) {
+  for (i64 c = c0; c < c1; ++c) line_bwd<Mode, S>(len, c, inner, y, dy, dx);
+}
+
+template <int Mode, int S>
+constexpr void fill(Kernels& t) {
+  t.rows_fwd[Mode][S] = &rows_fwd<Mode, S>;
+  t.rows_bwd[Mode][S] = &rows_bwd<Mode, S>;
+  t.cols_fwd[Mode][S] = &cols_fwd<Mode, S>;
+  t.cols_bwd[Mode][S] = &cols_bwd<Mode, S>;
+}
+
+constexpr Kernels make_kernels() {
+  Kernels t{};
+  t.isa = "generic";
+  fill<kSoftmax, act_kernels::kF32>(t);
+  fill<kSoftmax, act_kernels::kBF16>(t);
+  fill<kSoftmax, act_kernels::kF16>(t);
+  fill<kLogSoftmax, act_kernels::kF32>(t);
+  fill<kLogSoftmax, act_kernels::kBF16>(t);
+  fill<kLogSoftmax, act_kernels::kF16>(t);
+  return t;
+}
+
+}  // namespace
+
+extern const Kernels kGeneric = make_kernels();
+
+}  // namespace tessera::dnn::softmax_kernels

@@ -1,0 +1,1 @@
+tessera_test(tessera_dnn_winograd_test winograd_test.cpp)
