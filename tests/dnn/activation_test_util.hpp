@@ -143,6 +143,22 @@ class DispatchLog {
   bool done_ = false;
 };
 
+inline void expect_ok(const Status& s) {
+  ASSERT_TRUE(s.is_ok()) << s.to_string();
+}
+
+// The call fails with `code`, names `needle` in its message, and writes nothing to `out`
+// (pre-filled with NaN).
+template <typename Call>
+void expect_rejected(StatusCode code, const std::string& needle, HostTensor& out, Call&& call) {
+  out.fill_nan();
+  const std::vector<std::uint8_t> before = out.bytes;
+  const Status s = call();
+  EXPECT_EQ(s.code(), code) << s.to_string();
+  EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+  EXPECT_EQ(out.bytes, before) << "output written by a rejected call: " << s.message();
+}
+
 inline std::vector<DType> float_dtypes() {
   return {DType::kF32, DType::kBF16, DType::kF16};
 }

@@ -21,6 +21,8 @@ namespace tessera::dnn {
 namespace {
 
 using act_test::close;
+using act_test::expect_ok;
+using act_test::expect_rejected;
 using act_test::HostTensor;
 using act_test::i64;
 using testing::for_each_isa;
@@ -28,10 +30,6 @@ using testing::for_each_isa;
 constexpr SoftmaxMode kModes[] = {SoftmaxMode::kSoftmax, SoftmaxMode::kLogSoftmax};
 const char* mode_name(SoftmaxMode m) {
   return m == SoftmaxMode::kSoftmax ? "softmax" : "log";
-}
-
-void expect_ok(const Status& s) {
-  ASSERT_TRUE(s.is_ok()) << s.to_string();
 }
 
 struct AxisCase {
@@ -296,11 +294,11 @@ TEST(Softmax, KernelVariantsGiveTheSameBits) {
               detail::store_f32(x.data(), dt, i, std::uniform_real_distribution<float>(-4, 4)(rng));
             std::vector<std::uint8_t> a(x.size() + 64, 0xff), b(x.size() + 64, 0xff),
                 c(x.size() + 64, 0xff);
-            t->cols_fwd[mode][st](len, inner, 0, inner, x.data(), a.data() + offset * eb, false,
+            t->cols_fwd[mode][st](len, inner, 0, inner, 1, x.data(), a.data() + offset * eb, false,
                                   scratch.data());
-            t->cols_fwd[mode][st](len, inner, 0, inner, x.data(), b.data() + offset * eb, true,
+            t->cols_fwd[mode][st](len, inner, 0, inner, 1, x.data(), b.data() + offset * eb, true,
                                   scratch.data());
-            t->cols_fwd[mode][st](len, inner, 0, inner, x.data(), c.data() + offset * eb, false,
+            t->cols_fwd[mode][st](len, inner, 0, inner, 1, x.data(), c.data() + offset * eb, false,
                                   nullptr);
             EXPECT_EQ(a, b) << "cols fwd len " << len;
             EXPECT_EQ(a, c) << "cols fwd without scratch, len " << len;
@@ -347,16 +345,6 @@ TEST(Softmax, BackwardMatchesFiniteDifferences) {
         }
       }
   });
-}
-
-template <typename Call>
-void expect_rejected(StatusCode code, const std::string& needle, HostTensor& out, Call&& call) {
-  out.fill_nan();
-  const std::vector<std::uint8_t> before = out.bytes;
-  const Status s = call();
-  EXPECT_EQ(s.code(), code) << s.to_string();
-  EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
-  EXPECT_EQ(out.bytes, before) << "output written by a rejected call: " << s.message();
 }
 
 TEST(Softmax, BadArgumentsAreRejectedWithoutWriting) {

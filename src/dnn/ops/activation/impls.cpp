@@ -3,6 +3,7 @@
 // paths need x and the outputs dense and laid out alike (any packed dim order: NCHW, NHWC,
 // ...) and treat them as flat arrays split into fixed units (dense.hpp), so results never
 // depend on the thread count; anything else runs on the reference.
+#include <charconv>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -55,11 +56,16 @@ Status check_activation(const std::string& fn, const Activation& act) {
 }
 
 // ---- replay lines ---------------------------------------------------------------------------
+std::string shortest(float v) {  // the shortest text that reads back as v
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
 std::string act_params_flags(const Activation& act) {
   const Activation def = Activation::make(act.kind);
   std::string s;
-  if (act.alpha != def.alpha) s += " --alpha " + std::to_string(act.alpha);
-  if (act.beta != def.beta) s += " --beta " + std::to_string(act.beta);
+  if (act.alpha != def.alpha) s += " --alpha " + shortest(act.alpha);
+  if (act.beta != def.beta) s += " --beta " + shortest(act.beta);
   return s;
 }
 void log_bench(const Handle& h, std::string_view kind, const TensorDesc& x, const char* dir,

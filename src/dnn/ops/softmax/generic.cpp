@@ -54,8 +54,10 @@ void rows_bwd(i64 rows, i64 len, const void* y, const void* dy, void* dx, bool) 
   for (i64 r = 0; r < rows; ++r) line_bwd<Mode, S>(len, r * len, 1, y, dy, dx);
 }
 template <int Mode, int S>
-void cols_fwd(i64 len, i64 inner, i64 c0, i64 c1, const void* x, void* y, bool, float*) {
-  for (i64 c = c0; c < c1; ++c) line_fwd<Mode, S>(len, c, inner, x, y);
+void cols_fwd(i64 len, i64 inner, i64 c0, i64 c1, i64 slices, const void* x, void* y, bool,
+              float*) {
+  for (i64 o = 0; o < slices; ++o)
+    for (i64 c = c0; c < c1; ++c) line_fwd<Mode, S>(len, o * len * inner + c, inner, x, y);
 }
 template <int Mode, int S>
 void cols_bwd(i64 len, i64 inner, i64 c0, i64 c1, const void* y, const void* dy, void* dx, bool) {

@@ -110,17 +110,27 @@ Status cols_run(Handle& h, const SoftmaxCall& c) {
     scratch = static_cast<float*>(ws);
   }
   detail::parallel_for(h, 0, ranges, 1, [&](i64 t0, i64 t1) {
-    for (i64 t = t0; t < t1; ++t)
-      for (i64 u = units * t / ranges; u < units * (t + 1) / ranges; ++u) {
+    for (i64 t = t0; t < t1; ++t) {
+      const i64 u0 = units * t / ranges, u1 = units * (t + 1) / ranges;
+      // Whole slices go to the forward kernel together (it overlaps one slice's output with
+      // the next one's first pass).
+      if (c.dy == nullptr && per == 1 && u1 > u0) {
+        const i64 at = u0 * sp.len * sp.inner;
+        kK->cols_fwd[m][s](sp.len, sp.inner, 0, sp.inner, u1 - u0, at_element(c.inp, at, eb),
+                           at_element(c.outp, at, eb), stream, scratch + t * sk::kColsScratch);
+        continue;
+      }
+      for (i64 u = u0; u < u1; ++u) {
         const i64 o = u / per, c0 = (u % per) * block, c1 = std::min(sp.inner, c0 + block);
         const i64 at = o * sp.len * sp.inner;
         if (c.dy != nullptr)
           kK->cols_bwd[m][s](sp.len, sp.inner, c0, c1, at_element(c.inp, at, eb),
                              at_element(c.dyp, at, eb), at_element(c.outp, at, eb), stream);
         else
-          kK->cols_fwd[m][s](sp.len, sp.inner, c0, c1, at_element(c.inp, at, eb),
+          kK->cols_fwd[m][s](sp.len, sp.inner, c0, c1, 1, at_element(c.inp, at, eb),
                              at_element(c.outp, at, eb), stream, scratch + t * sk::kColsScratch);
       }
+    }
   });
   return Status::ok();
 }

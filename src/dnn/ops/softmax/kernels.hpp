@@ -29,8 +29,10 @@ using RowsBwdFn = void (*)(std::int64_t rows, std::int64_t len, const void* y, c
 // `scratch` (kColsScratch floats, private to the call) keeps softmax's exponentials between
 // its passes in the vector kernels; the generic kernels ignore it.
 constexpr std::int64_t kColsScratch = 327680;
+// cols_fwd runs `slices` consecutive slices (len*inner elements apart) at once.
 using ColsFwdFn = void (*)(std::int64_t len, std::int64_t inner, std::int64_t c0, std::int64_t c1,
-                           const void* x, void* y, bool stream, float* scratch);
+                           std::int64_t slices, const void* x, void* y, bool stream,
+                           float* scratch);
 using ColsBwdFn = void (*)(std::int64_t len, std::int64_t inner, std::int64_t c0, std::int64_t c1,
                            const void* y, const void* dy, void* dx, bool stream);
 
