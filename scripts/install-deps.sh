@@ -16,6 +16,7 @@ packages=(
   python3-numpy        # test oracle: .npy files written and checked by numpy (Debian's /usr/bin/python3)
   libopenblas0-pthread # BLAS test oracle and bench anchor, dlopen'ed by tests and `tessera bench` only
   libblis4-pthread     # BLAS bench anchor (BLIS), dlopen'ed by `tessera bench` only
+  libdnnl-dev          # DNN bench anchor and test oracle (oneDNN), dlopen'ed by `tessera bench dnn` only
 )
 
 missing=()

@@ -1,7 +1,8 @@
 // `tessera bench dnn <primitive>`: one case (a primitive with its arguments), the plan that runs
 // it on tessera and on oneDNN, and the runner that times both and prints the rows.
 // bench_dnn.cpp: the command, the runner, the output; bench_dnn_conv.cpp: convolution and the
-// network suites; bench_dnn_ops.cpp: pooling, activations, softmax, normalisations.
+// network suites; bench_dnn_ops.cpp: pooling, activations, softmax (and the commands of all
+// four memory-bound primitives); bench_dnn_norm.cpp: normalisations.
 #pragma once
 
 #include <cstdint>

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "algos.hpp"
+#include "tessera/core/thread_pool.hpp"
 
 namespace tessera::dnn::conv {
 namespace {
@@ -24,6 +25,15 @@ std::int64_t chunk_pixels(std::int64_t red, std::int64_t total) {
                     std::max<std::int64_t>(red, 1);
   mb = std::max<std::int64_t>(mb, 256);
   return std::min(mb, std::max<std::int64_t>(total, 1));
+}
+
+// The BLAS handle for a GEMM issued from this thread: the caller's outside parallel regions;
+// inside one, a per-thread handle (a blas::Handle, with its workspace, is not thread-safe, and
+// GEMMs there run single-threaded anyway).
+blas::Handle& gemm_handle(Handle& h) {
+  if (!ThreadPool::in_parallel_region()) return h.blas();
+  thread_local blas::Handle local;
+  return local;
 }
 
 // Runs fn(chunk) for chunk in [0, n): in parallel when there are enough chunks to keep every
@@ -199,7 +209,7 @@ Status im2col_fwd(Handle& h, const Problem& p) {
       for (std::int64_t g = 0; g < p.G; ++g) {
         im2col_nhwc_par(h, p, g, m0, m1, col);
         TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-            h.blas(), blas::Op::kTrans, blas::Op::kNoTrans, p.Kg, m1 - m0, red, 1.0f,
+            gemm_handle(h), blas::Op::kTrans, blas::Op::kNoTrans, p.Kg, m1 - m0, red, 1.0f,
             W + g * p.Kg * red, red, col, red, 0.0f, p.y_out + m0 * p.K + g * p.Kg, p.K));
       }
       if (has_post(p)) apply_post_ops_nhwc(p, p.y_out + m0 * p.K, res ? res + m0 * p.K : nullptr, m1 - m0);
@@ -216,7 +226,7 @@ Status im2col_fwd(Handle& h, const Problem& p) {
     for (std::int64_t g = 0; g < p.G; ++g) {
       im2col_nchw(p, n, g, q0, q1, col);
       TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-          h.blas(), blas::Op::kNoTrans, blas::Op::kNoTrans, q1 - q0, p.Kg, red, 1.0f, col,
+          gemm_handle(h), blas::Op::kNoTrans, blas::Op::kNoTrans, q1 - q0, p.Kg, red, 1.0f, col,
           q1 - q0, W + g * p.Kg * red, red, 0.0f, yn + g * p.Kg * osp + q0, osp));
     }
     if (has_post(p))
@@ -307,13 +317,13 @@ Status im2col_bwd_data(Handle& h, const Problem& p) {
         if (nhwc) {
           // col[q][t*Cg + c] = sum_k dy[q][g*Kg + k] * W[g*Kg + k][t*Cg + c]
           TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-              h.blas(), blas::Op::kNoTrans, blas::Op::kNoTrans, red, w, p.Kg, 1.0f,
+              gemm_handle(h), blas::Op::kNoTrans, blas::Op::kNoTrans, red, w, p.Kg, 1.0f,
               W + g * p.Kg * red, red, p.y_in + (n * osp + q0) * p.K + g * p.Kg, p.K, 0.0f, col,
               red));
         } else {
           // col[c*T + t][q] = sum_k W[g*Kg + k][c*T + t] * dy[g*Kg + k][q]
           TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-              h.blas(), blas::Op::kNoTrans, blas::Op::kTrans, w, red, p.Kg, 1.0f,
+              gemm_handle(h), blas::Op::kNoTrans, blas::Op::kTrans, w, red, p.Kg, 1.0f,
               p.y_in + n * p.ys.n + g * p.Kg * osp + q0, osp, W + g * p.Kg * red, red, 0.0f, col,
               w));
         }
@@ -373,7 +383,7 @@ Status gemm1x1_fwd(Handle& h, const Problem& p) {
       const std::int64_t m0 = ci * mb, m1 = std::min(M, m0 + mb);
       for (std::int64_t g = 0; g < p.G; ++g)
         TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-            h.blas(), blas::Op::kTrans, blas::Op::kNoTrans, p.Kg, m1 - m0, p.Cg, 1.0f,
+            gemm_handle(h), blas::Op::kTrans, blas::Op::kNoTrans, p.Kg, m1 - m0, p.Cg, 1.0f,
             W + g * p.Kg * p.Cg, p.Cg, p.x + m0 * p.C + g * p.Cg, p.C, 0.0f,
             p.y_out + m0 * p.K + g * p.Kg, p.K));
       if (has_post(p)) apply_post_ops_nhwc(p, p.y_out + m0 * p.K, res ? res + m0 * p.K : nullptr, m1 - m0);
@@ -388,7 +398,7 @@ Status gemm1x1_fwd(Handle& h, const Problem& p) {
     float* yn = p.y_out + n * p.ys.n;
     for (std::int64_t g = 0; g < p.G; ++g)
       TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-          h.blas(), blas::Op::kNoTrans, blas::Op::kNoTrans, q1 - q0, p.Kg, p.Cg, 1.0f,
+          gemm_handle(h), blas::Op::kNoTrans, blas::Op::kNoTrans, q1 - q0, p.Kg, p.Cg, 1.0f,
           p.x + n * p.xs.n + g * p.Cg * osp + q0, osp, W + g * p.Kg * p.Cg, p.Cg, 0.0f,
           yn + g * p.Kg * osp + q0, osp));
     if (has_post(p))
@@ -407,11 +417,15 @@ Status gemm1x1_bwd_weights(Handle& h, const Problem& p) {
     dW = tmp.data();
   }
   if (p.x_layout == Layout::kNHWC) {
-    const std::int64_t M = p.N * osp;
-    for (std::int64_t g = 0; g < p.G; ++g)
-      TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-          h.blas(), blas::Op::kNoTrans, blas::Op::kTrans, p.Cg, p.Kg, M, 1.0f, p.x + g * p.Cg,
-          p.C, p.y_in + g * p.Kg, p.K, 0.0f, dW + g * p.Kg * p.Cg, p.Cg));
+    // Pixels in chunks accumulated in order (beta = 1 after the first): GEMMs with a long
+    // reduction and a small result run better as a sequence of shorter ones.
+    const std::int64_t M = p.N * osp, mb = chunk_pixels(p.Cg, M);
+    for (std::int64_t m0 = 0; m0 < M; m0 += mb)
+      for (std::int64_t g = 0; g < p.G; ++g)
+        TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+            h.blas(), blas::Op::kNoTrans, blas::Op::kTrans, p.Cg, p.Kg, std::min(mb, M - m0),
+            1.0f, p.x + m0 * p.C + g * p.Cg, p.C, p.y_in + m0 * p.K + g * p.Kg, p.K,
+            m0 == 0 ? 0.0f : 1.0f, dW + g * p.Kg * p.Cg, p.Cg));
   } else {
     for (std::int64_t n = 0; n < std::max<std::int64_t>(p.N, 1); ++n)
       for (std::int64_t g = 0; g < p.G; ++g)
