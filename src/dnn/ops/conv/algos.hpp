@@ -9,6 +9,9 @@ namespace tessera::dnn::conv {
 struct Algo {
   ConvAlgo algo;
   detail::Impl<Problem> impl;
+  // Immediate mode's heuristic: an algorithm that accepts but is not preferred (a reason
+  // says why) is skipped by the heuristic; Find mode and explicit requests still run it.
+  Status (*prefers)(const Problem&) = nullptr;
 };
 
 // GEMM-based (gemm_algos.cpp): im2col + GEMM for fwd/bwd-weights and GEMM + col2im for
@@ -30,6 +33,7 @@ Status depthwise_bwd_weights(Handle& h, const Problem& p);
 // Direct (direct.cpp + direct_avx512.cpp): NHWC, register-blocked over output pixels and
 // output channels, weights repacked once per call.
 Status direct_accepts(const Problem& p);
+Status direct_prefers(const Problem& p);
 Status direct_fwd(Handle& h, const Problem& p);
 
 // Winograd (winograd.cpp + per-ISA kernels): 3x3, stride 1, dilation 1.

@@ -29,6 +29,14 @@ Status direct_accepts(const Problem& p) {
   return Status::ok();
 }
 
+Status direct_prefers(const Problem& p) {
+  if (p.ker_spatial() == 1) return detail::refuse("1x1 kernel: im2col + GEMM measured faster");
+  if (p.Cg * p.ker_spatial() > 1152)
+    return detail::refuse("reduction Cg*taps = " + std::to_string(p.Cg * p.ker_spatial()) +
+                          " > 1152: im2col + GEMM blocks it better");
+  return Status::ok();
+}
+
 Status direct_fwd(Handle& h, const Problem& p) {
   const std::int64_t C = p.C, K = p.K, Cg = p.Cg, Kg = p.Kg, T = p.ker_spatial();
   const std::int64_t PD = p.in[0] + p.pad_b[0] + p.pad_e[0];

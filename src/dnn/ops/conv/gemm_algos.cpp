@@ -145,6 +145,26 @@ const float* gemm_weights(const Problem& p, bool channels_inner, std::vector<flo
   return buf.data();
 }
 
+// Channels-last forward GEMMs with many pixels want A = the weights of group g as a
+// column-major Kg x red matrix (no transpose, which the GEMM runs faster; the transpose costs
+// one pass over the weights, so it pays only with enough pixels, kTransposeMinPixels):
+// wt[(g * red + r) * Kg + k] = W[g*Kg + k][r], r over (taps, Cg) with channels inner.
+constexpr std::int64_t kTransposeMinPixels = 1024;
+std::vector<float> weights_kg_inner(const Problem& p) {
+  std::vector<float> dense;
+  const float* W = gemm_weights(p, true, dense);
+  const std::int64_t red = taps(p) * p.Cg;
+  std::vector<float> wt(static_cast<std::size_t>(p.K * red));
+  constexpr std::int64_t kTile = 16;  // transpose in tiles so reads and writes stay in cache
+  for (std::int64_t g = 0; g < p.G; ++g)
+    for (std::int64_t k0 = 0; k0 < p.Kg; k0 += kTile)
+      for (std::int64_t r0 = 0; r0 < red; r0 += kTile)
+        for (std::int64_t r = r0; r < std::min(red, r0 + kTile); ++r)
+          for (std::int64_t k = k0; k < std::min(p.Kg, k0 + kTile); ++k)
+            wt[static_cast<std::size_t>((g * red + r) * p.Kg + k)] = W[(g * p.Kg + k) * red + r];
+  return wt;
+}
+
 const float* residual_of(const Problem& p) { return static_cast<const float*>(p.post.residual); }
 bool has_post(const Problem& p) {
   return p.post.bias || p.post.residual || p.post.act.kind != ActKind::kIdentity;
@@ -198,10 +218,13 @@ Status im2col_fwd(Handle& h, const Problem& p) {
   const std::int64_t T = taps(p), red = T * p.Cg, osp = p.out_spatial();
   std::vector<float> wbuf;
   const bool nhwc = p.x_layout == Layout::kNHWC;
-  const float* W = gemm_weights(p, nhwc, wbuf);
+  const float* W = nhwc ? nullptr : gemm_weights(p, false, wbuf);  // NHWC: set below
   const float* res = residual_of(p);
   if (nhwc) {
     const std::int64_t M = p.N * osp, mb = chunk_pixels(red, M);
+    const bool nn = M >= kTransposeMinPixels;
+    const std::vector<float> wt = nn ? weights_kg_inner(p) : std::vector<float>{};
+    if (!nn) W = gemm_weights(p, true, wbuf);
     const std::int64_t chunks = (M + mb - 1) / mb;
     return for_chunks(h, chunks, [&](std::int64_t ci) -> Status {
       const std::int64_t m0 = ci * mb, m1 = std::min(M, m0 + mb);
@@ -209,8 +232,9 @@ Status im2col_fwd(Handle& h, const Problem& p) {
       for (std::int64_t g = 0; g < p.G; ++g) {
         im2col_nhwc_par(h, p, g, m0, m1, col);
         TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-            gemm_handle(h), blas::Op::kTrans, blas::Op::kNoTrans, p.Kg, m1 - m0, red, 1.0f,
-            W + g * p.Kg * red, red, col, red, 0.0f, p.y_out + m0 * p.K + g * p.Kg, p.K));
+            gemm_handle(h), nn ? blas::Op::kNoTrans : blas::Op::kTrans, blas::Op::kNoTrans,
+            p.Kg, m1 - m0, red, 1.0f, nn ? wt.data() + g * p.Kg * red : W + g * p.Kg * red,
+            nn ? p.Kg : red, col, red, 0.0f, p.y_out + m0 * p.K + g * p.Kg, p.K));
       }
       if (has_post(p)) apply_post_ops_nhwc(p, p.y_out + m0 * p.K, res ? res + m0 * p.K : nullptr, m1 - m0);
       return Status::ok();
@@ -374,17 +398,20 @@ Status gemm1x1_accepts(const Problem& p) {
 Status gemm1x1_fwd(Handle& h, const Problem& p) {
   const std::int64_t osp = p.out_spatial();
   std::vector<float> wbuf;
-  const float* W = gemm_weights(p, true, wbuf);  // [K][Cg] either way for 1x1
   const float* res = residual_of(p);
+  const float* W = gemm_weights(p, true, wbuf);  // [K][Cg] either way for 1x1
   if (p.x_layout == Layout::kNHWC) {
     const std::int64_t M = p.N * osp, mb = chunk_pixels(std::max(p.Cg, p.K), M);
+    const bool nn = M >= kTransposeMinPixels;
+    const std::vector<float> wt = nn ? weights_kg_inner(p) : std::vector<float>{};
     const std::int64_t chunks = (M + mb - 1) / mb;
     return for_chunks(h, chunks, [&](std::int64_t ci) -> Status {
       const std::int64_t m0 = ci * mb, m1 = std::min(M, m0 + mb);
       for (std::int64_t g = 0; g < p.G; ++g)
         TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-            gemm_handle(h), blas::Op::kTrans, blas::Op::kNoTrans, p.Kg, m1 - m0, p.Cg, 1.0f,
-            W + g * p.Kg * p.Cg, p.Cg, p.x + m0 * p.C + g * p.Cg, p.C, 0.0f,
+            gemm_handle(h), nn ? blas::Op::kNoTrans : blas::Op::kTrans, blas::Op::kNoTrans,
+            p.Kg, m1 - m0, p.Cg, 1.0f, nn ? wt.data() + g * p.Kg * p.Cg : W + g * p.Kg * p.Cg,
+            nn ? p.Kg : p.Cg, p.x + m0 * p.C + g * p.Cg, p.C, 0.0f,
             p.y_out + m0 * p.K + g * p.Kg, p.K));
       if (has_post(p)) apply_post_ops_nhwc(p, p.y_out + m0 * p.K, res ? res + m0 * p.K : nullptr, m1 - m0);
       return Status::ok();

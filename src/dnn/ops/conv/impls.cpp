@@ -33,7 +33,8 @@ constexpr Algo kForward[] = {
      {"conv_f32_winograd_f4x3", nonempty<winograd_f4x3_accepts>, winograd_f4x3_fwd}},
     {ConvAlgo::kWinogradF2x3,
      {"conv_f32_winograd_f2x3", nonempty<winograd_f2x3_accepts>, winograd_f2x3_fwd}},
-    {ConvAlgo::kDirect, {"conv_f32_direct_nhwc", nonempty<direct_accepts>, direct_fwd}},
+    {ConvAlgo::kDirect, {"conv_f32_direct_nhwc", nonempty<direct_accepts>, direct_fwd},
+     direct_prefers},
     {ConvAlgo::kIm2col, {"conv_f32_im2col", nonempty<im2col_accepts>, im2col_fwd}},
     {ConvAlgo::kReference, {"conv_f32_reference", ref_accepts, ref_run}},
 };
@@ -251,6 +252,14 @@ Result<const Algo*> select(Handle& h, const Problem& p, ConvAlgo want, std::stri
   }
   for (const Algo& a : list) {
     Status s = a.impl.accepts(p);
+    if (s.is_ok() && a.prefers != nullptr) {
+      Status pref = a.prefers(p);
+      if (!pref.is_ok()) {
+        TESSERA_VLOG(kDispatch) << op << ": " << a.impl.name << " accepts but is not preferred: "
+                                << pref.message();
+        continue;
+      }
+    }
     if (s.is_ok()) {
       TESSERA_VLOG(kDispatch) << op << ": chose " << a.impl.name;
       if (source) *source = "heuristic";

@@ -42,10 +42,12 @@ struct NormKernels {
                       std::int64_t ld, const float* a, const float* b, const float* m,
                       const float* c, float* dx);
   // Layer norm, one row of k: xhat = (x - c) * invstd + t, y = xhat * scale + bias (bias may
-  // be null); c is the row's shift and t = -(mean - c) * invstd. Prefetches the k elements
-  // after the row (the next row of a packed tensor).
+  // be null); c is the row's shift and t = -(mean - c) * invstd. When `next` is not null,
+  // also adds the moments of the row `next` (k elements) around next[0] to next_moments,
+  // exactly as row_moments(next, k, next[0], ...) would.
   void (*ln_forward)(const float* x, std::int64_t k, float c, float t, float invstd,
-                     const float* scale, const float* bias, float* y);
+                     const float* scale, const float* bias, float* y, const float* next,
+                     double* next_moments);
   // Layer norm backward, one row: with xhat = (x - mean) * invstd and g = dy * scale,
   // dx = invstd * (g - mean(g) - xhat * mean(g * xhat)); dscale_acc += dy * xhat and
   // dbias_acc += dy when not null.

@@ -76,15 +76,20 @@ Status run(Handle& h, const LnProblem& p) {
     const float* x = xs.data;
     float* y = ys.data;
     detail::parallel_for(h, 0, rows, std::max<i64>(1, 16384 / k), [&](i64 r0, i64 r1) {
+      // Row r is normalised in the same pass that reduces row r + 1.
+      double s[2] = {0.0, 0.0};
+      K.row_moments(x + r0 * k, k, x[r0 * k], s);
       for (i64 r = r0; r < r1; ++r) {
         const float* xr = x + r * k;
-        double s[2] = {0.0, 0.0};
-        K.row_moments(xr, k, xr[0], s);
         double mean, var;
         moments_to_stats(xr[0], s[0], s[1], static_cast<double>(k), &mean, &var);
         const double invstd = inv_std(var, p.epsilon);
+        double next[2] = {0.0, 0.0};
         K.ln_forward(xr, k, xr[0], static_cast<float>(-(mean - xr[0]) * invstd),
-                     static_cast<float>(invstd), scale, bias, y + r * k);
+                     static_cast<float>(invstd), scale, bias, y + r * k,
+                     r + 1 < r1 ? xr + k : nullptr, next);
+        s[0] = next[0];
+        s[1] = next[1];
         if (p.mean_out != nullptr) p.mean_out[r] = static_cast<float>(mean);
         if (p.invstd_out != nullptr) p.invstd_out[r] = static_cast<float>(invstd);
       }
