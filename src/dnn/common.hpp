@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../blas/common.hpp"
 #include "tessera/blas.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/memory.hpp"
@@ -17,9 +18,9 @@
 
 namespace tessera::dnn {
 
+// The stream and the thread limit live in the BLAS handle (GEMM-based algorithms call
+// through it, so it must carry them anyway); the dnn handle reads them from there.
 struct Handle::State {
-  hal::Stream* stream = nullptr;
-  int num_threads = 0;
   std::string tune_db;
   bool use_tune_db = true;
   blas::Handle blas;
@@ -31,12 +32,14 @@ namespace detail {
 // ---- calls and threads -------------------------------------------------------------------
 // Waits for the handle's stream (if any) so the call is ordered after earlier work.
 Status begin_call(Handle& h, const char* fn);
-int max_threads(const Handle& h);
-// parallel_for over [begin, end) in chunks of at least `grain`, at most max_threads(h)
-// threads; inline when one thread (or one chunk) suffices or already inside the pool.
+// Threads a call may use, and a parallel loop limited to them: BLAS's (the same handle limit).
 // Chunking never changes results: each index is computed by exactly one thread.
-void parallel_for(const Handle& h, std::int64_t begin, std::int64_t end, std::int64_t grain,
-                  const std::function<void(std::int64_t, std::int64_t)>& fn);
+inline int max_threads(const Handle& h) { return blas::detail::max_threads(h.state().blas); }
+inline void parallel_for(const Handle& h, std::int64_t begin, std::int64_t end,
+                         std::int64_t grain,
+                         const std::function<void(std::int64_t, std::int64_t)>& fn) {
+  blas::detail::parallel_for(h.state().blas, begin, end, grain, fn);
+}
 // Scratch memory owned by the handle, grown on demand, 64-byte aligned. One block per
 // handle: a call that needs several carves them out of one request.
 Result<void*> workspace(Handle& h, std::size_t bytes);

@@ -1,34 +1,25 @@
 // dnn::Handle, TensorDesc and the shared helpers of common.hpp.
 #include <algorithm>
 #include <numeric>
-#include <sstream>
 
 #include "common.hpp"
-#include "tessera/core/thread_pool.hpp"
 #include "tessera/hal/hal.hpp"
 
 namespace tessera::dnn {
 
 Handle::Handle() : state_(std::make_unique<State>()) {}
-Handle::Handle(hal::Stream* stream) : Handle() {
-  state_->stream = stream;
-  state_->blas.set_stream(stream);
-}
+Handle::Handle(hal::Stream* stream) : Handle() { state_->blas.set_stream(stream); }
 Handle::~Handle() = default;
 Handle::Handle(Handle&&) noexcept = default;
 Handle& Handle::operator=(Handle&&) noexcept = default;
 
-hal::Stream* Handle::stream() const { return state_->stream; }
-void Handle::set_stream(hal::Stream* stream) {
-  state_->stream = stream;
-  state_->blas.set_stream(stream);
-}
-int Handle::num_threads() const { return state_->num_threads; }
+hal::Stream* Handle::stream() const { return state_->blas.stream(); }
+void Handle::set_stream(hal::Stream* stream) { state_->blas.set_stream(stream); }
+int Handle::num_threads() const { return state_->blas.num_threads(); }
 Status Handle::set_num_threads(int n) {
   if (n < 0)
     return invalid_argument("dnn handle: num_threads = " + std::to_string(n) +
                             " must be >= 0 (0 = the process thread pool)");
-  state_->num_threads = n;
   return state_->blas.set_num_threads(n);
 }
 void Handle::set_tune_db(std::string path) { state_->tune_db = std::move(path); }
@@ -100,29 +91,9 @@ std::string TensorDesc::to_string() const {
 namespace detail {
 
 Status begin_call(Handle& h, const char* fn) {
-  hal::Stream* stream = h.state().stream;
+  hal::Stream* stream = h.stream();
   if (stream == nullptr) return Status::ok();
   return stream->synchronize().with_context(std::string(fn) + ": waiting for the handle's stream");
-}
-
-int max_threads(const Handle& h) {
-  int pool = thread_pool().num_threads();
-  int limit = h.state().num_threads;
-  return limit > 0 ? std::min(limit, pool) : pool;
-}
-
-void parallel_for(const Handle& h, std::int64_t begin, std::int64_t end, std::int64_t grain,
-                  const std::function<void(std::int64_t, std::int64_t)>& fn) {
-  if (end <= begin) return;
-  grain = std::max<std::int64_t>(grain, 1);
-  const int threads = max_threads(h);
-  if (threads <= 1 || end - begin <= grain || ThreadPool::in_parallel_region()) {
-    fn(begin, end);
-    return;
-  }
-  const std::int64_t range = end - begin;
-  grain = std::max(grain, (range + threads - 1) / threads);
-  thread_pool().parallel_for(begin, end, grain, fn);
 }
 
 Result<void*> workspace(Handle& h, std::size_t bytes) {

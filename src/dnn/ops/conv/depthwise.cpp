@@ -45,10 +45,6 @@ std::vector<float> taps_by_channel(const Problem& p) {
   return w;
 }
 
-bool has_post(const Problem& p) {
-  return p.post.bias || p.post.residual || p.post.act.kind != ActKind::kIdentity;
-}
-
 }  // namespace
 
 void dw_row_nhwc_generic(const DwRow& r) {
@@ -97,7 +93,7 @@ Status depthwise_fwd(Handle& h, const Problem& p) {
                 p.stride[2], p.dil[0], p.dil[1], p.dil[2], p.pad_b[0], p.pad_b[1], p.pad_b[2],
                 od, oh};
         fn(a);
-        if (has_post(p))
+        if (p.has_post_ops())
           apply_post_ops_nhwc(p, a.y, res ? res + r * p.out[2] * p.C : nullptr, p.out[2]);
       }
     });
@@ -137,7 +133,7 @@ Status depthwise_fwd(Handle& h, const Problem& p) {
               }
             }
           }
-      if (has_post(p))
+      if (p.has_post_ops())
         apply_post_ops_nchw(p, y, res ? res + nc * osp : nullptr, c, c + 1, osp, osp);
     }
   });

@@ -15,10 +15,6 @@ namespace {
 
 constexpr int kBlockK = 32;
 
-bool has_post(const Problem& p) {
-  return p.post.bias || p.post.residual || p.post.act.kind != ActKind::kIdentity;
-}
-
 }  // namespace
 
 Status direct_accepts(const Problem& p) {
@@ -93,7 +89,7 @@ Status direct_fwd(Handle& h, const Problem& p) {
   const std::int64_t planes = p.N * p.out[0];
   const std::int64_t items = planes * per_plane * p.G * KB;
   const float* res = static_cast<const float*>(p.post.residual);
-  const bool post = has_post(p);
+  const bool post = p.has_post_ops();
   // Work item: one strip x one block of 32 output channels; each output element belongs to
   // exactly one item.
   detail::parallel_for(h, 0, items, 4, [&](std::int64_t b, std::int64_t e) {

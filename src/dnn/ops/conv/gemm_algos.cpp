@@ -166,9 +166,6 @@ std::vector<float> weights_kg_inner(const Problem& p) {
 }
 
 const float* residual_of(const Problem& p) { return static_cast<const float*>(p.post.residual); }
-bool has_post(const Problem& p) {
-  return p.post.bias || p.post.residual || p.post.act.kind != ActKind::kIdentity;
-}
 
 }  // namespace
 
@@ -207,6 +204,8 @@ void bias_grad(const Problem& p) {
 }
 
 // ---- im2col + GEMM --------------------------------------------------------------------------
+// Every algorithm here sees only non-empty problems: the lists send problems with a zero
+// dimension to the reference (impls.cpp, nonempty<>).
 
 Status im2col_accepts(const Problem& p) {
   if (!p.x_layout || p.x_layout != p.y_layout)
@@ -236,7 +235,7 @@ Status im2col_fwd(Handle& h, const Problem& p) {
             p.Kg, m1 - m0, red, 1.0f, nn ? wt.data() + g * p.Kg * red : W + g * p.Kg * red,
             nn ? p.Kg : red, col, red, 0.0f, p.y_out + m0 * p.K + g * p.Kg, p.K));
       }
-      if (has_post(p)) apply_post_ops_nhwc(p, p.y_out + m0 * p.K, res ? res + m0 * p.K : nullptr, m1 - m0);
+      if (p.has_post_ops()) apply_post_ops_nhwc(p, p.y_out + m0 * p.K, res ? res + m0 * p.K : nullptr, m1 - m0);
       return Status::ok();
     });
   }
@@ -253,7 +252,7 @@ Status im2col_fwd(Handle& h, const Problem& p) {
           gemm_handle(h), blas::Op::kNoTrans, blas::Op::kNoTrans, q1 - q0, p.Kg, red, 1.0f, col,
           q1 - q0, W + g * p.Kg * red, red, 0.0f, yn + g * p.Kg * osp + q0, osp));
     }
-    if (has_post(p))
+    if (p.has_post_ops())
       apply_post_ops_nchw(p, yn + q0, res ? res + n * p.ys.n + q0 : nullptr, 0, p.K, q1 - q0, osp);
     return Status::ok();
   });
@@ -275,7 +274,7 @@ Status im2col_bwd_weights(Handle& h, const Problem& p) {
   if (nhwc) {
     const std::int64_t M = p.N * osp, mb = chunk_pixels(red, M);
     colbuf.resize(static_cast<std::size_t>(mb * red));
-    for (std::int64_t m0 = 0; m0 < std::max<std::int64_t>(M, 1); m0 += mb) {
+    for (std::int64_t m0 = 0; m0 < M; m0 += mb) {
       const std::int64_t m1 = std::min(M, m0 + mb);
       const float beta = m0 == 0 ? 0.0f : 1.0f;
       for (std::int64_t g = 0; g < p.G; ++g) {
@@ -289,20 +288,17 @@ Status im2col_bwd_weights(Handle& h, const Problem& p) {
   } else {
     const std::int64_t mb = chunk_pixels(red, osp);
     colbuf.resize(static_cast<std::size_t>(mb * red));
-    bool first = true;
-    for (std::int64_t n = 0; n < std::max<std::int64_t>(p.N, 1); ++n)
-      for (std::int64_t q0 = 0; q0 < std::max<std::int64_t>(osp, 1); q0 += mb) {
+    for (std::int64_t n = 0; n < p.N; ++n)
+      for (std::int64_t q0 = 0; q0 < osp; q0 += mb) {
         const std::int64_t q1 = std::min(osp, q0 + mb);
-        const bool empty = p.N == 0 || osp == 0;
+        const float beta = n == 0 && q0 == 0 ? 0.0f : 1.0f;
         for (std::int64_t g = 0; g < p.G; ++g) {
-          if (!empty) im2col_nchw(p, n, g, q0, q1, colbuf.data());
+          im2col_nchw(p, n, g, q0, q1, colbuf.data());
           TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-              h.blas(), blas::Op::kTrans, blas::Op::kNoTrans, red, p.Kg, empty ? 0 : q1 - q0,
-              1.0f, colbuf.data(), std::max<std::int64_t>(q1 - q0, 1),
-              p.y_in + n * p.ys.n + g * p.Kg * osp + q0, std::max<std::int64_t>(osp, 1),
-              first ? 0.0f : 1.0f, dW + g * p.Kg * red, red));
+              h.blas(), blas::Op::kTrans, blas::Op::kNoTrans, red, p.Kg, q1 - q0, 1.0f,
+              colbuf.data(), q1 - q0, p.y_in + n * p.ys.n + g * p.Kg * osp + q0, osp, beta,
+              dW + g * p.Kg * red, red));
         }
-        first = false;
       }
   }
   if (!direct_out) {
@@ -413,7 +409,7 @@ Status gemm1x1_fwd(Handle& h, const Problem& p) {
             p.Kg, m1 - m0, p.Cg, 1.0f, nn ? wt.data() + g * p.Kg * p.Cg : W + g * p.Kg * p.Cg,
             nn ? p.Kg : p.Cg, p.x + m0 * p.C + g * p.Cg, p.C, 0.0f,
             p.y_out + m0 * p.K + g * p.Kg, p.K));
-      if (has_post(p)) apply_post_ops_nhwc(p, p.y_out + m0 * p.K, res ? res + m0 * p.K : nullptr, m1 - m0);
+      if (p.has_post_ops()) apply_post_ops_nhwc(p, p.y_out + m0 * p.K, res ? res + m0 * p.K : nullptr, m1 - m0);
       return Status::ok();
     });
   }
@@ -428,7 +424,7 @@ Status gemm1x1_fwd(Handle& h, const Problem& p) {
           gemm_handle(h), blas::Op::kNoTrans, blas::Op::kNoTrans, q1 - q0, p.Kg, p.Cg, 1.0f,
           p.x + n * p.xs.n + g * p.Cg * osp + q0, osp, W + g * p.Kg * p.Cg, p.Cg, 0.0f,
           yn + g * p.Kg * osp + q0, osp));
-    if (has_post(p))
+    if (p.has_post_ops())
       apply_post_ops_nchw(p, yn + q0, res ? res + n * p.ys.n + q0 : nullptr, 0, p.K, q1 - q0, osp);
     return Status::ok();
   });
@@ -454,12 +450,11 @@ Status gemm1x1_bwd_weights(Handle& h, const Problem& p) {
             1.0f, p.x + m0 * p.C + g * p.Cg, p.C, p.y_in + m0 * p.K + g * p.Kg, p.K,
             m0 == 0 ? 0.0f : 1.0f, dW + g * p.Kg * p.Cg, p.Cg));
   } else {
-    for (std::int64_t n = 0; n < std::max<std::int64_t>(p.N, 1); ++n)
+    for (std::int64_t n = 0; n < p.N; ++n)
       for (std::int64_t g = 0; g < p.G; ++g)
         TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-            h.blas(), blas::Op::kTrans, blas::Op::kNoTrans, p.Cg, p.Kg, p.N == 0 ? 0 : osp, 1.0f,
-            p.x + n * p.xs.n + g * p.Cg * osp, std::max<std::int64_t>(osp, 1),
-            p.y_in + n * p.ys.n + g * p.Kg * osp, std::max<std::int64_t>(osp, 1),
+            h.blas(), blas::Op::kTrans, blas::Op::kNoTrans, p.Cg, p.Kg, osp, 1.0f,
+            p.x + n * p.xs.n + g * p.Cg * osp, osp, p.y_in + n * p.ys.n + g * p.Kg * osp, osp,
             n == 0 ? 0.0f : 1.0f, dW + g * p.Kg * p.Cg, p.Cg));
   }
   if (!dense)

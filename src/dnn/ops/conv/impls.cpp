@@ -38,7 +38,6 @@ constexpr Algo kForward[] = {
     {ConvAlgo::kIm2col, {"conv_f32_im2col", nonempty<im2col_accepts>, im2col_fwd}},
     {ConvAlgo::kReference, {"conv_f32_reference", ref_accepts, ref_run}},
 };
-constexpr std::size_t kNumForward = std::size(kForward);
 
 // ---- backward data: stride-1 problems become a forward convolution of dy -------------------
 // dx = conv(dy, w') with w'[g*Cg + c][k][t'] = w[g*Kg + k][c][taps-1-t'] (flipped, in/out
@@ -53,15 +52,11 @@ Status flip_accepts(const Problem& p) {
   return Status::ok();
 }
 
-struct Flipped {
-  Problem q;
-  std::vector<float> w;
-};
-
-Flipped flip(const Problem& p) {
-  Flipped f;
-  Problem& q = f.q;
-  q = p;
+// The forward problem of a stride-1 backward-data problem: shapes, strides, layouts,
+// padding and data pointers swapped; the weights (not set here) are packed to match the
+// activations: [K'][taps][Cg'] for NHWC, else [K'][Cg'][taps].
+Problem flipped_shape(const Problem& p) {
+  Problem q = p;
   q.dir = ConvDir::kForward;
   q.C = p.K;
   q.K = p.C;
@@ -83,11 +78,31 @@ Flipped flip(const Problem& p) {
   q.y_in = nullptr;
   q.x_out = nullptr;
   q.post = PostOps{};
-  // Flipped weights, packed to match the activations: [K'][taps][Cg'] for NHWC, else
-  // [K'][Cg'][taps].
+  const bool inner = p.x_layout == Layout::kNHWC;
+  const std::int64_t T = p.ker_spatial(), kw = p.ker[2], khw = p.ker[1] * p.ker[2];
+  if (inner) {
+    q.ws = {T * q.Cg, 1, khw * q.Cg, kw * q.Cg, q.Cg};
+  } else {
+    q.ws = {q.Cg * T, T, khw, kw, 1};
+  }
+  q.w = nullptr;
+  q.w_ohwi = inner || T == 1;
+  q.w_oihw = !inner || T == 1;
+  return q;
+}
+
+// flipped_shape plus the flipped weights:
+// w'[g*Cg + c][k][taps-1-t] = w[g*Kg + k][c][t].
+struct Flipped {
+  Problem q;
+  std::vector<float> w;
+};
+
+Flipped flip(const Problem& p) {
+  Flipped f{flipped_shape(p), {}};
   const bool inner = p.x_layout == Layout::kNHWC;
   const std::int64_t T = p.ker_spatial();
-  f.w.resize(static_cast<std::size_t>(q.K * q.Cg * T));
+  f.w.resize(static_cast<std::size_t>(p.C * p.Kg * T));
   for (std::int64_t g = 0; g < p.G; ++g)
     for (std::int64_t kk = 0; kk < p.Kg; ++kk)
       for (std::int64_t c = 0; c < p.Cg; ++c) {
@@ -102,35 +117,14 @@ Flipped flip(const Problem& p) {
                                                  : (ko * p.Kg + kk) * T + ft)] = v;
             }
       }
-  q.w = f.w.data();
-  const std::int64_t kw_ = p.ker[2], kh_ = p.ker[1];
-  if (inner) {
-    q.ws = {T * q.Cg, 1, kh_ * kw_ * q.Cg, kw_ * q.Cg, q.Cg};
-  } else {
-    q.ws = {q.Cg * T, T, kh_ * kw_, kw_, 1};
-  }
-  q.w_ohwi = inner || T == 1;
-  q.w_oihw = !inner || T == 1;
+  f.q.w = f.w.data();
   return f;
 }
 
 template <std::size_t I>
 Status via_forward_accepts(const Problem& p) {
   TESSERA_RETURN_IF_ERROR(flip_accepts(p));
-  // Accept on the transformed shape (weights are packed to match, so only shapes matter).
-  Problem q = p;
-  q.C = p.K, q.K = p.C, q.Cg = p.Kg, q.Kg = p.Cg, q.in = p.out, q.out = p.in;
-  for (int i = 0; i < 3; ++i) {
-    const std::int64_t ext = p.dil[i] * (p.ker[i] - 1);
-    q.pad_b[i] = ext - p.pad_b[i];
-    q.pad_e[i] = ext - p.pad_e[i];
-  }
-  q.dir = ConvDir::kForward;
-  q.x_layout = p.y_layout, q.y_layout = p.x_layout;
-  const bool inner = p.x_layout == Layout::kNHWC;
-  q.w_ohwi = inner || p.ker_spatial() == 1;
-  q.w_oihw = !inner || p.ker_spatial() == 1;
-  return kForward[I].impl.accepts(q);
+  return kForward[I].impl.accepts(flipped_shape(p));  // accepting depends on shapes only
 }
 template <std::size_t I>
 Status via_forward_run(Handle& h, const Problem& p) {

@@ -53,6 +53,9 @@ struct Problem {
     return true;
   }
   bool same_layout(Layout l) const { return x_layout == l && y_layout == l; }
+  bool has_post_ops() const {
+    return post.bias != nullptr || post.residual != nullptr || post.act.kind != ActKind::kIdentity;
+  }
   double flops() const {  // 2 * multiply-adds of the direct algorithm
     return 2.0 * static_cast<double>(N) * K * out_spatial() * Cg * ker_spatial();
   }

@@ -55,10 +55,6 @@ const WinoKernels& wino_kernels() {
   return kWinoGeneric;
 }
 
-bool has_post(const Problem& p) {
-  return p.post.bias || p.post.residual || p.post.act.kind != ActKind::kIdentity;
-}
-
 struct Plan {
   const Problem& p;
   const WinoKernels& k;
@@ -290,7 +286,7 @@ void output_nchw(const Plan& pl, i64 g, const Segment& s, i64 kb, i64 ke, const 
   for (i64 r = 0; r < rows; ++r) {
     const i64 off = s.n * p.ys.n + k0 * p.ys.c + (oh0 + r) * p.ys.h + ow0 * p.ys.w;
     pl.k.transpose(cols, kn, sc.ys + r * segc * kWinoPanel, kWinoPanel, p.y_out + off, p.ys.c);
-    if (has_post(p))
+    if (p.has_post_ops())
       apply_post_ops_nchw(p, p.y_out + off, res ? res + off : nullptr, k0, k0 + kn, cols, p.ys.c);
   }
 }
