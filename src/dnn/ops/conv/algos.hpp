@@ -22,6 +22,7 @@ Status im2col_bwd_data(Handle& h, const Problem& p);
 Status im2col_bwd_weights(Handle& h, const Problem& p);
 Status gemm1x1_accepts(const Problem& p);
 Status gemm1x1_fwd(Handle& h, const Problem& p);
+Status gemm1x1_bwd_data(Handle& h, const Problem& p);
 Status gemm1x1_bwd_weights(Handle& h, const Problem& p);
 
 // Depthwise (depthwise.cpp + per-ISA kernels): groups == C, one filter per channel

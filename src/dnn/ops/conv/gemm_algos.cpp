@@ -19,12 +19,20 @@ constexpr std::size_t kColBudgetBytes = std::size_t{1} << 20;  // about one L2 o
 
 std::int64_t taps(const Problem& p) { return p.ker_spatial(); }
 
-// Output pixels per chunk for a reduction of `red` floats per pixel.
+// Output pixels per chunk for a reduction of `red` floats per pixel: about kColBudgetBytes of
+// rows, at least 256 pixels, and a chunk count that is a multiple of 4 when there is more than
+// one (so 2 or 4 threads get equal shares; 7 chunks on 2 threads would idle one thread for a
+// seventh of the time). Depends on the problem only, never on the thread count.
 std::int64_t chunk_pixels(std::int64_t red, std::int64_t total) {
+  total = std::max<std::int64_t>(total, 1);
   std::int64_t mb = static_cast<std::int64_t>(kColBudgetBytes / sizeof(float)) /
                     std::max<std::int64_t>(red, 1);
   mb = std::max<std::int64_t>(mb, 256);
-  return std::min(mb, std::max<std::int64_t>(total, 1));
+  if (mb >= total) return total;
+  const std::int64_t chunks = (total + mb - 1) / mb;
+  const std::int64_t balanced = (chunks + 3) / 4 * 4;
+  mb = std::max<std::int64_t>((total + balanced - 1) / balanced, 64);
+  return (mb + 15) / 16 * 16;
 }
 
 // The BLAS handle for a GEMM issued from this thread: the caller's outside parallel regions;
@@ -426,6 +434,39 @@ Status gemm1x1_fwd(Handle& h, const Problem& p) {
           yn + g * p.Kg * osp + q0, osp));
     if (p.has_post_ops())
       apply_post_ops_nchw(p, yn + q0, res ? res + n * p.ys.n + q0 : nullptr, 0, p.K, q1 - q0, osp);
+    return Status::ok();
+  });
+}
+
+// dx = dy * W with the weights as stored (no flip, no repack for dense weights): per group,
+// NHWC dx^T[Cg x pixels] = W^T[Cg x Kg] * dy^T[Kg x pixels], NCHW dx[pixels x Cg] =
+// dy[pixels x Kg] * W[Kg x Cg]. Chunks of pixels as in the forward pass.
+Status gemm1x1_bwd_data(Handle& h, const Problem& p) {
+  const std::int64_t osp = p.out_spatial();
+  std::vector<float> wbuf;
+  const float* W = gemm_weights(p, true, wbuf);  // [K][Cg]
+  if (p.x_layout == Layout::kNHWC) {
+    const std::int64_t M = p.N * osp, mb = chunk_pixels(std::max(p.Cg, p.K), M);
+    return for_chunks(h, (M + mb - 1) / mb, [&](std::int64_t ci) -> Status {
+      const std::int64_t m0 = ci * mb, m1 = std::min(M, m0 + mb);
+      for (std::int64_t g = 0; g < p.G; ++g)
+        TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+            gemm_handle(h), blas::Op::kNoTrans, blas::Op::kNoTrans, p.Cg, m1 - m0, p.Kg, 1.0f,
+            W + g * p.Kg * p.Cg, p.Cg, p.y_in + m0 * p.K + g * p.Kg, p.K, 0.0f,
+            p.x_out + m0 * p.C + g * p.Cg, p.C));
+      return Status::ok();
+    });
+  }
+  const std::int64_t mb = chunk_pixels(std::max(p.Cg, p.K), osp);
+  const std::int64_t per_image = (osp + mb - 1) / mb;
+  return for_chunks(h, p.N * per_image, [&](std::int64_t ci) -> Status {
+    const std::int64_t n = ci / per_image;
+    const std::int64_t q0 = (ci % per_image) * mb, q1 = std::min(osp, q0 + mb);
+    for (std::int64_t g = 0; g < p.G; ++g)
+      TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+          gemm_handle(h), blas::Op::kNoTrans, blas::Op::kTrans, q1 - q0, p.Cg, p.Kg, 1.0f,
+          p.y_in + n * p.ys.n + g * p.Kg * osp + q0, osp, W + g * p.Kg * p.Cg, p.Cg, 0.0f,
+          p.x_out + n * p.xs.n + g * p.Cg * osp + q0, osp));
     return Status::ok();
   });
 }
