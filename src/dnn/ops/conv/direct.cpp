@@ -20,7 +20,6 @@ constexpr int kBlockK = 32;
 Status direct_accepts(const Problem& p) {
   if (!cpu_info().usable(CpuFeature::kAvx512f)) return detail::refuse("needs AVX-512");
   if (!p.same_layout(Layout::kNHWC)) return detail::refuse("needs x and y packed NHWC");
-  if (p.is_1x1_s1_p0()) return detail::refuse("1x1 stride 1: a plain GEMM is the better fit");
   if (p.Kg < 8) return detail::refuse("fewer than 8 output channels per group");
   return Status::ok();
 }
@@ -87,58 +86,85 @@ Status direct_fwd(Handle& h, const Problem& p) {
   const std::int64_t per_plane =
       flat ? (plane_v + kDirectMaxPixels - 1) / kDirectMaxPixels : p.out[1] * per_row;
   const std::int64_t planes = p.N * p.out[0];
-  const std::int64_t items = planes * per_plane * p.G * KB;
+  // Work item: a group of up to kGroup strips of one plane x a run of 32-channel blocks. Inside
+  // an item the blocks are the outer loop, so one block of packed weights serves every strip
+  // of the group and the group's input stays in cache across the blocks. Items are many
+  // enough for every thread (the block runs split K when there are few strips); each output
+  // element still comes from one kernel call over its whole reduction, so the split does
+  // not change the bits.
+  constexpr std::int64_t kGroup = 4;
+  const std::int64_t groups_pp = (per_plane + kGroup - 1) / kGroup;
+  const std::int64_t spatial_items = planes * groups_pp * p.G;
+  const std::int64_t want = 8 * detail::max_threads(h);
+  const std::int64_t kb_split =
+      std::clamp<std::int64_t>((want + spatial_items - 1) / spatial_items, 1, KB);
+  const std::int64_t kb_run = (KB + kb_split - 1) / kb_split;
+  const std::int64_t items = spatial_items * kb_split;
   const float* res = static_cast<const float*>(p.post.residual);
   const bool post = p.has_post_ops();
-  // Work item: one strip x one block of 32 output channels; each output element belongs to
-  // exactly one item.
-  detail::parallel_for(h, 0, items, 4, [&](std::int64_t b, std::int64_t e) {
+  detail::parallel_for(h, 0, items, 1, [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t it = b; it < e; ++it) {
-      // Strips fastest, so consecutive items reuse one block of packed weights from cache.
-      const std::int64_t s = it % per_plane, kb = (it / per_plane) % KB;
-      const std::int64_t g = (it / (per_plane * KB)) % p.G, plane = it / (per_plane * KB * p.G);
+      const std::int64_t ks = it % kb_split, sg = (it / kb_split) % groups_pp;
+      const std::int64_t g = (it / (kb_split * groups_pp)) % p.G;
+      const std::int64_t plane = it / (kb_split * groups_pp * p.G);
       const std::int64_t n = plane / p.out[0], od = plane % p.out[0];
-      DirectStrip st;
-      const float* xplane = X + (n * PD + od * p.stride[0]) * PH * PW * CS;
-      std::int64_t yoff[kDirectMaxPixels];
-      int mb = 0;
-      if (flat) {
-        const std::int64_t v0 = s * kDirectMaxPixels;
-        mb = static_cast<int>(std::min<std::int64_t>(kDirectMaxPixels, plane_v - v0));
-        st.x = xplane + v0 * CS;
-        for (int j = 0; j < mb; ++j) {
-          const std::int64_t v = v0 + j, oh = v / PW, ow = v % PW;
-          yoff[j] = ow < p.out[2] ? ((plane * p.out[1] + oh) * p.out[2] + ow) * K : -1;
+      const float* xplane = X + (n * PD + od * p.stride[0]) * PH * PW * CS + g * Cg;
+      const std::int64_t s0 = sg * kGroup, s1 = std::min(per_plane, s0 + kGroup);
+      // Per strip: input start, pixel count and output offsets (-1: a position past OW).
+      DirectStrip st[kGroup];
+      std::int64_t yoff[kGroup][kDirectMaxPixels];
+      for (std::int64_t s = s0; s < s1; ++s) {
+        DirectStrip& d = st[s - s0];
+        std::int64_t* yo = yoff[s - s0];
+        if (flat) {
+          const std::int64_t v0 = s * kDirectMaxPixels;
+          d.mb = static_cast<int>(std::min<std::int64_t>(kDirectMaxPixels, plane_v - v0));
+          d.x = xplane + v0 * CS;
+          std::int64_t oh = v0 / PW, ow = v0 % PW;
+          for (int j = 0; j < d.mb; ++j) {
+            yo[j] = ow < p.out[2] ? ((plane * p.out[1] + oh) * p.out[2] + ow) * K : -1;
+            if (++ow == PW) ow = 0, ++oh;
+          }
+        } else {
+          // Strips of near-equal length (28 = 10 + 9 + 9, not 12 + 12 + 4: a short strip
+          // runs at a fraction of the kernel's speed).
+          const std::int64_t oh = s / per_row, sr = s % per_row;
+          const std::int64_t ow0 = sr * p.out[2] / per_row;
+          d.mb = static_cast<int>((sr + 1) * p.out[2] / per_row - ow0);
+          d.x = xplane + (oh * p.stride[1] * PW + ow0 * p.stride[2]) * CS;
+          for (int j = 0; j < d.mb; ++j) yo[j] = ((plane * p.out[1] + oh) * p.out[2] + ow0 + j) * K;
         }
-      } else {
-        const std::int64_t oh = s / per_row, ow0 = (s % per_row) * kDirectMaxPixels;
-        mb = static_cast<int>(std::min<std::int64_t>(kDirectMaxPixels, p.out[2] - ow0));
-        st.x = xplane + (oh * p.stride[1] * PW + ow0 * p.stride[2]) * CS;
-        for (int j = 0; j < mb; ++j) yoff[j] = ((plane * p.out[1] + oh) * p.out[2] + ow0 + j) * K;
+        d.Cg = Cg;
+        d.x_pix = p.stride[2] * CS;
+        d.kd = p.ker[0], d.kh = p.ker[1], d.kw = p.ker[2];
+        d.x_td = p.dil[0] * PH * PW * CS;
+        d.x_th = p.dil[1] * PW * CS;
+        d.x_tw = p.dil[2] * CS;
       }
-      const std::int64_t k0 = g * Kg + kb * kBlockK;
-      for (int j = 0; j < mb; ++j) st.y[j] = yoff[j] < 0 ? nullptr : p.y_out + yoff[j] + k0;
-      st.x += g * Cg;
-      st.w = wp.data() + (g * KB + kb) * T * Cg * kBlockK;
-      st.Cg = Cg;
-      st.x_pix = p.stride[2] * CS;
-      st.kd = p.ker[0], st.kh = p.ker[1], st.kw = p.ker[2];
-      st.x_td = p.dil[0] * PH * PW * CS;
-      st.x_th = p.dil[1] * PW * CS;
-      st.x_tw = p.dil[2] * CS;
-      st.nk = static_cast<int>(std::min<std::int64_t>(kBlockK, Kg - kb * kBlockK));
-      st.mb = mb;
-      direct_strip_avx512(st);
-      if (!post) continue;
-      for (int j = 0; j < mb; ++j) {
-        if (yoff[j] < 0) continue;
-        float* y = p.y_out + yoff[j] + k0;
-        const float* r = res ? res + yoff[j] + k0 : nullptr;
-        for (int k = 0; k < st.nk; ++k) {
-          float v = y[k];
-          if (p.post.bias) v += p.post.bias[k0 + k];
-          if (r) v += r[k];
-          y[k] = act::forward(p.post.act, v);
+      const std::int64_t kb1 = std::min(KB, (ks + 1) * kb_run);
+      for (std::int64_t kb = ks * kb_run; kb < kb1; ++kb) {
+        const std::int64_t k0 = g * Kg + kb * kBlockK;
+        const int nk = static_cast<int>(std::min<std::int64_t>(kBlockK, Kg - kb * kBlockK));
+        const float* wblk = wp.data() + (g * KB + kb) * T * Cg * kBlockK;
+        for (std::int64_t s = s0; s < s1; ++s) {
+          DirectStrip& d = st[s - s0];
+          const std::int64_t* yo = yoff[s - s0];
+          for (int j = 0; j < d.mb; ++j) d.y[j] = yo[j] < 0 ? nullptr : p.y_out + yo[j] + k0;
+          d.w = wblk;
+          d.nk = nk;
+          direct_strip_avx512(d);
+          if (!post) continue;
+          for (int j = 0; j < d.mb; ++j) {
+            if (yo[j] < 0) continue;
+            float* y = d.y[j];
+            const float* r = res ? res + yo[j] + k0 : nullptr;
+            for (int k = 0; k < nk; ++k) {
+              float v = y[k];
+              if (p.post.bias) v += p.post.bias[k0 + k];
+              if (r) v += r[k];
+              y[k] = act::forward(p.post.act, v);
+            }
+          }
         }
       }
     }
