@@ -238,6 +238,27 @@ TEST(ConvTest, BitwiseIdenticalForAnyThreadCount) {
     }
 }
 
+// Weight gradients over many pixel chunks take the partial-sum path (chunks spread over four
+// partial sums, added at the end): against the reference and bitwise across thread counts.
+TEST(ConvTest, WeightGradientsOverManyChunks) {
+  for (ConvCase cc : {ConvCase{1, 1024, 8, 1, {48, 48}, {1, 1}},
+                      ConvCase{4, 128, 8, 1, {24, 24}, {3, 3}, {}, {}, {1, 1}, {1, 1}},
+                      ConvCase{2, 128, 8, 1, {40, 40}, {3, 3}, {}, {}, {1, 1}, {1, 1}}})
+    for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
+      cc.layout = cc.wlayout = l;
+      for (ConvAlgo a : {ConvAlgo::kGemm1x1, ConvAlgo::kIm2col}) {
+        Handle h1, h2;
+        ASSERT_TRUE(h1.set_num_threads(1).is_ok());
+        ASSERT_TRUE(h2.set_num_threads(2).is_ok());
+        if (!compare(h2, cc, ConvDir::kBackwardWeights, a, false)) continue;
+        Bufs b1 = inputs(cc, ConvDir::kBackwardWeights, 3), b2 = b1;
+        ASSERT_TRUE(run_dir(h1, cc, ConvDir::kBackwardWeights, a, b1, false, nullptr).is_ok());
+        ASSERT_TRUE(run_dir(h2, cc, ConvDir::kBackwardWeights, a, b2, false, nullptr).is_ok());
+        EXPECT_EQ(b1.w, b2.w) << cc.name() << " " << algo_name(a);
+      }
+    }
+}
+
 // <conv(x, w), dy> = <x, bwd_data(w, dy)> = <w, bwd_weights(x, dy)>, and finite differences
 // of L(x, w) = <conv(x, w), dy> (computed in double) agree with the gradients.
 TEST(ConvTest, BackwardPassesAreTheGradients) {

@@ -60,6 +60,41 @@ Status for_chunks(Handle& h, std::int64_t n, const std::function<Status(std::int
   return Status::ok();
 }
 
+// Weight gradients summed over `chunks` chunks of pixels: fn(i, dst, beta) runs the GEMM of
+// chunk i into dst. With few weights and several chunks, chunk i goes to partial sum i % 4
+// (each partial takes its chunks in order, one thread per partial, single-threaded GEMMs)
+// and the partials are added in a fixed order at the end; otherwise the chunks run in order
+// into dw, each GEMM using every thread. Either way the bits depend on the problem only.
+constexpr std::int64_t kPartials = 4;
+constexpr std::size_t kPartialMaxBytes = std::size_t{4} << 20;
+Status accumulate_chunks(Handle& h, std::int64_t chunks, std::int64_t elems, float* dw,
+                         const std::function<Status(std::int64_t, float*, float)>& fn) {
+  if (chunks < 2 * kPartials ||
+      static_cast<std::size_t>(elems) * sizeof(float) > kPartialMaxBytes) {
+    for (std::int64_t i = 0; i < chunks; ++i)
+      TESSERA_RETURN_IF_ERROR(fn(i, dw, i == 0 ? 0.0f : 1.0f));
+    return Status::ok();
+  }
+  std::vector<float> part(static_cast<std::size_t>((kPartials - 1) * elems));
+  std::vector<Status> st(kPartials);
+  detail::parallel_for(h, 0, kPartials, 1, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t q = b; q < e; ++q) {
+      float* dst = q == 0 ? dw : part.data() + (q - 1) * elems;
+      for (std::int64_t i = q; i < chunks && st[q].is_ok(); i += kPartials)
+        st[q] = fn(i, dst, i == q ? 0.0f : 1.0f);
+    }
+  });
+  for (const Status& s : st) TESSERA_RETURN_IF_ERROR(s);
+  detail::parallel_for(h, 0, elems, 4096, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) {
+      float v = dw[i];
+      for (std::int64_t q = 1; q < kPartials; ++q) v += part[(q - 1) * elems + i];
+      dw[i] = v;
+    }
+  });
+  return Status::ok();
+}
+
 // Decomposes a flat output pixel index within one image.
 struct Pix {
   std::int64_t d, h, w;
@@ -74,6 +109,7 @@ inline Pix pix_of(const Problem& p, std::int64_t q) {
 // col[(m - m0) * taps*Cg + t*Cg + c].
 void im2col_nhwc(const Problem& p, std::int64_t g, std::int64_t m0, std::int64_t m1, float* col) {
   const std::int64_t Cg = p.Cg, T = taps(p), osp = p.out_spatial();
+  const bool whole_rows = p.G == 1 && p.dil[2] == 1 && p.xs.w == p.C;
   for (std::int64_t m = m0; m < m1; ++m) {
     const std::int64_t n = m / osp;
     const Pix o = pix_of(p, m % osp);
@@ -83,6 +119,16 @@ void im2col_nhwc(const Problem& p, std::int64_t g, std::int64_t m0, std::int64_t
       const std::int64_t id = o.d * p.stride[0] - p.pad_b[0] + kd * p.dil[0];
       for (std::int64_t kh = 0; kh < p.ker[1]; ++kh) {
         const std::int64_t ih = o.h * p.stride[1] - p.pad_b[1] + kh * p.dil[1];
+        const std::int64_t iw0 = o.w * p.stride[2] - p.pad_b[2];
+        if (whole_rows && id >= 0 && id < p.in[0] && ih >= 0 && ih < p.in[1] && iw0 >= 0 &&
+            iw0 + p.ker[2] <= p.in[2]) {
+          // The kw taps of an unsplit, undilated row are one contiguous run of the input
+          // (one copy instead of KW: conv1's 7 x 3 channels are 84 bytes, not 7 x 12).
+          std::memcpy(row + t * Cg, p.x + n * p.xs.n + id * p.xs.d + ih * p.xs.h + iw0 * p.xs.w,
+                      static_cast<std::size_t>(p.ker[2] * Cg) * sizeof(float));
+          t += p.ker[2];
+          continue;
+        }
         for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t) {
           const std::int64_t iw = o.w * p.stride[2] - p.pad_b[2] + kw * p.dil[2];
           float* dst = row + t * Cg;
@@ -278,36 +324,38 @@ Status im2col_bwd_weights(Handle& h, const Problem& p) {
     tmp.assign(static_cast<std::size_t>(p.K * red), 0.0f);
     dW = tmp.data();
   }
-  std::vector<float> colbuf;
   if (nhwc) {
     const std::int64_t M = p.N * osp, mb = chunk_pixels(red, M);
-    colbuf.resize(static_cast<std::size_t>(mb * red));
-    for (std::int64_t m0 = 0; m0 < M; m0 += mb) {
-      const std::int64_t m1 = std::min(M, m0 + mb);
-      const float beta = m0 == 0 ? 0.0f : 1.0f;
-      for (std::int64_t g = 0; g < p.G; ++g) {
-        im2col_nhwc_par(h, p, g, m0, m1, colbuf.data());
-        TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-            h.blas(), blas::Op::kNoTrans, blas::Op::kTrans, red, p.Kg, m1 - m0, 1.0f,
-            colbuf.data(), red, p.y_in + m0 * p.K + g * p.Kg, p.K, beta, dW + g * p.Kg * red,
-            red));
-      }
-    }
+    const Status acc = accumulate_chunks(
+        h, (M + mb - 1) / mb, p.K * red, dW, [&](std::int64_t ci, float* dst, float beta) {
+          const std::int64_t m0 = ci * mb, m1 = std::min(M, m0 + mb);
+          float* col = thread_scratch(static_cast<std::size_t>((m1 - m0) * red));
+          for (std::int64_t g = 0; g < p.G; ++g) {
+            im2col_nhwc_par(h, p, g, m0, m1, col);
+            TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+                gemm_handle(h), blas::Op::kNoTrans, blas::Op::kTrans, red, p.Kg, m1 - m0, 1.0f,
+                col, red, p.y_in + m0 * p.K + g * p.Kg, p.K, beta, dst + g * p.Kg * red, red));
+          }
+          return Status::ok();
+        });
+    if (!acc.is_ok()) return acc;
   } else {
-    const std::int64_t mb = chunk_pixels(red, osp);
-    colbuf.resize(static_cast<std::size_t>(mb * red));
-    for (std::int64_t n = 0; n < p.N; ++n)
-      for (std::int64_t q0 = 0; q0 < osp; q0 += mb) {
-        const std::int64_t q1 = std::min(osp, q0 + mb);
-        const float beta = n == 0 && q0 == 0 ? 0.0f : 1.0f;
-        for (std::int64_t g = 0; g < p.G; ++g) {
-          im2col_nchw(p, n, g, q0, q1, colbuf.data());
-          TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-              h.blas(), blas::Op::kTrans, blas::Op::kNoTrans, red, p.Kg, q1 - q0, 1.0f,
-              colbuf.data(), q1 - q0, p.y_in + n * p.ys.n + g * p.Kg * osp + q0, osp, beta,
-              dW + g * p.Kg * red, red));
-        }
-      }
+    const std::int64_t mb = chunk_pixels(red, osp), per_image = (osp + mb - 1) / mb;
+    const Status acc = accumulate_chunks(
+        h, p.N * per_image, p.K * red, dW, [&](std::int64_t ci, float* dst, float beta) {
+          const std::int64_t n = ci / per_image;
+          const std::int64_t q0 = (ci % per_image) * mb, q1 = std::min(osp, q0 + mb);
+          float* col = thread_scratch(static_cast<std::size_t>((q1 - q0) * red));
+          for (std::int64_t g = 0; g < p.G; ++g) {
+            im2col_nchw(p, n, g, q0, q1, col);
+            TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+                gemm_handle(h), blas::Op::kTrans, blas::Op::kNoTrans, red, p.Kg, q1 - q0, 1.0f,
+                col, q1 - q0, p.y_in + n * p.ys.n + g * p.Kg * osp + q0, osp, beta,
+                dst + g * p.Kg * red, red));
+          }
+          return Status::ok();
+        });
+    if (!acc.is_ok()) return acc;
   }
   if (!direct_out) {
     // Scatter the dense matrix into the caller's strides.
@@ -481,22 +529,31 @@ Status gemm1x1_bwd_weights(Handle& h, const Problem& p) {
     dW = tmp.data();
   }
   if (p.x_layout == Layout::kNHWC) {
-    // Pixels in chunks accumulated in order (beta = 1 after the first): GEMMs with a long
-    // reduction and a small result run better as a sequence of shorter ones.
+    // Pixels in chunks: GEMMs with a long reduction and a small result run better as a
+    // sequence of shorter ones (or as partial sums over threads, accumulate_chunks).
     const std::int64_t M = p.N * osp, mb = chunk_pixels(p.Cg, M);
-    for (std::int64_t m0 = 0; m0 < M; m0 += mb)
-      for (std::int64_t g = 0; g < p.G; ++g)
-        TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-            h.blas(), blas::Op::kNoTrans, blas::Op::kTrans, p.Cg, p.Kg, std::min(mb, M - m0),
-            1.0f, p.x + m0 * p.C + g * p.Cg, p.C, p.y_in + m0 * p.K + g * p.Kg, p.K,
-            m0 == 0 ? 0.0f : 1.0f, dW + g * p.Kg * p.Cg, p.Cg));
+    const Status acc = accumulate_chunks(
+        h, (M + mb - 1) / mb, p.K * p.Cg, dW, [&](std::int64_t ci, float* dst, float beta) {
+          const std::int64_t m0 = ci * mb, m1 = std::min(M, m0 + mb);
+          for (std::int64_t g = 0; g < p.G; ++g)
+            TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+                gemm_handle(h), blas::Op::kNoTrans, blas::Op::kTrans, p.Cg, p.Kg, m1 - m0, 1.0f,
+                p.x + m0 * p.C + g * p.Cg, p.C, p.y_in + m0 * p.K + g * p.Kg, p.K, beta,
+                dst + g * p.Kg * p.Cg, p.Cg));
+          return Status::ok();
+        });
+    if (!acc.is_ok()) return acc;
   } else {
-    for (std::int64_t n = 0; n < p.N; ++n)
-      for (std::int64_t g = 0; g < p.G; ++g)
-        TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
-            h.blas(), blas::Op::kTrans, blas::Op::kNoTrans, p.Cg, p.Kg, osp, 1.0f,
-            p.x + n * p.xs.n + g * p.Cg * osp, osp, p.y_in + n * p.ys.n + g * p.Kg * osp, osp,
-            n == 0 ? 0.0f : 1.0f, dW + g * p.Kg * p.Cg, p.Cg));
+    const Status acc = accumulate_chunks(
+        h, p.N, p.K * p.Cg, dW, [&](std::int64_t n, float* dst, float beta) {
+          for (std::int64_t g = 0; g < p.G; ++g)
+            TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
+                gemm_handle(h), blas::Op::kTrans, blas::Op::kNoTrans, p.Cg, p.Kg, osp, 1.0f,
+                p.x + n * p.xs.n + g * p.Cg * osp, osp, p.y_in + n * p.ys.n + g * p.Kg * osp,
+                osp, beta, dst + g * p.Kg * p.Cg, p.Cg));
+          return Status::ok();
+        });
+    if (!acc.is_ok()) return acc;
   }
   if (!dense)
     for (std::int64_t k = 0; k < p.K; ++k)
