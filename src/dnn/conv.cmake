@@ -5,6 +5,8 @@ list(APPEND DNN_SOURCES
   ops/conv/ref.cpp
   ops/conv/gemm_algos.cpp
   ops/conv/depthwise.cpp
+  ops/conv/depthwise_generic.cpp
+  ops/conv/depthwise_avx2.cpp
   ops/conv/depthwise_avx512.cpp
   ops/conv/direct.cpp
   ops/conv/direct_avx512.cpp
@@ -12,5 +14,6 @@ list(APPEND DNN_SOURCES
   ops/conv/api.cpp
   ops/conv/find.cpp
 )
+list(APPEND DNN_AVX2 ops/conv/depthwise_avx2.cpp)
 list(APPEND DNN_AVX512 ops/conv/depthwise_avx512.cpp ops/conv/direct_avx512.cpp)
 include(winograd.cmake)

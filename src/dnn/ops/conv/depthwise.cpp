@@ -1,9 +1,17 @@
-// Depthwise convolution: groups == C == K (one 1-channel filter per channel). Channels-last
-// runs a per-ISA row kernel vectorised over channels; channels-first works plane by plane.
-// Rows (NHWC) or planes (NCHW) are independent, so any thread count gives the same bits.
+// Depthwise convolution: groups == C == K (one 1-channel filter per channel).
+//
+// Forward, channels-last: work items are (output row, channel chunk); the per-ISA kernel
+// (depthwise_kernels.hpp) sweeps the row once per channel block with pixel x channel register
+// blocks, interior columns without bounds checks and the padding columns in edge code.
+// Channels-first: work items are (n, c) planes, the kernel vectorised along output rows.
+// Backward weights: items are (channel chunk, fixed block of output rows), each summing into
+// its own partial buffer; the partials are added in block order. Every output element is
+// computed by one item in a fixed order, so any thread count gives the same bits.
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
+#include "../activation/act_scalar.hpp"
 #include "algos.hpp"
 #include "depthwise_kernels.hpp"
 #include "tessera/core/cpu.hpp"
@@ -11,62 +19,249 @@
 namespace tessera::dnn::conv {
 namespace {
 
-using RowFn = void (*)(const DwRow&);
+using i64 = std::int64_t;
 
-struct RowKernel {
-  const char* name;
-  RowFn fn;
-  bool (*usable)();
-};
-constexpr RowKernel kRowKernels[] = {
-    {"dw_row_nhwc_avx512", dw_row_nhwc_avx512,
-     [] { return cpu_info().usable(CpuFeature::kAvx512f); }},
-    {"dw_row_nhwc_generic", dw_row_nhwc_generic, [] { return true; }},
-};
-
-const RowKernel& row_kernel() {
-  for (const RowKernel& k : kRowKernels)
-    if (k.usable()) return k;
-  return kRowKernels[std::size(kRowKernels) - 1];
+const DwKernels& dw_kernels() {
+  const Isa isa = cpu_info().isa();
+  if (isa >= Isa::kAvx512) return kDwAvx512;
+  if (isa >= Isa::kAvx2) return kDwAvx2;
+  return kDwGeneric;
 }
 
-// Weights as [taps][C] from any strides.
-std::vector<float> taps_by_channel(const Problem& p) {
-  const std::int64_t T = p.ker_spatial();
-  std::vector<float> w(static_cast<std::size_t>(T * p.C));
-  for (std::int64_t c = 0; c < p.C; ++c) {
-    std::int64_t t = 0;
-    for (std::int64_t kd = 0; kd < p.ker[0]; ++kd)
-      for (std::int64_t kh = 0; kh < p.ker[1]; ++kh)
-        for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t)
-          w[static_cast<std::size_t>(t * p.C + c)] =
-              p.w[c * p.ws.n + kd * p.ws.d + kh * p.ws.h + kw * p.ws.w];
+// Weights as [taps][C] (64-byte aligned, so vector loads of 16 channels do not split cache
+// lines when C is a multiple of 16); taps row-major over (kd, kh, kw). Packed depthwise
+// weights are [C][taps] in either layout (one input channel per filter), a transpose.
+class PackedTaps {
+ public:
+  PackedTaps(const Problem& p, const DwKernels& k) {
+    const i64 T = p.ker_spatial(), C = p.C;
+    buf_.resize(static_cast<std::size_t>(T * C + 16));
+    const auto addr = reinterpret_cast<std::uintptr_t>(buf_.data());
+    w_ = buf_.data() + ((64 - addr % 64) % 64) / sizeof(float);
+    // (A dim of one tap may have any stride.)
+    if (p.ws.n == T && (p.ker[0] == 1 || p.ws.d == p.ker[1] * p.ker[2]) &&
+        (p.ker[1] == 1 || p.ws.h == p.ker[2]) && (p.ker[2] == 1 || p.ws.w == 1)) {
+      k.transpose(p.w, C, T, T, w_, C);
+      return;
+    }
+    for (i64 c = 0; c < C; ++c) {
+      i64 t = 0;
+      for (i64 kd = 0; kd < p.ker[0]; ++kd)
+        for (i64 kh = 0; kh < p.ker[1]; ++kh)
+          for (i64 kw = 0; kw < p.ker[2]; ++kw, ++t)
+            w_[t * C + c] = p.w[c * p.ws.n + kd * p.ws.d + kh * p.ws.h + kw * p.ws.w];
+    }
   }
-  return w;
-}
+  const float* data() const { return w_; }
 
-}  // namespace
+ private:
+  std::vector<float> buf_;
+  float* w_ = nullptr;
+};
 
-void dw_row_nhwc_generic(const DwRow& r) {
-  for (std::int64_t ow = 0; ow < r.OW; ++ow) {
-    float* y = r.y + ow * r.C;
-    for (std::int64_t c = 0; c < r.C; ++c) y[c] = 0.0f;
-    std::int64_t t = 0;
-    for (std::int64_t kd = 0; kd < r.KD; ++kd) {
-      const std::int64_t id = r.od * r.sd - r.pd + kd * r.dd;
-      for (std::int64_t kh = 0; kh < r.KH; ++kh) {
-        const std::int64_t ih = r.oh * r.sh - r.ph + kh * r.dh;
-        for (std::int64_t kw = 0; kw < r.KW; ++kw, ++t) {
-          const std::int64_t iw = ow * r.sw - r.pw + kw * r.dw;
-          if (id < 0 || id >= r.ID || ih < 0 || ih >= r.IH || iw < 0 || iw >= r.IW) continue;
-          const float* x = r.x + ((id * r.IH + ih) * r.IW + iw) * r.C;
-          const float* w = r.w + t * r.C;
-          for (std::int64_t c = 0; c < r.C; ++c) y[c] += x[c] * w[c];
-        }
-      }
+// The (kd, kh) kernel rows of output row (od, oh) that lie inside the input, in tap order:
+// calls f(id, ih, kd * KH + kh) for each.
+template <typename F>
+void window_rows(const Problem& p, i64 od, i64 oh, F&& f) {
+  for (i64 kd = 0; kd < p.ker[0]; ++kd) {
+    const i64 id = od * p.stride[0] - p.pad_b[0] + kd * p.dil[0];
+    if (id < 0 || id >= p.in[0]) continue;
+    for (i64 kh = 0; kh < p.ker[1]; ++kh) {
+      const i64 ih = oh * p.stride[1] - p.pad_b[1] + kh * p.dil[1];
+      if (ih < 0 || ih >= p.in[1]) continue;
+      f(id, ih, kd * p.ker[1] + kh);
     }
   }
 }
+
+// Channel chunks (multiples of 32 channels, two AVX-512 vectors) so that rows x chunks gives
+// the thread pool enough items even for small images (7x7 at batch 1). Depends on the shape
+// only.
+i64 channel_chunk(i64 C, i64 rows, i64 min_items) {
+  const i64 blocks = (C + 31) / 32;
+  const i64 chunks = std::min(blocks, std::max<i64>(1, (min_items + rows - 1) / rows));
+  const i64 per = (blocks + chunks - 1) / chunks;
+  return std::min(C, per * 32);
+}
+
+// y = act(y + bias + residual) on channels [c0, c1) of `pixels` channels-last pixels (the
+// same operations, in the same order, as apply_post_ops_nhwc).
+void post_ops_nhwc(const Problem& p, float* y, const float* res, i64 pixels, i64 c0, i64 c1) {
+  const PostOps& po = p.post;
+  const i64 K = p.K;
+  for (i64 i = 0; i < pixels; ++i) {
+    float* row = y + i * K;
+    if (po.bias)
+      for (i64 k = c0; k < c1; ++k) row[k] += po.bias[k];
+    if (res) {
+      const float* rr = res + i * K;
+      for (i64 k = c0; k < c1; ++k) row[k] += rr[k];
+    }
+    if (po.act.kind == ActKind::kRelu) {
+      for (i64 k = c0; k < c1; ++k) row[k] = row[k] > 0.0f ? row[k] : 0.0f;
+    } else if (po.act.kind != ActKind::kIdentity) {
+      for (i64 k = c0; k < c1; ++k) row[k] = act::forward(po.act, row[k]);
+    }
+  }
+}
+
+// Pointer lists of the window rows: on the stack for kernels of up to 32 rows.
+template <typename T>
+class RowList {
+ public:
+  explicit RowList(i64 n) {
+    if (n > kInline) heap_.resize(static_cast<std::size_t>(n));
+  }
+  T* data() { return heap_.empty() ? inline_ : heap_.data(); }
+
+ private:
+  static constexpr i64 kInline = 32;
+  T inline_[kInline] = {};
+  std::vector<T> heap_;
+};
+
+// Items are (output row, channel chunk); rows run in memory order, chunks of one row
+// consecutively, so the rows a thread takes are contiguous.
+void fwd_nhwc(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
+  const float* res = static_cast<const float*>(p.post.residual);
+  const i64 C = p.C, OD = p.out[0], OH = p.out[1], OW = p.out[2], IH = p.in[1], IW = p.in[2];
+  const i64 rows = p.N * OD * OH;
+  const i64 chunk = channel_chunk(C, rows, 24), nch = (C + chunk - 1) / chunk;
+  const i64 win = p.ker[0] * p.ker[1];  // window rows, at most
+  const i64 kw_c = p.ker[2] * C;        // floats per kernel row of weights
+  detail::parallel_for(h, 0, rows * nch, 1, [&](i64 b, i64 e) {
+    RowList<const float*> xr(win), wr(win);
+    for (i64 it = b; it < e;) {
+      const i64 row = it / nch;
+      const i64 n = row / (OD * OH), od = (row / OH) % OD, oh = row % OH;
+      const float* xn = p.x + n * p.xs.n;
+      int nr = 0;
+      window_rows(p, od, oh, [&](i64 id, i64 ih, i64 krow) {
+        xr.data()[nr] = xn + (id * IH + ih) * IW * C;
+        wr.data()[nr] = w + krow * kw_c;
+        ++nr;
+      });
+      float* y = p.y_out + row * OW * C;
+      const DwRowNhwc a{xr.data(), wr.data(), nr,          y,        C, IW, OW, p.ker[2],
+                        p.stride[2], p.dil[2], p.pad_b[2]};
+      for (i64 ci = it % nch; ci < nch && it < e; ++ci, ++it) {  // this row's chunks in range
+        const i64 c0 = ci * chunk, c1 = std::min(C, c0 + chunk);
+        k.fwd_nhwc(a, c0, c1);
+        if (p.has_post_ops())
+          post_ops_nhwc(p, y, res ? res + row * OW * C : nullptr, OW, c0, c1);
+      }
+    }
+  });
+}
+
+// Items are (n, c) planes; within a plane, runs of up to kDwNchwRows consecutive output rows
+// whose windows cover the same kernel rows go to the kernel together.
+void fwd_nchw(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
+  const float* res = static_cast<const float*>(p.post.residual);
+  const i64 C = p.C, OD = p.out[0], OH = p.out[1], OW = p.out[2], IH = p.in[1], IW = p.in[2];
+  const i64 osp = p.out_spatial(), isp = p.in_spatial(), T = p.ker_spatial();
+  const i64 win = p.ker[0] * p.ker[1];
+  detail::parallel_for(h, 0, p.N * C, 1, [&](i64 b, i64 e) {
+    RowList<const float*> xr(kDwNchwRows * win), wr(win);
+    std::vector<float> wc(static_cast<std::size_t>(T));
+    DwRowNchw rows[kDwNchwRows];
+    for (i64 nc = b; nc < e; ++nc) {
+      const i64 c = nc % C;
+      for (i64 t = 0; t < T; ++t) wc[static_cast<std::size_t>(t)] = w[t * C + c];
+      const float* x = p.x + nc * isp;
+      float* y = p.y_out + nc * osp;
+      for (i64 od = 0; od < OD; ++od) {
+        int n = 0, nr0 = -1;
+        i64 first0 = -1;
+        auto flush = [&] {
+          if (n > 0) k.fwd_nchw(rows, n);
+          n = 0;
+        };
+        for (i64 oh = 0; oh < OH; ++oh) {
+          int nr = 0;
+          i64 first = -1;
+          window_rows(p, od, oh, [&](i64, i64, i64 krow) {
+            if (nr++ == 0) first = krow;
+          });
+          if (n == kDwNchwRows || (n > 0 && (nr != nr0 || first != first0))) flush();
+          const float** xs = xr.data() + n * win;
+          int r = 0;
+          window_rows(p, od, oh, [&](i64 id, i64 ih, i64 krow) {
+            xs[r] = x + (id * IH + ih) * IW;
+            wr.data()[r] = wc.data() + krow * p.ker[2];  // alike for every row of the run
+            ++r;
+          });
+          rows[n] = DwRowNchw{xs, wr.data(), nr, y + (od * OH + oh) * OW, IW, OW, p.ker[2],
+                              p.stride[2], p.dil[2], p.pad_b[2]};
+          nr0 = nr;
+          first0 = first;
+          ++n;
+        }
+        flush();
+      }
+      if (p.has_post_ops())
+        apply_post_ops_nchw(p, y, res ? res + nc * osp : nullptr, c, c + 1, osp, osp);
+    }
+  });
+}
+
+// 64-byte aligned thread-local scratch of at least n floats (kept between calls).
+float* aligned_scratch(std::size_t n) {
+  thread_local std::vector<float> buf;
+  if (buf.size() < n + 16) buf.resize(n + 16);
+  const auto addr = reinterpret_cast<std::uintptr_t>(buf.data());
+  return buf.data() + ((64 - addr % 64) % 64) / sizeof(float);
+}
+
+// Channels-first with vectors across channels: items are (n, block of 16 channels); the
+// block's input planes are transposed to channels-last [pixel][16] in scratch, run through
+// the channels-last kernel, and the result transposed back (faster than vectors along rows
+// even for 112 x 112 planes; planes up to 1 MiB of scratch per block). Not for one-lane
+// (generic) kernels.
+constexpr i64 kNchwBlock = 16;
+
+bool nchw_blocked_fits(const Problem& p) {
+  const i64 isp = p.in_spatial(), osp = p.out_spatial();
+  return cpu_info().isa() >= Isa::kAvx2 && (isp + osp) * kNchwBlock <= (1 << 18);
+}
+
+void fwd_nchw_blocked(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
+  constexpr i64 CB = kNchwBlock;
+  const float* res = static_cast<const float*>(p.post.residual);
+  const i64 C = p.C, OD = p.out[0], OH = p.out[1], OW = p.out[2], IH = p.in[1], IW = p.in[2];
+  const i64 osp = p.out_spatial(), isp = p.in_spatial(), T = p.ker_spatial();
+  const i64 win = p.ker[0] * p.ker[1], nb = (C + CB - 1) / CB;
+  detail::parallel_for(h, 0, p.N * nb, 1, [&](i64 b, i64 e) {
+    float* xt = aligned_scratch(static_cast<std::size_t>((isp + osp + T) * CB));
+    float* yt = xt + isp * CB;  // [osp][CB]
+    float* wt = yt + osp * CB;  // [T][CB]
+    RowList<const float*> xr(win), wr(win);
+    for (i64 it = b; it < e; ++it) {
+      const i64 n = it / nb, c0 = (it % nb) * CB, nc = std::min(CB, C - c0);
+      k.transpose(p.x + (n * C + c0) * isp, nc, isp, isp, xt, CB);
+      for (i64 t = 0; t < T; ++t)
+        for (i64 c = 0; c < nc; ++c) wt[t * CB + c] = w[t * C + c0 + c];
+      for (i64 od = 0; od < OD; ++od)
+        for (i64 oh = 0; oh < OH; ++oh) {
+          int nr = 0;
+          window_rows(p, od, oh, [&](i64 id, i64 ih, i64 krow) {
+            xr.data()[nr] = xt + (id * IH + ih) * IW * CB;
+            wr.data()[nr] = wt + krow * p.ker[2] * CB;
+            ++nr;
+          });
+          const DwRowNhwc a{xr.data(), wr.data(), nr, yt + (od * OH + oh) * OW * CB, CB, IW, OW,
+                            p.ker[2], p.stride[2], p.dil[2], p.pad_b[2]};
+          k.fwd_nhwc(a, 0, nc);
+        }
+      float* y = p.y_out + (n * C + c0) * osp;
+      k.transpose(yt, osp, nc, CB, y, osp);
+      if (p.has_post_ops())
+        apply_post_ops_nchw(p, y, res ? res + (n * C + c0) * osp : nullptr, c0, c0 + nc, osp, osp);
+    }
+  });
+}
+
+}  // namespace
 
 Status depthwise_accepts(const Problem& p) {
   if (p.G != p.C || p.Cg != 1) return detail::refuse("not depthwise (groups != C)");
@@ -77,109 +272,73 @@ Status depthwise_accepts(const Problem& p) {
 }
 
 Status depthwise_fwd(Handle& h, const Problem& p) {
-  const std::vector<float> w = taps_by_channel(p);
-  const float* res = static_cast<const float*>(p.post.residual);
-  const std::int64_t osp = p.out_spatial(), isp = p.in_spatial();
-  if (p.x_layout == Layout::kNHWC) {
-    const RowFn fn = row_kernel().fn;
-    TESSERA_VLOG(kDispatch) << "conv depthwise: row kernel " << row_kernel().name;
-    const std::int64_t rows = p.N * p.out[0] * p.out[1];
-    detail::parallel_for(h, 0, rows, 4, [&](std::int64_t r0, std::int64_t r1) {
-      for (std::int64_t r = r0; r < r1; ++r) {
-        const std::int64_t n = r / (p.out[0] * p.out[1]);
-        const std::int64_t od = (r / p.out[1]) % p.out[0], oh = r % p.out[1];
-        DwRow a{p.x + n * p.xs.n, w.data(), p.y_out + r * p.out[2] * p.C, p.C, p.in[0], p.in[1],
-                p.in[2], p.out[2], p.ker[0], p.ker[1], p.ker[2], p.stride[0], p.stride[1],
-                p.stride[2], p.dil[0], p.dil[1], p.dil[2], p.pad_b[0], p.pad_b[1], p.pad_b[2],
-                od, oh};
-        fn(a);
-        if (p.has_post_ops())
-          apply_post_ops_nhwc(p, a.y, res ? res + r * p.out[2] * p.C : nullptr, p.out[2]);
-      }
-    });
-    return Status::ok();
-  }
-  // NCHW: one (n, c) plane at a time; inner loops run along output rows.
-  detail::parallel_for(h, 0, p.N * p.C, 1, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t nc = b; nc < e; ++nc) {
-      const std::int64_t c = nc % p.C;
-      const float* x = p.x + nc * isp;
-      float* y = p.y_out + nc * osp;
-      std::fill(y, y + osp, 0.0f);
-      std::int64_t t = 0;
-      for (std::int64_t kd = 0; kd < p.ker[0]; ++kd)
-        for (std::int64_t kh = 0; kh < p.ker[1]; ++kh)
-          for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t) {
-            const float wv = w[static_cast<std::size_t>(t * p.C + c)];
-            // Output columns whose input column is inside: iw = ow*s - pad + kw*dil in [0, IW).
-            const std::int64_t off = kw * p.dil[2] - p.pad_b[2], s = p.stride[2];
-            std::int64_t lo = off >= 0 ? 0 : (-off + s - 1) / s;
-            std::int64_t hi = p.in[2] - 1 - off < 0 ? -1 : (p.in[2] - 1 - off) / s;
-            hi = std::min(hi, p.out[2] - 1);
-            if (lo > hi) continue;
-            for (std::int64_t od = 0; od < p.out[0]; ++od) {
-              const std::int64_t id = od * p.stride[0] - p.pad_b[0] + kd * p.dil[0];
-              if (id < 0 || id >= p.in[0]) continue;
-              for (std::int64_t oh = 0; oh < p.out[1]; ++oh) {
-                const std::int64_t ih = oh * p.stride[1] - p.pad_b[1] + kh * p.dil[1];
-                if (ih < 0 || ih >= p.in[1]) continue;
-                const float* xr = x + (id * p.in[1] + ih) * p.in[2] + off;
-                float* yr = y + (od * p.out[1] + oh) * p.out[2];
-                if (s == 1) {
-                  for (std::int64_t ow = lo; ow <= hi; ++ow) yr[ow] += wv * xr[ow];
-                } else {
-                  for (std::int64_t ow = lo; ow <= hi; ++ow) yr[ow] += wv * xr[ow * s];
-                }
-              }
-            }
-          }
-      if (p.has_post_ops())
-        apply_post_ops_nchw(p, y, res ? res + nc * osp : nullptr, c, c + 1, osp, osp);
-    }
-  });
+  const DwKernels& k = dw_kernels();
+  TESSERA_VLOG(kDispatch) << "conv depthwise: kernels dw_" << k.name;
+  const PackedTaps w(p, k);
+  if (p.x_layout == Layout::kNHWC) fwd_nhwc(h, p, k, w.data());
+  else if (nchw_blocked_fits(p)) fwd_nchw_blocked(h, p, k, w.data());
+  else fwd_nchw(h, p, k, w.data());
   return Status::ok();
 }
 
-// dw[c][t] = sum over n and output positions of dy * x, each channel owned by one thread and
-// summed in a fixed order.
+// dw[c][t] = sum over n and output positions of dy * x. Items are (channel chunk, block of
+// output rows); each sums its rows in order into its own [taps][C] partial, and the partials
+// are added in block order, so the result is the same for any thread count.
 Status depthwise_bwd_weights(Handle& h, const Problem& p) {
-  const std::int64_t T = p.ker_spatial(), osp = p.out_spatial();
+  const DwKernels& k = dw_kernels();
+  const i64 C = p.C, T = p.ker_spatial(), KW = p.ker[2];
+  const i64 OD = p.out[0], OH = p.out[1], OW = p.out[2], IH = p.in[1], IW = p.in[2];
   const bool nhwc = p.x_layout == Layout::kNHWC;
-  const std::int64_t cb = nhwc ? 16 : 1;
-  std::vector<float> acc(static_cast<std::size_t>(T * p.C), 0.0f);  // [t][C]
-  detail::parallel_for(h, 0, (p.C + cb - 1) / cb, 1, [&](std::int64_t b, std::int64_t e) {
-    const std::int64_t c0 = b * cb, c1 = std::min(p.C, e * cb);
-    for (std::int64_t n = 0; n < p.N; ++n)
-      for (std::int64_t q = 0; q < osp; ++q) {
-        const std::int64_t od = q / (p.out[1] * p.out[2]), oh = (q / p.out[2]) % p.out[1],
-                           ow = q % p.out[2];
-        std::int64_t t = 0;
-        for (std::int64_t kd = 0; kd < p.ker[0]; ++kd)
-          for (std::int64_t kh = 0; kh < p.ker[1]; ++kh)
-            for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t) {
-              const std::int64_t id = od * p.stride[0] - p.pad_b[0] + kd * p.dil[0];
-              const std::int64_t ih = oh * p.stride[1] - p.pad_b[1] + kh * p.dil[1];
-              const std::int64_t iw = ow * p.stride[2] - p.pad_b[2] + kw * p.dil[2];
-              if (id < 0 || id >= p.in[0] || ih < 0 || ih >= p.in[1] || iw < 0 || iw >= p.in[2])
-                continue;
-              const float* x = p.x + n * p.xs.n + id * p.xs.d + ih * p.xs.h + iw * p.xs.w;
-              const float* dy = p.y_in + n * p.ys.n + od * p.ys.d + oh * p.ys.h + ow * p.ys.w;
-              float* a = acc.data() + t * p.C;
-              if (nhwc) {
-                for (std::int64_t c = c0; c < c1; ++c) a[c] += dy[c] * x[c];
-              } else {
-                for (std::int64_t c = c0; c < c1; ++c) a[c] += dy[c * p.ys.c] * x[c * p.xs.c];
-              }
-            }
+  const i64 rows = p.N * OD * OH;
+  // Channel chunks: 64 channels (channels-last) or one channel (channels-first); row blocks so
+  // that there are at least 16 items, each block at least 4 rows.
+  const i64 chunk = nhwc ? 64 : 1, nch = (C + chunk - 1) / chunk;
+  i64 nblk = std::max<i64>(1, std::min((rows + 3) / 4, (16 + nch - 1) / nch));
+  const i64 per = (rows + nblk - 1) / nblk;
+  nblk = (rows + per - 1) / per;
+  std::vector<float> part(static_cast<std::size_t>(nblk * T * C), 0.0f);  // [block][t][C]
+  const i64 isp = p.in_spatial(), osp = p.out_spatial();
+  detail::parallel_for(h, 0, nch * nblk, 1, [&](i64 b, i64 e) {
+    RowList<const float*> xr(p.ker[0] * p.ker[1]);
+    RowList<float*> ar(p.ker[0] * p.ker[1]);
+    for (i64 it = b; it < e; ++it) {
+      const i64 blk = it % nblk, c0 = (it / nblk) * chunk, c1 = std::min(C, c0 + chunk);
+      float* acc = part.data() + blk * T * C;
+      for (i64 row = blk * per; row < std::min(rows, (blk + 1) * per); ++row) {
+        const i64 n = row / (OD * OH), od = (row / OH) % OD, oh = row % OH;
+        // Channels-last: one call covers [c0, c1); channels-first: the chunk is channel c0.
+        const float* xn = nhwc ? p.x + n * p.xs.n : p.x + (n * C + c0) * isp;
+        int nr = 0;
+        window_rows(p, od, oh, [&](i64 id, i64 ih, i64 krow) {
+          const i64 off = (id * IH + ih) * IW;
+          xr.data()[nr] = nhwc ? xn + off * C : xn + off;
+          ar.data()[nr] = acc + krow * KW * C + (nhwc ? 0 : c0);
+          ++nr;
+        });
+        if (nhwc) {
+          const DwBwdRow a{xr.data(), ar.data(), nr,          p.y_in + row * OW * C,
+                           C,         C,         IW,          OW,
+                           KW,        p.stride[2], p.dil[2],  p.pad_b[2]};
+          k.bwdw_nhwc(a, c0, c1);
+        } else {
+          const DwBwdRow a{xr.data(), ar.data(), nr,
+                           p.y_in + (n * C + c0) * osp + (od * OH + oh) * OW,
+                           1,         C,         IW,          OW,
+                           KW,        p.stride[2], p.dil[2],  p.pad_b[2]};
+          k.bwdw_nchw(a);
+        }
       }
+    }
   });
-  for (std::int64_t c = 0; c < p.C; ++c) {
-    std::int64_t t = 0;
-    for (std::int64_t kd = 0; kd < p.ker[0]; ++kd)
-      for (std::int64_t kh = 0; kh < p.ker[1]; ++kh)
-        for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t)
-          p.w_out[c * p.ws.n + kd * p.ws.d + kh * p.ws.h + kw * p.ws.w] =
-              acc[static_cast<std::size_t>(t * p.C + c)];
+  for (i64 c = 0; c < C; ++c) {
+    i64 t = 0;
+    for (i64 kd = 0; kd < p.ker[0]; ++kd)
+      for (i64 kh = 0; kh < p.ker[1]; ++kh)
+        for (i64 kw = 0; kw < KW; ++kw, ++t) {
+          float s = part[static_cast<std::size_t>(t * C + c)];
+          for (i64 blk = 1; blk < nblk; ++blk) s += part[static_cast<std::size_t>((blk * T + t) * C + c)];
+          p.w_out[c * p.ws.n + kd * p.ws.d + kh * p.ws.h + kw * p.ws.w] = s;
+        }
   }
   bias_grad(p);
   return Status::ok();

@@ -1,0 +1,1 @@
+tessera_test(tessera_dnn_depthwise_test depthwise_test.cpp)
