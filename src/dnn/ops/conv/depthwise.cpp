@@ -1,9 +1,11 @@
 // Depthwise convolution: groups == C == K (one 1-channel filter per channel).
 //
 // Forward, channels-last: work items are (output row, channel chunk); the per-ISA kernel
-// (depthwise_kernels.hpp) sweeps the row once per channel block with pixel x channel register
-// blocks, interior columns without bounds checks and the padding columns in edge code.
-// Channels-first: work items are (n, c) planes, the kernel vectorised along output rows.
+// (depthwise_kernels.hpp) keeps pixel x channel blocks in registers, loads each input pixel
+// of a block once for all the kw taps it feeds, and checks bounds only in blocks that reach
+// into the padding. Channels-first: items are (n, block of 16 channels), transposed to
+// channels-last in scratch and run through the same kernel (planes too large for the
+// scratch, and one-lane generic kernels, vectorise along output rows instead).
 // Backward weights: items are (channel chunk, fixed block of output rows), each summing into
 // its own partial buffer; the partials are added in block order. Every output element is
 // computed by one item in a fixed order, so any thread count gives the same bits.
@@ -28,6 +30,13 @@ const DwKernels& dw_kernels() {
   return kDwGeneric;
 }
 
+// Depthwise weights packed as [C][taps] (either packed layout; a dim of one tap may have any
+// stride).
+bool packed_taps(const Problem& p) {
+  return p.ws.n == p.ker_spatial() && (p.ker[0] == 1 || p.ws.d == p.ker[1] * p.ker[2]) &&
+         (p.ker[1] == 1 || p.ws.h == p.ker[2]) && (p.ker[2] == 1 || p.ws.w == 1);
+}
+
 // Weights as [taps][C] (64-byte aligned, so vector loads of 16 channels do not split cache
 // lines when C is a multiple of 16); taps row-major over (kd, kh, kw). Packed depthwise
 // weights are [C][taps] in either layout (one input channel per filter), a transpose.
@@ -38,9 +47,7 @@ class PackedTaps {
     buf_.resize(static_cast<std::size_t>(T * C + 16));
     const auto addr = reinterpret_cast<std::uintptr_t>(buf_.data());
     w_ = buf_.data() + ((64 - addr % 64) % 64) / sizeof(float);
-    // (A dim of one tap may have any stride.)
-    if (p.ws.n == T && (p.ker[0] == 1 || p.ws.d == p.ker[1] * p.ker[2]) &&
-        (p.ker[1] == 1 || p.ws.h == p.ker[2]) && (p.ker[2] == 1 || p.ws.w == 1)) {
+    if (packed_taps(p)) {
       k.transpose(p.w, C, T, T, w_, C);
       return;
     }
@@ -142,13 +149,12 @@ void fwd_nhwc(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
         ++nr;
       });
       float* y = p.y_out + row * OW * C;
-      const DwRowNhwc a{xr.data(), wr.data(), nr,          y,        C, IW, OW, p.ker[2],
-                        p.stride[2], p.dil[2], p.pad_b[2]};
+      const DwRowNhwc a{xr.data(), wr.data(), nr,          y,        C,         IW,
+                        OW,        p.ker[2],  p.stride[2], p.dil[2], p.pad_b[2]};
       for (i64 ci = it % nch; ci < nch && it < e; ++ci, ++it) {  // this row's chunks in range
         const i64 c0 = ci * chunk, c1 = std::min(C, c0 + chunk);
         k.fwd_nhwc(a, c0, c1);
-        if (p.has_post_ops())
-          post_ops_nhwc(p, y, res ? res + row * OW * C : nullptr, OW, c0, c1);
+        if (p.has_post_ops()) post_ops_nhwc(p, y, res ? res + row * OW * C : nullptr, OW, c0, c1);
       }
     }
   });
@@ -191,8 +197,9 @@ void fwd_nchw(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
             wr.data()[r] = wc.data() + krow * p.ker[2];  // alike for every row of the run
             ++r;
           });
-          rows[n] = DwRowNchw{xs, wr.data(), nr, y + (od * OH + oh) * OW, IW, OW, p.ker[2],
-                              p.stride[2], p.dil[2], p.pad_b[2]};
+          rows[n] = DwRowNchw{xs,       wr.data(), nr,       y + (od * OH + oh) * OW,
+                              IW,       OW,        p.ker[2], p.stride[2],
+                              p.dil[2], p.pad_b[2]};
           nr0 = nr;
           first0 = first;
           ++n;
@@ -249,8 +256,9 @@ void fwd_nchw_blocked(Handle& h, const Problem& p, const DwKernels& k, const flo
             wr.data()[nr] = wt + krow * p.ker[2] * CB;
             ++nr;
           });
-          const DwRowNhwc a{xr.data(), wr.data(), nr, yt + (od * OH + oh) * OW * CB, CB, IW, OW,
-                            p.ker[2], p.stride[2], p.dil[2], p.pad_b[2]};
+          const DwRowNhwc a{xr.data(),   wr.data(), nr,        yt + (od * OH + oh) * OW * CB,
+                            CB,          IW,        OW,        p.ker[2],
+                            p.stride[2], p.dil[2],  p.pad_b[2]};
           k.fwd_nhwc(a, 0, nc);
         }
       float* y = p.y_out + (n * C + c0) * osp;
@@ -265,7 +273,8 @@ void fwd_nchw_blocked(Handle& h, const Problem& p, const DwKernels& k, const flo
 
 Status depthwise_accepts(const Problem& p) {
   if (p.G != p.C || p.Cg != 1) return detail::refuse("not depthwise (groups != C)");
-  if (p.Kg != 1) return detail::refuse("channel multiplier K / C = " + std::to_string(p.Kg) + " > 1");
+  if (p.Kg != 1)
+    return detail::refuse("channel multiplier K / C = " + std::to_string(p.Kg) + " > 1");
   if (!p.x_layout || p.x_layout != p.y_layout)
     return detail::refuse("x and y must be packed alike in NCHW or NHWC");
   return Status::ok();
@@ -275,9 +284,12 @@ Status depthwise_fwd(Handle& h, const Problem& p) {
   const DwKernels& k = dw_kernels();
   TESSERA_VLOG(kDispatch) << "conv depthwise: kernels dw_" << k.name;
   const PackedTaps w(p, k);
-  if (p.x_layout == Layout::kNHWC) fwd_nhwc(h, p, k, w.data());
-  else if (nchw_blocked_fits(p)) fwd_nchw_blocked(h, p, k, w.data());
-  else fwd_nchw(h, p, k, w.data());
+  if (p.x_layout == Layout::kNHWC)
+    fwd_nhwc(h, p, k, w.data());
+  else if (nchw_blocked_fits(p))
+    fwd_nchw_blocked(h, p, k, w.data());
+  else
+    fwd_nchw(h, p, k, w.data());
   return Status::ok();
 }
 
@@ -290,10 +302,12 @@ Status depthwise_bwd_weights(Handle& h, const Problem& p) {
   const i64 OD = p.out[0], OH = p.out[1], OW = p.out[2], IH = p.in[1], IW = p.in[2];
   const bool nhwc = p.x_layout == Layout::kNHWC;
   const i64 rows = p.N * OD * OH;
-  // Channel chunks: 64 channels (channels-last) or one channel (channels-first); row blocks so
-  // that there are at least 16 items, each block at least 4 rows.
-  const i64 chunk = nhwc ? 64 : 1, nch = (C + chunk - 1) / chunk;
-  i64 nblk = std::max<i64>(1, std::min((rows + 3) / 4, (16 + nch - 1) / nch));
+  // Channels-last: all channels per item (rows are read in address order), up to 16 row
+  // blocks of at least 2 rows. Channels-first: one channel per item, row blocks so that there
+  // are at least 16 items, each block at least 4 rows.
+  const i64 chunk = nhwc ? C : 1, nch = (C + chunk - 1) / chunk;
+  i64 nblk = nhwc ? std::max<i64>(1, std::min<i64>((rows + 1) / 2, 16))
+                  : std::max<i64>(1, std::min((rows + 3) / 4, (16 + nch - 1) / nch));
   const i64 per = (rows + nblk - 1) / nblk;
   nblk = (rows + per - 1) / per;
   std::vector<float> part(static_cast<std::size_t>(nblk * T * C), 0.0f);  // [block][t][C]
@@ -316,29 +330,35 @@ Status depthwise_bwd_weights(Handle& h, const Problem& p) {
           ++nr;
         });
         if (nhwc) {
-          const DwBwdRow a{xr.data(), ar.data(), nr,          p.y_in + row * OW * C,
-                           C,         C,         IW,          OW,
-                           KW,        p.stride[2], p.dil[2],  p.pad_b[2]};
+          const DwBwdRow a{xr.data(), ar.data(), nr, p.y_in + row * OW * C, C,        C,
+                           IW,        OW,        KW, p.stride[2],           p.dil[2], p.pad_b[2]};
           k.bwdw_nhwc(a, c0, c1);
         } else {
-          const DwBwdRow a{xr.data(), ar.data(), nr,
-                           p.y_in + (n * C + c0) * osp + (od * OH + oh) * OW,
-                           1,         C,         IW,          OW,
-                           KW,        p.stride[2], p.dil[2],  p.pad_b[2]};
+          const DwBwdRow a{
+              xr.data(), ar.data(),   nr,       p.y_in + (n * C + c0) * osp + (od * OH + oh) * OW,
+              1,         C,           IW,       OW,
+              KW,        p.stride[2], p.dil[2], p.pad_b[2]};
           k.bwdw_nchw(a);
         }
       }
     }
   });
-  for (i64 c = 0; c < C; ++c) {
-    i64 t = 0;
-    for (i64 kd = 0; kd < p.ker[0]; ++kd)
-      for (i64 kh = 0; kh < p.ker[1]; ++kh)
-        for (i64 kw = 0; kw < KW; ++kw, ++t) {
-          float s = part[static_cast<std::size_t>(t * C + c)];
-          for (i64 blk = 1; blk < nblk; ++blk) s += part[static_cast<std::size_t>((blk * T + t) * C + c)];
-          p.w_out[c * p.ws.n + kd * p.ws.d + kh * p.ws.h + kw * p.ws.w] = s;
-        }
+  // Block partials added in block order, then [taps][C] -> dw.
+  float* sum = part.data();
+  for (i64 blk = 1; blk < nblk; ++blk) {
+    const float* pb = part.data() + blk * T * C;
+    for (i64 i = 0; i < T * C; ++i) sum[i] += pb[i];
+  }
+  if (packed_taps(p)) {
+    k.transpose(sum, T, C, C, p.w_out, T);
+  } else {
+    for (i64 c = 0; c < C; ++c) {
+      i64 t = 0;
+      for (i64 kd = 0; kd < p.ker[0]; ++kd)
+        for (i64 kh = 0; kh < p.ker[1]; ++kh)
+          for (i64 kw = 0; kw < KW; ++kw, ++t)
+            p.w_out[c * p.ws.n + kd * p.ws.d + kh * p.ws.h + kw * p.ws.w] = sum[t * C + c];
+    }
   }
   bias_grad(p);
   return Status::ok();

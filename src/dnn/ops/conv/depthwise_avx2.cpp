@@ -2,10 +2,10 @@
 // per vector, one vector per channel block with 8-pixel register blocks (8 accumulators, the
 // row's 3 weights and one input of the 16 registers), masked channel tails. The kernels
 // themselves are DwBody in depthwise_kernels.hpp.
-#include <immintrin.h>
-
 #include <cmath>
 #include <cstdint>
+
+#include <immintrin.h>
 
 #include "depthwise_kernels.hpp"
 
@@ -63,8 +63,8 @@ struct S {
 };
 
 // dst[j * ds + i] = src[i * ss + j] by 8 x 8 in-register transposes (masked at the edges).
-void transpose(const float* src, std::int64_t rows, std::int64_t cols, std::int64_t ss,
-               float* dst, std::int64_t ds) {
+void transpose(const float* src, std::int64_t rows, std::int64_t cols, std::int64_t ss, float* dst,
+               std::int64_t ds) {
   for (std::int64_t i0 = 0; i0 < rows; i0 += 8) {
     const std::int64_t nr = rows - i0 < 8 ? rows - i0 : 8;
     const __m256i mr = S::mask_range(0, nr);

@@ -1,10 +1,10 @@
 // Depthwise convolution kernels for AVX-512 (compiled with the AVX-512 flags only): 16 channels
 // per vector, channel blocks of 32 (two vectors) with 8-pixel register blocks, masked channel
 // tails. The kernels themselves are DwBody in depthwise_kernels.hpp.
-#include <immintrin.h>
-
 #include <cmath>
 #include <cstdint>
+
+#include <immintrin.h>
 
 #include "depthwise_kernels.hpp"
 
@@ -26,8 +26,8 @@ struct S {
   static V load_m(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
   static void store_m(float* p, V v, Mask m) { _mm512_mask_storeu_ps(p, m, v); }
   static V load_s2(const float* p) {
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
-                                           28, 30);
+    const __m512i even =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     return _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_maskz_loadu_ps(0x7FFF, p + 16));
   }
   static V pin(V v) {
@@ -50,8 +50,8 @@ struct S {
 };
 
 // dst[j * ds + i] = src[i * ss + j] by 16 x 16 in-register transposes (masked at the edges).
-void transpose(const float* src, std::int64_t rows, std::int64_t cols, std::int64_t ss,
-               float* dst, std::int64_t ds) {
+void transpose(const float* src, std::int64_t rows, std::int64_t cols, std::int64_t ss, float* dst,
+               std::int64_t ds) {
   for (std::int64_t i0 = 0; i0 < rows; i0 += 16) {
     const std::int64_t nr = rows - i0 < 16 ? rows - i0 : 16;
     const __mmask16 mr = S::mask_range(0, nr);

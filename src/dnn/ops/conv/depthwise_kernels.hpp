@@ -3,21 +3,27 @@
 // depthwise_avx512.cpp, depthwise_avx2.cpp and depthwise_generic.cpp instantiate with their own
 // traits (declared in an anonymous namespace, so every instantiation stays in the object
 // compiled with its ISA's flags). S provides:
-//   V, Mask, kWidth (lanes), kMaxNv (vectors per channel block, 1 or 2), kBlock (output
-//   pixels per channels-last register block), kNchwVecs (vectors per output row in a
-//   channels-first register block of up to kDwNchwRows rows), zero(), set1(f), load(p), store(p, v),
-//   mask(n) (the first n lanes, 0 < n < kWidth), mask_range(lo, hi) (lanes [lo, hi),
-//   0 <= lo < hi <= kWidth), load_m(p, m) (masked lanes read as 0, and not read),
-//   fmadd_m(a, b, c, m) (a*b + c in the lanes of m, c elsewhere),
-//   store_m(p, v, m), load_s2(p) (p[0], p[2], ..., p[2*(kWidth-1)], reading nothing past the
-//   last), pin(v) (v, kept in a register: stops the compiler from folding one load into
-//   several instructions' memory operands), step(p, n) (p + n, kept as a pointer increment
-//   rather than turned into per-pixel offsets), fmadd(a, b, c) = a*b + c, add(a, b), hsum(v) (fixed order), fma1(a, b, c) (scalar,
-//   fused exactly when fmadd is).
+//   V, Mask, kWidth           the vector type, its lane mask type, lanes per vector
+//   kMaxNv                    vectors per channels-last channel block (1 or 2)
+//   kBlock                    output pixels per channels-last register block
+//   kNchwVecs                 vectors per row in a channels-first block of kDwNchwRows rows
+//   zero, set1, load, store   as usual (unaligned loads and stores)
+//   mask(n), mask_range(l, h) the first n lanes (0 < n < kWidth); lanes [l, h)
+//   load_m, store_m           masked: lanes outside the mask are neither read nor written
+//                             (loads give 0 there)
+//   fmadd(a, b, c)            a*b + c; fmadd_m(a, b, c, m): the same in the lanes of m, c
+//                             elsewhere
+//   load_s2(p)                p[0], p[2], ..., p[2*(kWidth-1)], reading nothing past the last
+//   pin(v)                    v, held in a register (stops the compiler from folding one load
+//                             into the memory operands of several instructions)
+//   step(p, n)                p + n, kept a pointer increment (not per-pixel offsets)
+//   add, hsum(v)              add; horizontal sum in a fixed order
+//   fma1(a, b, c)             scalar, fused exactly when fmadd is
 //
-// Every output element is a chain of fmadd from zero over the taps inside the input in tap
-// order (kd, kh, kw), whichever code path (interior block, edge pixel, tail) computes it, so
-// the result does not depend on how rows and channels are split over threads.
+// Every forward output element is a chain of fmadd from zero over the taps inside the input
+// in tap order (kd, kh, kw), whichever code path (interior block, checked block, edge pixel,
+// tail) computes it; which path computes it depends on the shape only, so the result does not
+// depend on how rows and channels are split over threads.
 #pragma once
 
 #include <algorithm>
@@ -46,8 +52,8 @@ struct DwRowNchw {
 
 // Backward weights, one output row of dy against the input rows under the window:
 // acc[r][kw * cs + c] += sum over ow of dy[ow * ps + c] * x[r][iw(ow, kw) * ps + c], the sum
-// over ow in a fixed order. Channels-last: channels [c0, c1), pixel stride ps = C, cs = C.
-// Channels-first: one channel (c0 = 0, c1 = 1, ps = 1, cs = 1).
+// over ow in a fixed order. Channels-last: channels [c0, c1), pixel stride ps = C.
+// Channels-first: one channel (c = 0, ps = 1). cs: the accumulators' stride between taps.
 struct DwBwdRow {
   const float* const* x;
   float* const* acc;
@@ -99,13 +105,17 @@ struct DwBody {
 
   template <bool Tail>
   static V ld(const float* p, M m) {
-    if constexpr (Tail) return S::load_m(p, m);
-    else return S::load(p);
+    if constexpr (Tail)
+      return S::load_m(p, m);
+    else
+      return S::load(p);
   }
   template <bool Tail>
   static void st(float* p, V v, M m) {
-    if constexpr (Tail) S::store_m(p, v, m);
-    else S::store(p, v);
+    if constexpr (Tail)
+      S::store_m(p, v, m);
+    else
+      S::store(p, v);
   }
 
   // ---- forward, channels-last: output pixels x channel vectors in registers ----------------
@@ -178,8 +188,10 @@ struct DwBody {
   static void fixed_width(const DwRowNhwc& a, i64 c, M m, i64 ow, i64 width, bool chk) {
     if constexpr (B > 1)
       if (width < B) return fixed_width<NV, Tail, K, SW, B - 1>(a, c, m, ow, width, chk);
-    if (chk) block_fixed<NV, Tail, B, K, SW, true>(a, c, m, ow);
-    else block_fixed<NV, Tail, B, K, SW, false>(a, c, m, ow);
+    if (chk)
+      block_fixed<NV, Tail, B, K, SW, true>(a, c, m, ow);
+    else
+      block_fixed<NV, Tail, B, K, SW, false>(a, c, m, ow);
   }
 
   // Near-equal pixel blocks of at most kBlock (14 = 7 + 7): calls f(ow, width, chk), chk when
@@ -203,7 +215,8 @@ struct DwBody {
     pixel_blocks(a.OW, s, [&](i64 ow, i64 width, bool chk) {
       i64 c = c0;
       if constexpr (S::kMaxNv >= 2)
-        for (; c + 2 * kW <= c1; c += 2 * kW) fixed_width<2, false, K, SW>(a, c, none, ow, width, chk);
+        for (; c + 2 * kW <= c1; c += 2 * kW)
+          fixed_width<2, false, K, SW>(a, c, none, ow, width, chk);
       for (; c + kW <= c1; c += kW) fixed_width<1, false, K, SW>(a, c, none, ow, width, chk);
       if (c < c1) fixed_width<1, true, K, SW>(a, c, S::mask(c1 - c), ow, width, chk);
     });
@@ -265,11 +278,15 @@ struct DwBody {
     const DwSpan s = interior(a.IW, a.OW, a.KW, a.sw, a.dil, a.pw);
     if (a.dil == 1 && (a.KW == 3 || a.KW == 5) && (a.sw == 1 || a.sw == 2)) {
       if (a.KW == 3) {
-        if (a.sw == 1) row_fixed<3, 1>(a, c0, c1, s);
-        else row_fixed<3, 2>(a, c0, c1, s);
+        if (a.sw == 1)
+          row_fixed<3, 1>(a, c0, c1, s);
+        else
+          row_fixed<3, 2>(a, c0, c1, s);
       } else {
-        if (a.sw == 1) row_fixed<5, 1>(a, c0, c1, s);
-        else row_fixed<5, 2>(a, c0, c1, s);
+        if (a.sw == 1)
+          row_fixed<5, 1>(a, c0, c1, s);
+        else
+          row_fixed<5, 2>(a, c0, c1, s);
       }
       return;
     }
@@ -317,9 +334,12 @@ struct DwBody {
           for (int v = 0; v < NV; ++v) {
             const float* p = xp[g] + off + v * kW * SW;
             V xv;
-            if constexpr (SW == 2) xv = S::load_s2(p);
-            else if (Tail && v == NV - 1) xv = S::load_m(p, m);
-            else xv = S::load(p);
+            if constexpr (SW == 2)
+              xv = S::load_s2(p);
+            else if (Tail && v == NV - 1)
+              xv = S::load_m(p, m);
+            else
+              xv = S::load(p);
             acc[g][v] = S::fmadd(xv, wv, acc[g][v]);
           }
       }
@@ -328,8 +348,10 @@ struct DwBody {
     for (int g = 0; g < R; ++g)
 #pragma GCC unroll 8
       for (int v = 0; v < NV; ++v) {
-        if (Tail && v == NV - 1) S::store_m(rows[g].y + ow0 + v * kW, acc[g][v], m);
-        else S::store(rows[g].y + ow0 + v * kW, acc[g][v]);
+        if (Tail && v == NV - 1)
+          S::store_m(rows[g].y + ow0 + v * kW, acc[g][v], m);
+        else
+          S::store(rows[g].y + ow0 + v * kW, acc[g][v]);
       }
   }
 
@@ -338,8 +360,10 @@ struct DwBody {
   static void nchw_part(const DwRowNchw* rows, i64 ow0, int nv, bool tail, M m) {
     if constexpr (NV > 1)
       if (nv < NV) return nchw_part<R, SW, NV - 1>(rows, ow0, nv, tail, m);
-    if (tail) nchw_block<R, NV, SW == 1, SW>(rows, ow0, m);
-    else nchw_block<R, NV, false, SW>(rows, ow0, m);
+    if (tail)
+      nchw_block<R, NV, SW == 1, SW>(rows, ow0, m);
+    else
+      nchw_block<R, NV, false, SW>(rows, ow0, m);
   }
 
   // Stride 1: the n <= kW outputs from ow0 of R rows, one vector each, every tap's lanes
@@ -403,10 +427,18 @@ struct DwBody {
   // n <= kNchwRows output rows of one plane with alike windows.
   static void fwd_nchw(const DwRowNchw* rows, int n) {
     switch (n) {
-      case 4: nchw_rows<4>(rows); break;
-      case 3: nchw_rows<3>(rows); break;
-      case 2: nchw_rows<2>(rows); break;
-      default: nchw_rows<1>(rows); break;
+      case 4:
+        nchw_rows<4>(rows);
+        break;
+      case 3:
+        nchw_rows<3>(rows);
+        break;
+      case 2:
+        nchw_rows<2>(rows);
+        break;
+      default:
+        nchw_rows<1>(rows);
+        break;
     }
   }
 
@@ -475,8 +507,10 @@ struct DwBody {
 
   template <bool Tail, int K, int SW, int U>
   static void bwdw_at(const DwBwdRow& a, int r, i64 c, M m, i64 ow, DwSpan s, V (&acc)[K][2]) {
-    if (ow < s.lo || ow + U > s.hi) bwdw_block<Tail, K, SW, U, true>(a, r, c, m, ow, acc);
-    else bwdw_block<Tail, K, SW, U, false>(a, r, c, m, ow, acc);
+    if (ow < s.lo || ow + U > s.hi)
+      bwdw_block<Tail, K, SW, U, true>(a, r, c, m, ow, acc);
+    else
+      bwdw_block<Tail, K, SW, U, false>(a, r, c, m, ow, acc);
   }
 
   // Every window row of one output row, one channel vector: blocks of 4 output pixels, then
@@ -499,11 +533,16 @@ struct DwBody {
 
   template <bool Tail>
   static void bwdw_vector(const DwBwdRow& a, i64 c, M m, DwSpan s) {
-    if (a.dil == 1 && a.KW == 3 && a.sw == 1) bwdw_fixed<Tail, 3, 1>(a, c, m, s);
-    else if (a.dil == 1 && a.KW == 3 && a.sw == 2) bwdw_fixed<Tail, 3, 2>(a, c, m, s);
-    else if (a.dil == 1 && a.KW == 5 && a.sw == 1) bwdw_fixed<Tail, 5, 1>(a, c, m, s);
-    else if (a.dil == 1 && a.KW == 5 && a.sw == 2) bwdw_fixed<Tail, 5, 2>(a, c, m, s);
-    else bwdw_channels<Tail>(a, c, m);
+    if (a.dil == 1 && a.KW == 3 && a.sw == 1)
+      bwdw_fixed<Tail, 3, 1>(a, c, m, s);
+    else if (a.dil == 1 && a.KW == 3 && a.sw == 2)
+      bwdw_fixed<Tail, 3, 2>(a, c, m, s);
+    else if (a.dil == 1 && a.KW == 5 && a.sw == 1)
+      bwdw_fixed<Tail, 5, 1>(a, c, m, s);
+    else if (a.dil == 1 && a.KW == 5 && a.sw == 2)
+      bwdw_fixed<Tail, 5, 2>(a, c, m, s);
+    else
+      bwdw_channels<Tail>(a, c, m);
   }
 
   static void bwdw_nhwc(const DwBwdRow& a, i64 c0, i64 c1) {

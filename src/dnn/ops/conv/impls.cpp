@@ -166,13 +166,13 @@ Status via_forward_run(Handle& h, const Problem& p) {
 // (512 x 512 x 3 x 3 at 7 x 7: 10 ms of flip for 2.5 ms of Winograd), and GEMM + col2im, which
 // reads the weights as they are, wins.
 constexpr std::int64_t kFlipMinPixels = 256;
+Status prefers_or_ok(const Algo& a, const Problem& p) { return a.prefers ? a.prefers(p) : Status::ok(); }
 template <std::size_t I>
 Status via_forward_prefers(const Problem& p) {
   if (p.N * p.in_spatial() < kFlipMinPixels && p.Cg * p.Kg > 64)
     return detail::refuse("fewer than " + std::to_string(kFlipMinPixels) +
                           " pixels: flipping the weights would cost more than GEMM + col2im");
-  if constexpr (kForward[I].prefers != nullptr) return kForward[I].prefers(flipped_shape(p));
-  return Status::ok();
+  return prefers_or_ok(kForward[I], flipped_shape(p));
 }
 
 constexpr Algo kBackwardData[] = {
