@@ -233,15 +233,17 @@ TEST(DepthwiseTest, ForwardSmallImagesManyChannels) {
 }
 
 TEST(DepthwiseTest, ForwardLargePlanes) {
-  // Planes too large for the channels-first blocked path run vectors along rows.
+  // Planes too large for the channels-first blocked path (input + output plane over 32768
+  // pixels) run vectors along rows (forward) or dot products along rows (backward weights).
   Handle h;
   for_each_isa([&](Isa) {
     for (ConvCase cc :
-         {dw_same(1, 3, {120, 131}, {3, 3}), dw_same(1, 2, {121, 130}, {3, 3}, {2, 2}),
-          dw_case(1, 2, {125, 129}, {5, 5}, {1, 2}, {}, {2, 1}, {1, 2})})
+         {dw_same(1, 3, {130, 131}, {3, 3}), dw_same(1, 2, {170, 161}, {3, 3}, {2, 2}),
+          dw_case(1, 2, {170, 151}, {5, 5}, {1, 2}, {}, {2, 1}, {1, 2})})
       for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
         cc.layout = cc.wlayout = l;
         EXPECT_TRUE(matches_reference(h, cc, ConvDir::kForward, true, Activation::relu6()));
+        EXPECT_TRUE(matches_reference(h, cc, ConvDir::kBackwardWeights));
       }
   });
 }

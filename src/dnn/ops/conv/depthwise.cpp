@@ -223,13 +223,13 @@ float* aligned_scratch(std::size_t n) {
 // Channels-first with vectors across channels: items are (n, block of 16 channels); the
 // block's input planes are transposed to channels-last [pixel][16] in scratch, run through
 // the channels-last kernel, and the result transposed back (faster than vectors along rows
-// even for 112 x 112 planes; planes up to 1 MiB of scratch per block). Not for one-lane
+// even for 112 x 112 planes; planes up to 2 MiB of scratch per thread). Not for one-lane
 // (generic) kernels.
 constexpr i64 kNchwBlock = 16;
 
 bool nchw_blocked_fits(const Problem& p) {
   const i64 isp = p.in_spatial(), osp = p.out_spatial();
-  return cpu_info().isa() >= Isa::kAvx2 && (isp + osp) * kNchwBlock <= (1 << 18);
+  return cpu_info().isa() >= Isa::kAvx2 && (isp + osp) * kNchwBlock <= (1 << 19);
 }
 
 void fwd_nchw_blocked(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
@@ -300,49 +300,88 @@ Status depthwise_bwd_weights(Handle& h, const Problem& p) {
   const DwKernels& k = dw_kernels();
   const i64 C = p.C, T = p.ker_spatial(), KW = p.ker[2];
   const i64 OD = p.out[0], OH = p.out[1], OW = p.out[2], IH = p.in[1], IW = p.in[2];
+  const i64 isp = p.in_spatial(), osp = p.out_spatial(), win = p.ker[0] * p.ker[1];
   const bool nhwc = p.x_layout == Layout::kNHWC;
-  const i64 rows = p.N * OD * OH;
-  // Channels-last: all channels per item (rows are read in address order), up to 16 row
-  // blocks of at least 2 rows. Channels-first: one channel per item, row blocks so that there
-  // are at least 16 items, each block at least 4 rows.
-  const i64 chunk = nhwc ? C : 1, nch = (C + chunk - 1) / chunk;
-  i64 nblk = nhwc ? std::max<i64>(1, std::min<i64>((rows + 1) / 2, 16))
-                  : std::max<i64>(1, std::min((rows + 3) / 4, (16 + nch - 1) / nch));
-  const i64 per = (rows + nblk - 1) / nblk;
-  nblk = (rows + per - 1) / per;
-  std::vector<float> part(static_cast<std::size_t>(nblk * T * C), 0.0f);  // [block][t][C]
-  const i64 isp = p.in_spatial(), osp = p.out_spatial();
-  detail::parallel_for(h, 0, nch * nblk, 1, [&](i64 b, i64 e) {
-    RowList<const float*> xr(p.ker[0] * p.ker[1]);
-    RowList<float*> ar(p.ker[0] * p.ker[1]);
-    for (i64 it = b; it < e; ++it) {
-      const i64 blk = it % nblk, c0 = (it / nblk) * chunk, c1 = std::min(C, c0 + chunk);
-      float* acc = part.data() + blk * T * C;
-      for (i64 row = blk * per; row < std::min(rows, (blk + 1) * per); ++row) {
-        const i64 n = row / (OD * OH), od = (row / OH) % OD, oh = row % OH;
-        // Channels-last: one call covers [c0, c1); channels-first: the chunk is channel c0.
-        const float* xn = nhwc ? p.x + n * p.xs.n : p.x + (n * C + c0) * isp;
-        int nr = 0;
-        window_rows(p, od, oh, [&](i64 id, i64 ih, i64 krow) {
-          const i64 off = (id * IH + ih) * IW;
-          xr.data()[nr] = nhwc ? xn + off * C : xn + off;
-          ar.data()[nr] = acc + krow * KW * C + (nhwc ? 0 : c0);
-          ++nr;
-        });
-        if (nhwc) {
-          const DwBwdRow a{xr.data(), ar.data(), nr, p.y_in + row * OW * C, C,        C,
-                           IW,        OW,        KW, p.stride[2],           p.dil[2], p.pad_b[2]};
-          k.bwdw_nhwc(a, c0, c1);
-        } else {
-          const DwBwdRow a{
-              xr.data(), ar.data(),   nr,       p.y_in + (n * C + c0) * osp + (od * OH + oh) * OW,
-              1,         C,           IW,       OW,
-              KW,        p.stride[2], p.dil[2], p.pad_b[2]};
-          k.bwdw_nchw(a);
+  std::vector<float> part;  // [block][t][C]; the sum lands in block 0
+  i64 nblk = 1;
+  if (!nhwc && nchw_blocked_fits(p)) {
+    // Channels-first through the channels-last kernel: items are blocks of 16 channels; each
+    // transposes x and dy image by image and sums every image's rows in order.
+    constexpr i64 CB = kNchwBlock;
+    part.assign(static_cast<std::size_t>(T * C), 0.0f);
+    detail::parallel_for(h, 0, (C + CB - 1) / CB, 1, [&](i64 b, i64 e) {
+      float* xt = aligned_scratch(static_cast<std::size_t>((isp + osp + T) * CB));
+      float* dyt = xt + isp * CB;   // [osp][CB]
+      float* acc = dyt + osp * CB;  // [T][CB]
+      RowList<const float*> xr(win);
+      RowList<float*> ar(win);
+      for (i64 cb = b; cb < e; ++cb) {
+        const i64 c0 = cb * CB, nc = std::min(CB, C - c0);
+        std::fill(acc, acc + T * CB, 0.0f);
+        for (i64 n = 0; n < p.N; ++n) {
+          k.transpose(p.x + (n * C + c0) * isp, nc, isp, isp, xt, CB);
+          k.transpose(p.y_in + (n * C + c0) * osp, nc, osp, osp, dyt, CB);
+          for (i64 od = 0; od < OD; ++od)
+            for (i64 oh = 0; oh < OH; ++oh) {
+              int nr = 0;
+              window_rows(p, od, oh, [&](i64 id, i64 ih, i64 krow) {
+                xr.data()[nr] = xt + (id * IH + ih) * IW * CB;
+                ar.data()[nr] = acc + krow * KW * CB;
+                ++nr;
+              });
+              const DwBwdRow a{xr.data(), ar.data(),   nr,       dyt + (od * OH + oh) * OW * CB,
+                               CB,        CB,          IW,       OW,
+                               KW,        p.stride[2], p.dil[2], p.pad_b[2]};
+              k.bwdw_nhwc(a, 0, nc);
+            }
+        }
+        for (i64 t = 0; t < T; ++t)
+          std::copy(acc + t * CB, acc + t * CB + nc, part.data() + t * C + c0);
+      }
+    });
+  } else {
+    const i64 rows = p.N * OD * OH;
+    // Channels-last: all channels per item (rows are read in address order), up to 16 row
+    // blocks of at least 2 rows. Channels-first: one channel per item, row blocks so that
+    // there are at least 16 items, each block at least 4 rows.
+    const i64 chunk = nhwc ? C : 1, nch = (C + chunk - 1) / chunk;
+    nblk = nhwc ? std::max<i64>(1, std::min<i64>((rows + 1) / 2, 16))
+                : std::max<i64>(1, std::min((rows + 3) / 4, (16 + nch - 1) / nch));
+    const i64 per = (rows + nblk - 1) / nblk;
+    nblk = (rows + per - 1) / per;
+    part.assign(static_cast<std::size_t>(nblk * T * C), 0.0f);
+    detail::parallel_for(h, 0, nch * nblk, 1, [&](i64 b, i64 e) {
+      RowList<const float*> xr(win);
+      RowList<float*> ar(win);
+      for (i64 it = b; it < e; ++it) {
+        const i64 blk = it % nblk, c0 = (it / nblk) * chunk, c1 = std::min(C, c0 + chunk);
+        float* acc = part.data() + blk * T * C;
+        for (i64 row = blk * per; row < std::min(rows, (blk + 1) * per); ++row) {
+          const i64 n = row / (OD * OH), od = (row / OH) % OD, oh = row % OH;
+          // Channels-last: one call covers [c0, c1); channels-first: the chunk is channel c0.
+          const float* xn = nhwc ? p.x + n * p.xs.n : p.x + (n * C + c0) * isp;
+          int nr = 0;
+          window_rows(p, od, oh, [&](i64 id, i64 ih, i64 krow) {
+            const i64 off = (id * IH + ih) * IW;
+            xr.data()[nr] = nhwc ? xn + off * C : xn + off;
+            ar.data()[nr] = acc + krow * KW * C + (nhwc ? 0 : c0);
+            ++nr;
+          });
+          if (nhwc) {
+            const DwBwdRow a{xr.data(), ar.data(), nr, p.y_in + row * OW * C, C,        C,
+                             IW,        OW,        KW, p.stride[2],           p.dil[2], p.pad_b[2]};
+            k.bwdw_nhwc(a, c0, c1);
+          } else {
+            const DwBwdRow a{
+                xr.data(), ar.data(),   nr,       p.y_in + (n * C + c0) * osp + (od * OH + oh) * OW,
+                1,         C,           IW,       OW,
+                KW,        p.stride[2], p.dil[2], p.pad_b[2]};
+            k.bwdw_nchw(a);
+          }
         }
       }
-    }
-  });
+    });
+  }
   // Block partials added in block order, then [taps][C] -> dw.
   float* sum = part.data();
   for (i64 blk = 1; blk < nblk; ++blk) {
