@@ -66,13 +66,6 @@ Status for_chunks(Handle& h, std::int64_t n, const std::function<Status(std::int
 // and the partials are added in a fixed order at the end; otherwise the chunks run in order
 // into dw, each GEMM using every thread. Either way the bits depend on the problem only.
 constexpr std::int64_t kPartials = 4;
-// Pixels per chunk for weight gradients: the reduction of each GEMM is the chunk's pixels and
-// every chunk reads and writes all of dW, so chunks get at least 512 pixels (dW traffic then
-// stays small next to the multiply-adds: 512 x 512 x 3 x 3 at 7x7, mb8, ran 2.5x oneDNN's
-// time with four chunks of 98 pixels).
-std::int64_t bw_chunk_pixels(std::int64_t red, std::int64_t total) {
-  return chunk_pixels(std::min<std::int64_t>(red, 512), total);
-}
 constexpr std::size_t kPartialMaxBytes = std::size_t{4} << 20;
 Status accumulate_chunks(Handle& h, std::int64_t chunks, std::int64_t elems, float* dw,
                          const std::function<Status(std::int64_t, float*, float)>& fn) {
@@ -102,6 +95,13 @@ Status accumulate_chunks(Handle& h, std::int64_t chunks, std::int64_t elems, flo
   return Status::ok();
 }
 
+// Pixels per chunk for weight gradients: the reduction of each GEMM is the chunk's pixels and
+// every chunk reads and writes all of dW, so chunks get at least 512 pixels (dW traffic then
+// stays small next to the multiply-adds: 512 x 512 x 3 x 3 at 7x7, mb8, ran 2.5x oneDNN's
+// time with four chunks of 98 pixels).
+std::int64_t bw_chunk_pixels(std::int64_t red, std::int64_t total) {
+  return chunk_pixels(std::min<std::int64_t>(red, 512), total);
+}
 // Decomposes a flat output pixel index within one image.
 struct Pix {
   std::int64_t d, h, w;
