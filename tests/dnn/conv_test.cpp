@@ -28,7 +28,7 @@ struct Bufs {
 // Runs one direction. Returns the status; the output lands in b.y (fwd), b.x (bwd-data) or
 // b.w (bwd-weights), and dbias into `dbias`.
 Status run_dir(Handle& h, const ConvCase& cc, ConvDir dir, ConvAlgo algo, Bufs& b,
-               bool post, std::vector<float>* dbias) {
+               bool post, std::vector<float>* dbias, ActKind act = ActKind::kGeluTanh) {
   const TensorDesc xd = cc.x_desc(), wd = cc.w_desc(), yd = cc.y_desc();
   switch (dir) {
     case ConvDir::kForward: {
@@ -36,7 +36,7 @@ Status run_dir(Handle& h, const ConvCase& cc, ConvDir dir, ConvAlgo algo, Bufs& 
       if (post) {
         po.bias = b.bias.data();
         po.residual = b.res.data();
-        po.act = Activation::make(ActKind::kGeluTanh);
+        po.act = Activation::make(act);
       }
       return conv_forward(h, cc.desc(), xd, b.x.data(), wd, b.w.data(), yd, b.y.data(), po, algo);
     }
@@ -69,15 +69,16 @@ TensorDesc output_desc(const ConvCase& cc, ConvDir dir) {
 }
 
 // Compares `algo` against the reference. Returns false when the algorithm refused.
-bool compare(Handle& h, const ConvCase& cc, ConvDir dir, ConvAlgo algo, bool post) {
+bool compare(Handle& h, const ConvCase& cc, ConvDir dir, ConvAlgo algo, bool post,
+             ActKind act = ActKind::kGeluTanh) {
   SCOPED_TRACE(cc.name() + " " + std::string(dir_name(dir)) + " " + std::string(algo_name(algo)) +
-               (post ? " +post" : ""));
+               (post ? " +post " + std::to_string(static_cast<int>(act)) : ""));
   Bufs ref = inputs(cc, dir, 7), got = inputs(cc, dir, 7);
   std::vector<float> db_ref(static_cast<std::size_t>(cc.k) + 1, NAN), db_got = db_ref;
-  Status s = run_dir(h, cc, dir, algo, got, post, &db_got);
+  Status s = run_dir(h, cc, dir, algo, got, post, &db_got, act);
   if (s.code() == StatusCode::kUnsupported && algo != ConvAlgo::kAuto) return false;
   EXPECT_TRUE(s.is_ok()) << s.to_string();
-  Status r = run_dir(h, cc, dir, ConvAlgo::kReference, ref, post, &db_ref);
+  Status r = run_dir(h, cc, dir, ConvAlgo::kReference, ref, post, &db_ref, act);
   EXPECT_TRUE(r.is_ok()) << r.to_string();
   const TensorDesc od = output_desc(cc, dir);
   const auto& a = output_of(got, dir);
@@ -212,6 +213,39 @@ TEST(ConvTest, AlgorithmsAcceptTheirClasses) {
     c3.layout = c3.wlayout = l;
     EXPECT_TRUE(compare(h, c3, ConvDir::kBackwardData, ConvAlgo::kIm2col, false));
     EXPECT_TRUE(compare(h, c3, ConvDir::kBackwardWeights, ConvAlgo::kIm2col, false));
+  }
+}
+
+// The channels-last 1x1 path (tiles of 6 pixels x 64 channels read in place on AVX-512, BLAS
+// elsewhere): several reduction blocks (Cg > 512), pixel and channel tails, groups, strides in
+// 1-D and 3-D, fused (relu, none) and separate (gelu) post-ops, every ISA level, and the same
+// bits on 1 and 2 threads.
+TEST(ConvTest, PointwiseBlocksTailsAndStrides) {
+  std::vector<ConvCase> cases = {ConvCase{2, 600, 150, 1, {5, 7}, {1, 1}},
+                                 ConvCase{1, 1100, 20, 1, {3, 3}, {1, 1}},
+                                 ConvCase{1, 40, 140, 2, {4, 9}, {1, 1}},
+                                 ConvCase{2, 24, 20, 1, {7, 9, 5}, {1, 1, 1}, {2, 3, 2}},
+                                 ConvCase{3, 9, 5, 1, {17}, {1}, {3}},
+                                 ConvCase{1, 65, 70, 5, {11, 6}, {1, 1}, {2, 1}}};
+  for (ConvCase& cc : cases) cc.layout = Layout::kNHWC;
+  Handle h;
+  for_each_isa([&](Isa) {
+    for (ConvCase cc : cases)
+      for (Layout wl : {Layout::kNCHW, Layout::kNHWC}) {
+        cc.wlayout = wl;
+        EXPECT_TRUE(compare(h, cc, ConvDir::kForward, ConvAlgo::kGemm1x1, false));
+        for (ActKind act : {ActKind::kRelu, ActKind::kIdentity, ActKind::kGeluTanh})
+          compare(h, cc, ConvDir::kForward, ConvAlgo::kGemm1x1, true, act);
+      }
+  });
+  for (const ConvCase& cc : cases) {
+    Handle h1, h2;
+    ASSERT_TRUE(h1.set_num_threads(1).is_ok());
+    ASSERT_TRUE(h2.set_num_threads(2).is_ok());
+    Bufs b1 = inputs(cc, ConvDir::kForward, 5), b2 = b1;
+    ASSERT_TRUE(run_dir(h1, cc, ConvDir::kForward, ConvAlgo::kGemm1x1, b1, true, nullptr, ActKind::kRelu).is_ok());
+    ASSERT_TRUE(run_dir(h2, cc, ConvDir::kForward, ConvAlgo::kGemm1x1, b2, true, nullptr, ActKind::kRelu).is_ok());
+    EXPECT_EQ(b1.y, b2.y) << cc.name();
   }
 }
 

@@ -20,10 +20,16 @@ Status im2col_accepts(const Problem& p);
 Status im2col_fwd(Handle& h, const Problem& p);
 Status im2col_bwd_data(Handle& h, const Problem& p);
 Status im2col_bwd_weights(Handle& h, const Problem& p);
-Status gemm1x1_accepts(const Problem& p);
+Status gemm1x1_accepts(const Problem& p);      // backward: stride 1
+Status gemm1x1_fwd_accepts(const Problem& p);  // forward: any stride (channels-last above 1)
 Status gemm1x1_fwd(Handle& h, const Problem& p);
 Status gemm1x1_bwd_data(Handle& h, const Problem& p);
 Status gemm1x1_bwd_weights(Handle& h, const Problem& p);
+
+// Pointwise (pointwise.cpp + pointwise_avx512.cpp): the channels-last forward 1x1 path of
+// gemm1x1 on AVX-512 machines (any stride), activations read in place.
+bool pointwise_usable(const Problem& p);
+Status pointwise_fwd(Handle& h, const Problem& p);
 
 // Depthwise (depthwise.cpp + per-ISA kernels): groups == C, one filter per channel
 // (K == C), NHWC or NCHW.

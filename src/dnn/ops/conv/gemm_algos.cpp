@@ -454,7 +454,18 @@ Status gemm1x1_accepts(const Problem& p) {
   return im2col_accepts(p);
 }
 
+Status gemm1x1_fwd_accepts(const Problem& p) {
+  for (int i = 0; i < 3; ++i)
+    if (p.ker[i] != 1 || p.pad_b[i] != 0 || p.pad_e[i] != 0)
+      return detail::refuse("needs a 1x1 kernel and no padding");
+  const bool strided = p.stride[0] != 1 || p.stride[1] != 1 || p.stride[2] != 1;
+  if (strided && !p.same_layout(Layout::kNHWC))
+    return detail::refuse("stride > 1 needs channels-last x and y");
+  return im2col_accepts(p);
+}
+
 Status gemm1x1_fwd(Handle& h, const Problem& p) {
+  if (pointwise_usable(p)) return pointwise_fwd(h, p);
   const std::int64_t osp = p.out_spatial();
   std::vector<float> wbuf;
   const float* res = residual_of(p);
@@ -464,14 +475,22 @@ Status gemm1x1_fwd(Handle& h, const Problem& p) {
     const bool nn = M >= kTransposeMinPixels;
     const std::vector<float> wt = nn ? weights_kg_inner(p) : std::vector<float>{};
     const std::int64_t chunks = (M + mb - 1) / mb;
+    const bool strided = !p.is_1x1_s1_p0();
     return for_chunks(h, chunks, [&](std::int64_t ci) -> Status {
       const std::int64_t m0 = ci * mb, m1 = std::min(M, m0 + mb);
-      for (std::int64_t g = 0; g < p.G; ++g)
+      for (std::int64_t g = 0; g < p.G; ++g) {
+        const float* x = p.x + m0 * p.C + g * p.Cg;
+        std::int64_t ldx = p.C;
+        if (strided) {  // the chunk's input pixels of group g, gathered into rows of Cg
+          float* rows = thread_scratch(static_cast<std::size_t>((m1 - m0) * p.Cg));
+          im2col_nhwc_par(h, p, g, m0, m1, rows);
+          x = rows, ldx = p.Cg;
+        }
         TESSERA_RETURN_IF_ERROR(blas::gemm<float>(
             gemm_handle(h), nn ? blas::Op::kNoTrans : blas::Op::kTrans, blas::Op::kNoTrans,
             p.Kg, m1 - m0, p.Cg, 1.0f, nn ? wt.data() + g * p.Kg * p.Cg : W + g * p.Kg * p.Cg,
-            nn ? p.Kg : p.Cg, p.x + m0 * p.C + g * p.Cg, p.C, 0.0f,
-            p.y_out + m0 * p.K + g * p.Kg, p.K));
+            nn ? p.Kg : p.Cg, x, ldx, 0.0f, p.y_out + m0 * p.K + g * p.Kg, p.K));
+      }
       if (p.has_post_ops()) apply_post_ops_nhwc(p, p.y_out + m0 * p.K, res ? res + m0 * p.K : nullptr, m1 - m0);
       return Status::ok();
     });

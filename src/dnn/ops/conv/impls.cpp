@@ -28,7 +28,7 @@ Status nonempty(const Problem& p) {
 // Forward, best first. The order is the heuristic of immediate mode.
 constexpr Algo kForward[] = {
     {ConvAlgo::kDepthwise, {"conv_f32_depthwise", nonempty<depthwise_accepts>, depthwise_fwd}},
-    {ConvAlgo::kGemm1x1, {"conv_f32_gemm1x1", nonempty<gemm1x1_accepts>, gemm1x1_fwd}},
+    {ConvAlgo::kGemm1x1, {"conv_f32_gemm1x1", nonempty<gemm1x1_fwd_accepts>, gemm1x1_fwd}},
     {ConvAlgo::kWinogradF4x3,
      {"conv_f32_winograd_f4x3", nonempty<winograd_f4x3_accepts>, winograd_f4x3_fwd}},
     {ConvAlgo::kWinogradF2x3,

@@ -145,6 +145,11 @@ Result<Problem> make_problem(const std::string& fn, ConvDir dir, const ConvDesc&
 std::string Problem::signature() const { return conv_signature(dir, conv, x_desc, w_desc, y_desc); }
 
 void apply_post_ops_nhwc(const Problem& p, float* y, const float* residual, std::int64_t pixels) {
+  apply_post_ops_nhwc(p, y, residual, pixels, 0, p.K);
+}
+
+void apply_post_ops_nhwc(const Problem& p, float* y, const float* residual, std::int64_t pixels,
+                         std::int64_t k0, std::int64_t k1) {
   const PostOps& po = p.post;
   const std::int64_t K = p.K;
   const bool act = po.act.kind != ActKind::kIdentity;
@@ -152,13 +157,13 @@ void apply_post_ops_nhwc(const Problem& p, float* y, const float* residual, std:
     float* row = y + i * K;
     const float* res = residual ? residual + i * K : nullptr;
     if (po.bias)
-      for (std::int64_t k = 0; k < K; ++k) row[k] += po.bias[k];
+      for (std::int64_t k = k0; k < k1; ++k) row[k] += po.bias[k];
     if (res)
-      for (std::int64_t k = 0; k < K; ++k) row[k] += res[k];
+      for (std::int64_t k = k0; k < k1; ++k) row[k] += res[k];
     if (po.act.kind == ActKind::kRelu) {
-      for (std::int64_t k = 0; k < K; ++k) row[k] = row[k] > 0.0f ? row[k] : 0.0f;
+      for (std::int64_t k = k0; k < k1; ++k) row[k] = row[k] > 0.0f ? row[k] : 0.0f;
     } else if (act) {
-      for (std::int64_t k = 0; k < K; ++k) row[k] = act::forward(po.act, row[k]);
+      for (std::int64_t k = k0; k < k1; ++k) row[k] = act::forward(po.act, row[k]);
     }
   }
 }

@@ -78,6 +78,9 @@ Status reference(const Problem& p);
 // caller: for NCHW a row is one (n, k) plane slice, for NHWC a run of K channels. Shared by
 // every forward algorithm's epilogue.
 void apply_post_ops_nhwc(const Problem& p, float* y, const float* residual, std::int64_t pixels);
+// The same on channels [k0, k1) of each row only (y and residual still at channel 0).
+void apply_post_ops_nhwc(const Problem& p, float* y, const float* residual, std::int64_t pixels,
+                         std::int64_t k0, std::int64_t k1);
 void apply_post_ops_nchw(const Problem& p, float* y, const float* residual, std::int64_t k0,
                          std::int64_t k1, std::int64_t plane, std::int64_t plane_stride);
 

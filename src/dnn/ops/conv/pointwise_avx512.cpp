@@ -1,0 +1,113 @@
+// Pointwise convolution, AVX-512: tiles of up to 6 pixels x 64 channels (24 zmm accumulators).
+// Each step of the reduction loads 4 weight vectors and broadcasts one input value per pixel
+// from that pixel's own row, so the activations are never copied; six rows stay within the
+// ways of an L1 set even when the pixel stride is a multiple of 4 KiB.
+#include <immintrin.h>
+
+#include "pointwise_kernels.hpp"
+
+namespace tessera::dnn::conv {
+namespace {
+
+__mmask16 lanes(int n) { return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u); }
+
+template <int MP, int NV>
+void tile(const PwTile& t) {
+  __m512 acc[MP][NV];
+#pragma GCC unroll 8
+  for (int j = 0; j < MP; ++j)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_setzero_ps();
+  const float* xr[MP];
+#pragma GCC unroll 8
+  for (int j = 0; j < MP; ++j) xr[j] = t.x[j];
+  const float* w = t.w;
+  for (std::int64_t r = 0; r < t.kc; ++r, w += kPwChannels) {
+    __m512 wv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(w + 16 * v);
+#pragma GCC unroll 8
+    for (int j = 0; j < MP; ++j) {
+      const __m512 b = _mm512_set1_ps(xr[j][r]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_fmadd_ps(b, wv[v], acc[j][v]);
+    }
+  }
+  const __mmask16 last = lanes(t.nk - 16 * (NV - 1));
+  const PwEpilogue* e = t.post;
+  __m512 bias[NV];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v)
+    bias[v] = e && e->bias ? _mm512_maskz_loadu_ps(v == NV - 1 ? last : lanes(16), e->bias + 16 * v)
+                           : _mm512_setzero_ps();
+#pragma GCC unroll 8
+  for (int j = 0; j < MP; ++j) {
+    float* y = t.y + j * t.ldy;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      const __mmask16 m = v == NV - 1 ? last : lanes(16);
+      __m512 s = acc[j][v];
+      if (t.accumulate) s = _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + 16 * v), s);
+      if (e) {
+        s = _mm512_add_ps(s, bias[v]);
+        if (e->residual) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, e->residual + j * t.ldy + 16 * v));
+        if (e->relu) s = _mm512_max_ps(s, _mm512_setzero_ps());
+      }
+      _mm512_mask_storeu_ps(y + 16 * v, m, s);
+    }
+  }
+}
+
+using TileFn = void (*)(const PwTile&);
+template <int NV>
+constexpr TileFn kRow[kPwPixels] = {tile<1, NV>, tile<2, NV>, tile<3, NV>,
+                                    tile<4, NV>, tile<5, NV>, tile<6, NV>};
+constexpr const TileFn* kTiles[4] = {kRow<1>, kRow<2>, kRow<3>, kRow<4>};
+
+// In-register transpose of a 16 x 16 block: r[i] lane j <- r[j] lane i.
+void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {  // u[i + j]: column 4L + j of rows i..i+3 in 128-bit lane L
+    const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
+    const __m512d c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
+    u[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    u[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    u[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    u[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  for (int j = 0; j < 4; ++j) {
+    const __m512 w0 = _mm512_shuffle_f32x4(u[j], u[4 + j], _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512 w1 = _mm512_shuffle_f32x4(u[j], u[4 + j], _MM_SHUFFLE(3, 2, 3, 2));
+    const __m512 x0 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512 x1 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], _MM_SHUFFLE(3, 2, 3, 2));
+    r[j] = _mm512_shuffle_f32x4(w0, x0, _MM_SHUFFLE(2, 0, 2, 0));
+    r[4 + j] = _mm512_shuffle_f32x4(w0, x0, _MM_SHUFFLE(3, 1, 3, 1));
+    r[8 + j] = _mm512_shuffle_f32x4(w1, x1, _MM_SHUFFLE(2, 0, 2, 0));
+    r[12 + j] = _mm512_shuffle_f32x4(w1, x1, _MM_SHUFFLE(3, 1, 3, 1));
+  }
+}
+
+}  // namespace
+
+void pw_tile_avx512(const PwTile& t) { kTiles[(t.nk + 15) / 16 - 1][t.mp - 1](t); }
+
+void pw_pack_avx512(const float* w, std::int64_t ldw, std::int64_t rows, std::int64_t red,
+                    float* dst) {
+  for (std::int64_t r0 = 0; r0 < red; r0 += 16) {
+    const int nr = red - r0 < 16 ? static_cast<int>(red - r0) : 16;
+    const __mmask16 m = lanes(nr);
+    for (int k0 = 0; k0 < kPwChannels; k0 += 16) {
+      __m512 v[16];
+      for (int i = 0; i < 16; ++i)
+        v[i] = k0 + i < rows ? _mm512_maskz_loadu_ps(m, w + (k0 + i) * ldw + r0) : _mm512_setzero_ps();
+      transpose16(v);
+      for (int i = 0; i < nr; ++i) _mm512_storeu_ps(dst + (r0 + i) * kPwChannels + k0, v[i]);
+    }
+  }
+}
+
+}  // namespace tessera::dnn::conv
