@@ -26,10 +26,11 @@ Status gemm1x1_fwd(Handle& h, const Problem& p);
 Status gemm1x1_bwd_data(Handle& h, const Problem& p);
 Status gemm1x1_bwd_weights(Handle& h, const Problem& p);
 
-// Pointwise (pointwise.cpp + pointwise_avx512.cpp): the channels-last forward 1x1 path of
-// gemm1x1 on AVX-512 machines (any stride), activations read in place.
-bool pointwise_usable(const Problem& p);
-Status pointwise_fwd(Handle& h, const Problem& p);
+// Batch-reduce GEMM (brgemm.cpp + brgemm_avx512.cpp): channels-last forward convolution of
+// any shape on AVX-512 machines, activations read in place; runs gemm1x1's channels-last
+// problems (any stride) and ... .
+bool brgemm_usable(const Problem& p);
+Status brgemm_fwd(Handle& h, const Problem& p);
 
 // Depthwise (depthwise.cpp + per-ISA kernels): groups == C, one filter per channel
 // (K == C), NHWC or NCHW.
@@ -53,7 +54,8 @@ Status winograd_f4x3_fwd(Handle& h, const Problem& p);
 // Weights of group g as a dense row-major [Kg][taps][Cg] (channels-inner, "ohwi") or
 // [Kg][Cg][taps] ("oihw") matrix, from any weight strides. taps = KD*KH*KW in row-major order.
 void pack_weights(const Problem& p, bool channels_inner, float* dst);
-// Thread-local scratch of at least n floats (kept between calls on the same thread).
+// Thread-local scratch of at least n floats, 64-byte aligned (kept between calls on the same
+// thread; the same alignment on every thread keeps BLAS results thread-independent).
 float* thread_scratch(std::size_t n);
 // dbias[k] = sum of dy over N and spatial dims, fixed order (bwd-weights).
 void bias_grad(const Problem& p);

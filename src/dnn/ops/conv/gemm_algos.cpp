@@ -230,10 +230,15 @@ const float* residual_of(const Problem& p) { return static_cast<const float*>(p.
 
 }  // namespace
 
+// 64-byte aligned: BLAS kernels peel loops to the alignment of their operands, so a scratch
+// operand must sit at the same alignment on every thread for results not to depend on which
+// thread ran a chunk.
 float* thread_scratch(std::size_t n) {
+  constexpr std::size_t kAlign = 64 / sizeof(float);
   thread_local std::vector<float> buf;
-  if (buf.size() < n) buf.resize(n);
-  return buf.data();
+  if (buf.size() < n + kAlign) buf.resize(n + kAlign);
+  const auto addr = reinterpret_cast<std::uintptr_t>(buf.data());
+  return buf.data() + (kAlign - addr / sizeof(float) % kAlign) % kAlign;
 }
 
 void pack_weights(const Problem& p, bool channels_inner, float* dst) {
@@ -465,7 +470,7 @@ Status gemm1x1_fwd_accepts(const Problem& p) {
 }
 
 Status gemm1x1_fwd(Handle& h, const Problem& p) {
-  if (pointwise_usable(p)) return pointwise_fwd(h, p);
+  if (brgemm_usable(p)) return brgemm_fwd(h, p);
   const std::int64_t osp = p.out_spatial();
   std::vector<float> wbuf;
   const float* res = residual_of(p);
