@@ -10,13 +10,13 @@ list(APPEND DNN_SOURCES
   ops/conv/depthwise_avx512.cpp
   ops/conv/direct.cpp
   ops/conv/direct_avx512.cpp
-  ops/conv/pointwise.cpp
-  ops/conv/pointwise_avx512.cpp
+  ops/conv/brgemm.cpp
+  ops/conv/brgemm_avx512.cpp
   ops/conv/impls.cpp
   ops/conv/api.cpp
   ops/conv/find.cpp
 )
 list(APPEND DNN_AVX2 ops/conv/depthwise_avx2.cpp)
 list(APPEND DNN_AVX512 ops/conv/depthwise_avx512.cpp ops/conv/direct_avx512.cpp
-  ops/conv/pointwise_avx512.cpp)
+  ops/conv/brgemm_avx512.cpp)
 include(winograd.cmake)

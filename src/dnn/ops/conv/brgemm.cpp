@@ -1,18 +1,22 @@
-// Pointwise forward convolution (1x1 kernel, no padding, any stride), channels-last, with the
-// AVX-512 tile kernel of pointwise_avx512.cpp: the weights are packed once per call into
-// 64-channel tiles; the activations are read in place, one row pointer per output pixel.
+// Channels-last forward convolution as batch-reduce GEMM (any kernel, stride, dilation,
+// padding, groups) with the AVX-512 tile kernel of brgemm_avx512.cpp: the weights are packed
+// once per call into 64-channel tiles over the reduction (tap, input channel); the activations
+// are read in place through one row pointer per (output pixel, tap), taps that fall in the
+// padding reading a row of zeros. No im2col buffer.
 //
 // Blocking (per work item: a block of output pixels x a block of channel tiles of one group):
-//   for each reduction block of kc input channels      (kc x 256 packed weights: L2)
-//     for each tile of 6 pixels                        (6 input rows x kc: L1)
-//       for each 64-channel tile: the 6 x 64 tile kernel, accumulating after the first block
-// The reduction blocks depend on the problem only, so every output element is the same chain
-// of multiply-adds for any thread count and any split into work items.
+//   for each batch (a run of taps over a block of input channels, about 512 reduction steps,
+//                   so its packed weights for 256 channels stay in L2)
+//     for each tile of 6 pixels                 (their input rows: L1)
+//       for each 64-channel tile: the 6 x 64 tile kernel over the batch, accumulating after
+//                                 the first batch
+// The batches depend on the problem only, so every output element is the same chain of
+// multiply-adds for any thread count and any split into work items.
 #include <algorithm>
 #include <memory>
 
 #include "algos.hpp"
-#include "pointwise_kernels.hpp"
+#include "brgemm_kernels.hpp"
 #include "tessera/core/cpu.hpp"
 
 namespace tessera::dnn::conv {
@@ -20,12 +24,26 @@ namespace {
 
 constexpr std::int64_t kMaxBlockPixels = 96;
 constexpr std::int64_t kMaxBlockTiles = 4;  // 256 channels
+constexpr std::int64_t kBatchSteps = 512;   // reduction steps per batch
 
-// Input channels per reduction block: all of them up to 512, else near-equal blocks of <= 384.
-std::int64_t reduction_block(std::int64_t Cg) {
-  if (Cg <= 512) return Cg;
+// Input channels per segment: all of them up to 512, else near-equal blocks of <= 384.
+std::int64_t channel_block(std::int64_t Cg) {
+  if (Cg <= kBatchSteps) return Cg;
   const std::int64_t blocks = (Cg + 383) / 384;
   return (Cg + blocks - 1) / blocks;
+}
+
+struct Batch {
+  std::int64_t c0, kc, t0, t1;  // channels [c0, c0 + kc) of taps [t0, t1)
+};
+std::vector<Batch> batches(std::int64_t Cg, std::int64_t T) {
+  const std::int64_t cb = channel_block(Cg);
+  const std::int64_t per = std::clamp<std::int64_t>(kBatchSteps / cb, 1, T);
+  std::vector<Batch> v;
+  for (std::int64_t c0 = 0; c0 < Cg; c0 += cb)
+    for (std::int64_t t0 = 0; t0 < T; t0 += per)
+      v.push_back({c0, std::min(cb, Cg - c0), t0, std::min(T, t0 + per)});
+  return v;
 }
 
 // Work items: a block of pixel tiles by a block of channel tiles of one group. Blocks hold up
@@ -36,7 +54,7 @@ struct Item {
 };
 std::vector<Item> work_items(std::int64_t M, std::int64_t KT, std::int64_t G, std::int64_t Kg,
                              int threads) {
-  const std::int64_t PT = (M + kPwPixels - 1) / kPwPixels;
+  const std::int64_t PT = (M + kBrPixels - 1) / kBrPixels;
   std::int64_t npb = (PT + 15) / 16, ntb = (KT + kMaxBlockTiles - 1) / kMaxBlockTiles;
   while (G * npb * ntb < 16 * threads && npb < PT) npb = std::min(PT, 2 * npb);
   while (G * npb * ntb < 16 * threads && ntb < KT) ntb = std::min(KT, 2 * ntb);
@@ -50,8 +68,8 @@ std::vector<Item> work_items(std::int64_t M, std::int64_t KT, std::int64_t G, st
     for (std::int64_t i = 0; i < npb * ntb; ++i) {
       const std::int64_t pb = weights_outer ? i % npb : i / ntb;
       const std::int64_t tb = weights_outer ? i / npb : i % ntb;
-      items.push_back({g, std::min(M, PT * pb / npb * kPwPixels),
-                       std::min(M, PT * (pb + 1) / npb * kPwPixels), KT * tb / ntb,
+      items.push_back({g, std::min(M, PT * pb / npb * kBrPixels),
+                       std::min(M, PT * (pb + 1) / npb * kBrPixels), KT * tb / ntb,
                        KT * (tb + 1) / ntb});
     }
   return items;
@@ -59,21 +77,22 @@ std::vector<Item> work_items(std::int64_t M, std::int64_t KT, std::int64_t G, st
 
 }  // namespace
 
-bool pointwise_usable(const Problem& p) {
-  return cpu_info().isa() >= Isa::kAvx512 && p.same_layout(Layout::kNHWC) && p.ker_spatial() == 1;
+bool brgemm_usable(const Problem& p) {
+  return cpu_info().isa() >= Isa::kAvx512 && p.same_layout(Layout::kNHWC);
 }
 
-Status pointwise_fwd(Handle& h, const Problem& p) {
-  const std::int64_t Cg = p.Cg, Kg = p.Kg, G = p.G, K = p.K;
-  const std::int64_t KT = (Kg + kPwChannels - 1) / kPwChannels;
+Status brgemm_fwd(Handle& h, const Problem& p) {
+  const std::int64_t Cg = p.Cg, Kg = p.Kg, G = p.G, K = p.K, T = p.ker_spatial();
+  const std::int64_t red = T * Cg;
+  const std::int64_t KT = (Kg + kBrChannels - 1) / kBrChannels;
   const std::int64_t M = p.N * p.out_spatial();
-  const std::int64_t tile_floats = Cg * kPwChannels;
+  const std::int64_t tile_floats = red * kBrChannels;
 
-  // Weights [K][Cg] (1x1: both packed weight layouts) -> per group, KT tiles of [Cg][64].
+  // Weights as [K][taps][Cg] -> per group, KT tiles of [taps * Cg][64].
   std::vector<float> wbuf;
   const float* W = p.w;
-  if (!p.w_oihw && !p.w_ohwi) {
-    wbuf.resize(static_cast<std::size_t>(K * Cg));
+  if (!p.w_ohwi && !(T == 1 && p.w_oihw)) {
+    wbuf.resize(static_cast<std::size_t>(K * red));
     pack_weights(p, true, wbuf.data());
     W = wbuf.data();
   }
@@ -81,15 +100,28 @@ Status pointwise_fwd(Handle& h, const Problem& p) {
   detail::parallel_for(h, 0, G * KT, 1, [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t i = b; i < e; ++i) {
       const std::int64_t g = i / KT, kt = i % KT;
-      const std::int64_t k0 = g * Kg + kt * kPwChannels;
-      pw_pack_avx512(W + k0 * Cg, Cg, std::min<std::int64_t>(kPwChannels, Kg - kt * kPwChannels),
-                     Cg, wp.get() + i * tile_floats);
+      br_pack_avx512(W + (g * Kg + kt * kBrChannels) * red, red,
+                     std::min<std::int64_t>(kBrChannels, Kg - kt * kBrChannels), red,
+                     wp.get() + i * tile_floats);
     }
   });
 
+  // Taps: offsets along d, h, w (dilation included).
+  struct Tap {
+    std::int64_t d, h, w;
+  };
+  std::vector<Tap> taps;
+  for (std::int64_t kd = 0; kd < p.ker[0]; ++kd)
+    for (std::int64_t kh = 0; kh < p.ker[1]; ++kh)
+      for (std::int64_t kw = 0; kw < p.ker[2]; ++kw)
+        taps.push_back({kd * p.dil[0], kh * p.dil[1], kw * p.dil[2]});
+  const std::vector<Batch> bat = batches(Cg, T);
+  std::int64_t max_taps = 0, max_kc = 0;
+  for (const Batch& b : bat) max_taps = std::max(max_taps, b.t1 - b.t0), max_kc = std::max(max_kc, b.kc);
+  const std::vector<float> zeros(static_cast<std::size_t>(max_kc), 0.0f);
+
   const float* res = static_cast<const float*>(p.post.residual);
   const bool fuse = p.post.act.kind == ActKind::kIdentity || p.post.act.kind == ActKind::kRelu;
-  const std::int64_t KC = reduction_block(Cg);
   const std::int64_t osp = p.out_spatial(), OH = p.out[1], OW = p.out[2];
   const std::vector<Item> items = work_items(M, KT, G, Kg, detail::max_threads(h));
   // Each thread takes a contiguous run of items of near-equal cost (pixels x channel tiles).
@@ -105,46 +137,63 @@ Status pointwise_fwd(Handle& h, const Problem& p) {
   };
 
   detail::parallel_for(h, 0, shares, 1, [&](std::int64_t b, std::int64_t e) {
-    const float* rows[kMaxBlockPixels];
+    struct Pixel {
+      const float* image;    // x at image n, group g's channel 0
+      std::int64_t d, h, w;  // input coordinates of tap (0, 0, 0); may lie in the padding
+    };
+    Pixel pix[kMaxBlockPixels];
+    std::vector<const float*> xr(static_cast<std::size_t>(max_taps * kBrPixels));
     for (std::size_t it = first_item(b); it < first_item(e); ++it) {
       const auto [g, m0, m1, t0, t1] = items[it];
       for (std::int64_t m = m0; m < m1; ++m) {
         const std::int64_t n = m / osp, q = m % osp;
         const std::int64_t od = q / (OH * OW), oh = (q / OW) % OH, ow = q % OW;
-        rows[m - m0] = p.x + n * p.xs.n + od * p.stride[0] * p.xs.d + oh * p.stride[1] * p.xs.h +
-                       ow * p.stride[2] * p.xs.w + g * Cg;
+        pix[m - m0] = {p.x + n * p.xs.n + g * Cg, od * p.stride[0] - p.pad_b[0],
+                       oh * p.stride[1] - p.pad_b[1], ow * p.stride[2] - p.pad_b[2]};
       }
-      for (std::int64_t c0 = 0; c0 < Cg; c0 += KC) {
-        const std::int64_t kc = std::min(KC, Cg - c0);
-        const bool last = c0 + kc == Cg;
-        for (std::int64_t m = m0; m < m1; m += kPwPixels) {
-          const float* xr[kPwPixels];
-          const int mp = static_cast<int>(std::min<std::int64_t>(kPwPixels, m1 - m));
-          for (int j = 0; j < mp; ++j) xr[j] = rows[m - m0 + j] + c0;
+      for (std::size_t bi = 0; bi < bat.size(); ++bi) {
+        const Batch& ba = bat[bi];
+        const bool first = bi == 0, last = bi + 1 == bat.size();
+        const int nseg = static_cast<int>(ba.t1 - ba.t0);
+        for (std::int64_t m = m0; m < m1; m += kBrPixels) {
+          const int mp = static_cast<int>(std::min<std::int64_t>(kBrPixels, m1 - m));
+          for (int s = 0; s < nseg; ++s) {
+            const Tap& tp = taps[static_cast<std::size_t>(ba.t0 + s)];
+            for (int j = 0; j < mp; ++j) {
+              const Pixel& px = pix[m - m0 + j];
+              const std::int64_t id = px.d + tp.d, ih = px.h + tp.h, iw = px.w + tp.w;
+              const bool in = id >= 0 && id < p.in[0] && ih >= 0 && ih < p.in[1] && iw >= 0 && iw < p.in[2];
+              xr[static_cast<std::size_t>(s * kBrPixels + j)] =
+                  in ? px.image + id * p.xs.d + ih * p.xs.h + iw * p.xs.w + ba.c0 : zeros.data();
+            }
+          }
           for (std::int64_t kt = t0; kt < t1; ++kt) {
-            const std::int64_t k = g * Kg + kt * kPwChannels;
-            PwEpilogue post;
-            if (last && fuse && p.has_post_ops()) {
+            const std::int64_t k = g * Kg + kt * kBrChannels;
+            BrEpilogue post;
+            const bool fused = last && fuse && p.has_post_ops();
+            if (fused) {
               post.bias = p.post.bias ? p.post.bias + k : nullptr;
               post.residual = res ? res + m * K + k : nullptr;
               post.relu = p.post.act.kind == ActKind::kRelu;
             }
-            PwTile t{xr,
-                     wp.get() + (g * KT + kt) * tile_floats + c0 * kPwChannels,
-                     p.y_out + m * K + k,
-                     K,
-                     kc,
-                     mp,
-                     static_cast<int>(std::min<std::int64_t>(kPwChannels, Kg - kt * kPwChannels)),
-                     c0 > 0,
-                     last && fuse && p.has_post_ops() ? &post : nullptr};
-            pw_tile_avx512(t);
+            const BrTile t{xr.data(),
+                           wp.get() + (g * KT + kt) * tile_floats + (ba.t0 * Cg + ba.c0) * kBrChannels,
+                           Cg * kBrChannels,
+                           nseg,
+                           ba.kc,
+                           p.y_out + m * K + k,
+                           K,
+                           mp,
+                           static_cast<int>(std::min<std::int64_t>(kBrChannels, Kg - kt * kBrChannels)),
+                           !first,
+                           fused ? &post : nullptr};
+            br_tile_avx512(t);
           }
         }
       }
       if (!fuse)
         apply_post_ops_nhwc(p, p.y_out + m0 * K, res ? res + m0 * K : nullptr, m1 - m0,
-                            g * Kg + t0 * kPwChannels, g * Kg + std::min(Kg, t1 * kPwChannels));
+                            g * Kg + t0 * kBrChannels, g * Kg + std::min(Kg, t1 * kBrChannels));
     }
   });
   return Status::ok();

@@ -1,10 +1,10 @@
-// Pointwise convolution, AVX-512: tiles of up to 6 pixels x 64 channels (24 zmm accumulators).
-// Each step of the reduction loads 4 weight vectors and broadcasts one input value per pixel
-// from that pixel's own row, so the activations are never copied; six rows stay within the
-// ways of an L1 set even when the pixel stride is a multiple of 4 KiB.
+// Batch-reduce GEMM tiles, AVX-512: up to 6 pixels x 64 channels (24 zmm accumulators). Each
+// step of the reduction loads 4 weight vectors and broadcasts one input value per pixel from
+// that pixel's own row, so the activations are never copied; six rows stay within the ways of
+// an L1 set even when the pixel stride is a multiple of 4 KiB.
 #include <immintrin.h>
 
-#include "pointwise_kernels.hpp"
+#include "brgemm_kernels.hpp"
 
 namespace tessera::dnn::conv {
 namespace {
@@ -12,29 +12,31 @@ namespace {
 __mmask16 lanes(int n) { return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u); }
 
 template <int MP, int NV>
-void tile(const PwTile& t) {
+void tile(const BrTile& t) {
   __m512 acc[MP][NV];
 #pragma GCC unroll 8
   for (int j = 0; j < MP; ++j)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_setzero_ps();
-  const float* xr[MP];
+  for (int sg = 0; sg < t.nseg; ++sg) {
+    const float* xr[MP];
 #pragma GCC unroll 8
-  for (int j = 0; j < MP; ++j) xr[j] = t.x[j];
-  const float* w = t.w;
-  for (std::int64_t r = 0; r < t.kc; ++r, w += kPwChannels) {
-    __m512 wv[NV];
+    for (int j = 0; j < MP; ++j) xr[j] = t.x[sg * kBrPixels + j];
+    const float* w = t.w + sg * t.w_seg;
+    for (std::int64_t r = 0; r < t.kc; ++r, w += kBrChannels) {
+      __m512 wv[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(w + 16 * v);
+      for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(w + 16 * v);
 #pragma GCC unroll 8
-    for (int j = 0; j < MP; ++j) {
-      const __m512 b = _mm512_set1_ps(xr[j][r]);
+      for (int j = 0; j < MP; ++j) {
+        const __m512 b = _mm512_set1_ps(xr[j][r]);
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_fmadd_ps(b, wv[v], acc[j][v]);
+        for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_fmadd_ps(b, wv[v], acc[j][v]);
+      }
     }
   }
   const __mmask16 last = lanes(t.nk - 16 * (NV - 1));
-  const PwEpilogue* e = t.post;
+  const BrEpilogue* e = t.post;
   __m512 bias[NV];
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v)
@@ -58,9 +60,9 @@ void tile(const PwTile& t) {
   }
 }
 
-using TileFn = void (*)(const PwTile&);
+using TileFn = void (*)(const BrTile&);
 template <int NV>
-constexpr TileFn kRow[kPwPixels] = {tile<1, NV>, tile<2, NV>, tile<3, NV>,
+constexpr TileFn kRow[kBrPixels] = {tile<1, NV>, tile<2, NV>, tile<3, NV>,
                                     tile<4, NV>, tile<5, NV>, tile<6, NV>};
 constexpr const TileFn* kTiles[4] = {kRow<1>, kRow<2>, kRow<3>, kRow<4>};
 
@@ -93,19 +95,19 @@ void transpose16(__m512 r[16]) {
 
 }  // namespace
 
-void pw_tile_avx512(const PwTile& t) { kTiles[(t.nk + 15) / 16 - 1][t.mp - 1](t); }
+void br_tile_avx512(const BrTile& t) { kTiles[(t.nk + 15) / 16 - 1][t.mp - 1](t); }
 
-void pw_pack_avx512(const float* w, std::int64_t ldw, std::int64_t rows, std::int64_t red,
+void br_pack_avx512(const float* w, std::int64_t ldw, std::int64_t rows, std::int64_t red,
                     float* dst) {
   for (std::int64_t r0 = 0; r0 < red; r0 += 16) {
     const int nr = red - r0 < 16 ? static_cast<int>(red - r0) : 16;
     const __mmask16 m = lanes(nr);
-    for (int k0 = 0; k0 < kPwChannels; k0 += 16) {
+    for (int k0 = 0; k0 < kBrChannels; k0 += 16) {
       __m512 v[16];
       for (int i = 0; i < 16; ++i)
         v[i] = k0 + i < rows ? _mm512_maskz_loadu_ps(m, w + (k0 + i) * ldw + r0) : _mm512_setzero_ps();
       transpose16(v);
-      for (int i = 0; i < nr; ++i) _mm512_storeu_ps(dst + (r0 + i) * kPwChannels + k0, v[i]);
+      for (int i = 0; i < nr; ++i) _mm512_storeu_ps(dst + (r0 + i) * kBrChannels + k0, v[i]);
     }
   }
 }
