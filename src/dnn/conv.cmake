@@ -9,7 +9,6 @@ list(APPEND DNN_SOURCES
   ops/conv/depthwise_avx2.cpp
   ops/conv/depthwise_avx512.cpp
   ops/conv/direct.cpp
-  ops/conv/direct_avx512.cpp
   ops/conv/brgemm.cpp
   ops/conv/brgemm_avx512.cpp
   ops/conv/impls.cpp
@@ -17,6 +16,5 @@ list(APPEND DNN_SOURCES
   ops/conv/find.cpp
 )
 list(APPEND DNN_AVX2 ops/conv/depthwise_avx2.cpp)
-list(APPEND DNN_AVX512 ops/conv/depthwise_avx512.cpp ops/conv/direct_avx512.cpp
-  ops/conv/brgemm_avx512.cpp)
+list(APPEND DNN_AVX512 ops/conv/depthwise_avx512.cpp ops/conv/brgemm_avx512.cpp)
 include(winograd.cmake)

@@ -27,8 +27,8 @@ Status gemm1x1_bwd_data(Handle& h, const Problem& p);
 Status gemm1x1_bwd_weights(Handle& h, const Problem& p);
 
 // Batch-reduce GEMM (brgemm.cpp + brgemm_avx512.cpp): channels-last forward convolution of
-// any shape on AVX-512 machines, activations read in place; runs gemm1x1's channels-last
-// problems (any stride) and ... .
+// any shape on AVX-512 machines, activations read in place; runs the direct algorithm and
+// gemm1x1's channels-last problems (any stride).
 bool brgemm_usable(const Problem& p);
 Status brgemm_fwd(Handle& h, const Problem& p);
 
@@ -38,8 +38,7 @@ Status depthwise_accepts(const Problem& p);
 Status depthwise_fwd(Handle& h, const Problem& p);
 Status depthwise_bwd_weights(Handle& h, const Problem& p);
 
-// Direct (direct.cpp + direct_avx512.cpp): NHWC, register-blocked over output pixels and
-// output channels, weights repacked once per call.
+// Direct (direct.cpp): NHWC on AVX-512, the batch-reduce GEMM above over every tap.
 Status direct_accepts(const Problem& p);
 Status direct_prefers(const Problem& p);
 Status direct_fwd(Handle& h, const Problem& p);
