@@ -153,7 +153,8 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
       }
       for (std::size_t bi = 0; bi < bat.size(); ++bi) {
         const Batch& ba = bat[bi];
-        const bool first = bi == 0, last = bi + 1 == bat.size();
+        const bool first = bi == 0;
+        const bool fused = bi + 1 == bat.size() && fuse && p.has_post_ops();  // last batch only
         const int nseg = static_cast<int>(ba.t1 - ba.t0);
         for (std::int64_t m = m0; m < m1; m += kBrPixels) {
           const int mp = static_cast<int>(std::min<std::int64_t>(kBrPixels, m1 - m));
@@ -170,7 +171,6 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
           for (std::int64_t kt = t0; kt < t1; ++kt) {
             const std::int64_t k = g * Kg + kt * kBrChannels;
             BrEpilogue post;
-            const bool fused = last && fuse && p.has_post_ops();
             if (fused) {
               post.bias = p.post.bias ? p.post.bias + k : nullptr;
               post.residual = res ? res + m * K + k : nullptr;
