@@ -229,7 +229,18 @@ TEST(ConvTest, BatchReduceBlocksTailsAndStrides) {
       ConvCase{1, 65, 70, 5, {11, 6}, {1, 1}, {2, 1}},
       ConvCase{1, 520, 70, 1, {5, 6}, {3, 3}, {2, 1}, {1, 2}, {1, 2}, {2, 1}},
       ConvCase{2, 96, 72, 2, {9, 8}, {3, 3}, {1, 1}, {}, {1, 1}, {1, 1}},
-      ConvCase{1, 20, 33, 1, {4, 6, 5}, {3, 2, 3}, {1, 2, 1}, {2, 1, 1}, {2, 0, 1}, {1, 1, 2}}};
+      ConvCase{1, 20, 33, 1, {4, 6, 5}, {3, 2, 3}, {1, 2, 1}, {2, 1, 1}, {2, 0, 1}, {1, 1, 2}},
+      // Run tiles: narrow 1x1 (one run over all pixels, groups), 1x1 with kernel rows of
+      // taps along h, and few input channels (segments over whole kernel rows: pixels at the
+      // left/right edges take the per-pixel tiles; a kernel wider than the input has no
+      // interior at all).
+      ConvCase{2, 32, 16, 1, {13, 11}, {1, 1}},
+      ConvCase{1, 40, 24, 2, {9, 7}, {1, 1}},
+      ConvCase{2, 8, 20, 1, {9, 10}, {3, 1}, {1, 2}, {}, {1, 0}, {1, 0}},
+      ConvCase{2, 3, 32, 1, {15, 23}, {3, 3}, {2, 2}, {}, {1, 1}, {1, 1}},
+      ConvCase{1, 3, 70, 1, {19, 20}, {7, 7}, {2, 2}, {}, {3, 3}, {3, 2}},
+      ConvCase{1, 5, 17, 1, {5, 9, 11}, {2, 3, 4}, {1, 2, 3}, {2, 1, 1}, {1, 0, 2}, {0, 1, 1}},
+      ConvCase{1, 4, 8, 1, {6, 3}, {3, 5}, {1, 1}, {}, {1, 2}, {1, 2}}};
   for (ConvCase& cc : cases) cc.layout = Layout::kNHWC;
   Handle h;
   for_each_isa([&](Isa) {

@@ -22,9 +22,9 @@
 namespace tessera::dnn::conv {
 namespace {
 
-constexpr std::int64_t kMaxBlockPixels = 96;
 constexpr std::int64_t kMaxBlockTiles = 4;  // 256 channels
 constexpr std::int64_t kBatchSteps = 512;   // reduction steps per batch
+constexpr std::int64_t kRunMaxChannels = 16;  // segments over whole kernel rows below this
 
 // Input channels per segment: all of them up to 512, else near-equal blocks of <= 384.
 std::int64_t channel_block(std::int64_t Cg) {
@@ -73,6 +73,34 @@ std::vector<Item> work_items(std::int64_t M, std::int64_t KT, std::int64_t G, st
                        KT * (tb + 1) / ntb});
     }
   return items;
+}
+
+// Whether a problem's tiles can be run tiles (pixels evenly spaced in memory) and how.
+struct RunShape {
+  bool on = false;
+  bool flat = false;    // 1x1, stride 1, no padding: all pixels one run (ldx = channel stride)
+  bool kw_run = false;  // a segment spans a whole kernel row (KW taps x Cg channels, contiguous)
+  std::int64_t ldx = 0;
+  std::int64_t ow_lo = 0, ow_hi = 0;  // output columns whose kernel rows lie inside the input
+};
+RunShape run_shape(const Problem& p, const std::vector<Batch>& bat) {
+  RunShape r;
+  if (p.is_1x1_s1_p0()) {
+    r.on = r.flat = true;
+    r.ldx = p.xs.w;
+    return r;
+  }
+  const std::int64_t KW = p.ker[2], W = p.in[2], sw = p.stride[2], pl = p.pad_b[2];
+  // A layer with few channels reduces over short segments (one per tap); a whole kernel row
+  // is contiguous when there is one group and no dilation along w.
+  r.kw_run = KW > 1 && p.Cg < kRunMaxChannels && p.G == 1 && p.dil[2] == 1 && bat.size() == 1;
+  if (KW > 1 && !r.kw_run) return r;
+  r.on = true;
+  r.ldx = sw * p.xs.w;
+  const std::int64_t last = W - 1 - (KW - 1) * p.dil[2] + pl;  // ow * sw <= last
+  r.ow_lo = std::min(p.out[2], (pl + sw - 1) / sw);
+  r.ow_hi = std::max(r.ow_lo, last < 0 ? 0 : std::min(p.out[2], last / sw + 1));
+  return r;
 }
 
 }  // namespace
@@ -136,59 +164,114 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
     return i;
   };
 
+  const RunShape run = run_shape(p, bat);
   detail::parallel_for(h, 0, shares, 1, [&](std::int64_t b, std::int64_t e) {
     struct Pixel {
       const float* image;    // x at image n, group g's channel 0
       std::int64_t d, h, w;  // input coordinates of tap (0, 0, 0); may lie in the padding
     };
-    Pixel pix[kMaxBlockPixels];
     std::vector<const float*> xr(static_cast<std::size_t>(max_taps * kBrPixels));
-    for (std::size_t it = first_item(b); it < first_item(e); ++it) {
+    std::vector<BrSeg> segs0(static_cast<std::size_t>(max_taps)), segs(segs0.size());
+    for (std::size_t it = first_item(b), end = first_item(e); it < end; ++it) {
       const auto [g, m0, m1, t0, t1] = items[it];
-      for (std::int64_t m = m0; m < m1; ++m) {
+      auto pixel = [&](std::int64_t m) {
         const std::int64_t n = m / osp, q = m % osp;
         const std::int64_t od = q / (OH * OW), oh = (q / OW) % OH, ow = q % OW;
-        pix[m - m0] = {p.x + n * p.xs.n + g * Cg, od * p.stride[0] - p.pad_b[0],
-                       oh * p.stride[1] - p.pad_b[1], ow * p.stride[2] - p.pad_b[2]};
-      }
+        return Pixel{p.x + n * p.xs.n + g * Cg, od * p.stride[0] - p.pad_b[0],
+                     oh * p.stride[1] - p.pad_b[1], ow * p.stride[2] - p.pad_b[2]};
+      };
       for (std::size_t bi = 0; bi < bat.size(); ++bi) {
         const Batch& ba = bat[bi];
         const bool first = bi == 0;
         const bool fused = bi + 1 == bat.size() && fuse && p.has_post_ops();  // last batch only
-        const int nseg = static_cast<int>(ba.t1 - ba.t0);
-        for (std::int64_t m = m0; m < m1; m += kBrPixels) {
-          const int mp = static_cast<int>(std::min<std::int64_t>(kBrPixels, m1 - m));
-          for (int s = 0; s < nseg; ++s) {
-            const Tap& tp = taps[static_cast<std::size_t>(ba.t0 + s)];
-            for (int j = 0; j < mp; ++j) {
-              const Pixel& px = pix[m - m0 + j];
-              const std::int64_t id = px.d + tp.d, ih = px.h + tp.h, iw = px.w + tp.w;
-              const bool in = id >= 0 && id < p.in[0] && ih >= 0 && ih < p.in[1] && iw >= 0 && iw < p.in[2];
-              xr[static_cast<std::size_t>(s * kBrPixels + j)] =
-                  in ? px.image + id * p.xs.d + ih * p.xs.h + iw * p.xs.w + ba.c0 : zeros.data();
+        auto epilogue = [&](std::int64_t m, std::int64_t k) {
+          BrEpilogue post;
+          if (fused) {
+            post.bias = p.post.bias ? p.post.bias + k : nullptr;
+            post.residual = res ? res + m * K + k : nullptr;
+            post.relu = p.post.act.kind == ActKind::kRelu;
+          }
+          return post;
+        };
+        const float* wb = wp.get() + g * KT * tile_floats;  // group g's packed weights
+        auto nk_of = [&](std::int64_t kt) {
+          return static_cast<int>(std::min<std::int64_t>(kBrChannels, Kg - kt * kBrChannels));
+        };
+        // Pixels [m, me) through per-pixel row pointers, every tap its own segment.
+        auto pixel_tiles = [&](std::int64_t m, std::int64_t me) {
+          const int nseg = static_cast<int>(ba.t1 - ba.t0);
+          for (; m < me; m += kBrPixels) {
+            const int mp = static_cast<int>(std::min<std::int64_t>(kBrPixels, me - m));
+            Pixel pix[kBrPixels];
+            for (int j = 0; j < mp; ++j) pix[j] = pixel(m + j);
+            for (int s = 0; s < nseg; ++s) {
+              const Tap& tp = taps[static_cast<std::size_t>(ba.t0 + s)];
+              for (int j = 0; j < mp; ++j) {
+                const Pixel& px = pix[j];
+                const std::int64_t id = px.d + tp.d, ih = px.h + tp.h, iw = px.w + tp.w;
+                const bool in = id >= 0 && id < p.in[0] && ih >= 0 && ih < p.in[1] && iw >= 0 && iw < p.in[2];
+                xr[static_cast<std::size_t>(s * kBrPixels + j)] =
+                    in ? px.image + id * p.xs.d + ih * p.xs.h + iw * p.xs.w + ba.c0 : zeros.data();
+              }
+            }
+            for (std::int64_t kt = t0; kt < t1; ++kt) {
+              const BrEpilogue post = epilogue(m, g * Kg + kt * kBrChannels);
+              const BrTile t{xr.data(), wb + kt * tile_floats + (ba.t0 * Cg + ba.c0) * kBrChannels,
+                             Cg * kBrChannels, nseg, ba.kc, p.y_out + m * K + g * Kg + kt * kBrChannels,
+                             K, mp, nk_of(kt), !first, fused ? &post : nullptr};
+              br_tile_avx512(t);
             }
           }
-          for (std::int64_t kt = t0; kt < t1; ++kt) {
-            const std::int64_t k = g * Kg + kt * kBrChannels;
-            BrEpilogue post;
-            if (fused) {
-              post.bias = p.post.bias ? p.post.bias + k : nullptr;
-              post.residual = res ? res + m * K + k : nullptr;
-              post.relu = p.post.act.kind == ActKind::kRelu;
-            }
-            const BrTile t{xr.data(),
-                           wp.get() + (g * KT + kt) * tile_floats + (ba.t0 * Cg + ba.c0) * kBrChannels,
-                           Cg * kBrChannels,
-                           nseg,
-                           ba.kc,
-                           p.y_out + m * K + k,
-                           K,
-                           mp,
-                           static_cast<int>(std::min<std::int64_t>(kBrChannels, Kg - kt * kBrChannels)),
-                           !first,
-                           fused ? &post : nullptr};
-            br_tile_avx512(t);
+        };
+        // Pixels [m, me) of one output row (any run of pixels when flat), interior: evenly
+        // spaced operands. Full 64-channel tiles take 6-pixel pieces; a narrower last tile
+        // takes taller pieces of its own.
+        auto run_tiles = [&](std::int64_t m, std::int64_t me) {
+          const Pixel px0 = run.flat ? Pixel{} : pixel(m);
+          const std::int64_t tstep = run.kw_run ? p.ker[2] : 1;
+          int nseg = 0;  // segments of pixel m, weights of channel tile 0
+          for (std::int64_t tp = ba.t0; tp < ba.t1; tp += tstep) {
+            const Tap& t = taps[static_cast<std::size_t>(tp)];
+            const std::int64_t id = px0.d + t.d, ih = px0.h + t.h;
+            if (!run.flat && (id < 0 || id >= p.in[0] || ih < 0 || ih >= p.in[1])) continue;
+            const float* x = run.flat ? p.x + m * p.xs.w + g * Cg + ba.c0
+                                      : px0.image + id * p.xs.d + ih * p.xs.h + px0.w * p.xs.w + ba.c0;
+            segs0[static_cast<std::size_t>(nseg++)] = {x, wb + (tp * Cg + ba.c0) * kBrChannels};
           }
+          auto pieces = [&](std::int64_t ka, std::int64_t kb) {  // channel tiles [ka, kb)
+            const int mpmax = kRunPixels[(nk_of(ka) + 15) / 16 - 1];
+            for (std::int64_t mm = m; mm < me; mm += mpmax)
+              for (std::int64_t kt = ka; kt < kb; ++kt) {
+                for (int s = 0; s < nseg; ++s)
+                  segs[static_cast<std::size_t>(s)] = {segs0[static_cast<std::size_t>(s)].x + (mm - m) * run.ldx,
+                                                       segs0[static_cast<std::size_t>(s)].w + kt * tile_floats};
+                const std::int64_t k = g * Kg + kt * kBrChannels;
+                const BrEpilogue post = epilogue(mm, k);
+                br_run_tile_avx512({segs.data(), nseg, run.kw_run ? p.ker[2] * Cg : ba.kc, run.ldx,
+                                    p.y_out + mm * K + k, K,
+                                    static_cast<int>(std::min<std::int64_t>(mpmax, me - mm)), nk_of(kt),
+                                    !first, fused ? &post : nullptr});
+              }
+          };
+          const std::int64_t kfull = std::min(t1, Kg / kBrChannels);  // tiles [t0, kfull) are full
+          if (t0 < kfull) pieces(t0, kfull);
+          if (std::max(t0, kfull) < t1) pieces(std::max(t0, kfull), t1);
+        };
+        for (std::int64_t m = m0; m < m1;) {
+          std::int64_t me = m1;
+          bool edge = !run.on;
+          if (run.on && !run.flat) {  // stay in the output row; edge pixels read the padding
+            const std::int64_t ow = m % OW, row_end = std::min(m1, m + OW - ow);
+            edge = ow < run.ow_lo || ow >= run.ow_hi;
+            me = ow < run.ow_lo ? std::min(row_end, m + run.ow_lo - ow)
+                 : edge         ? row_end
+                                : std::min(row_end, m + run.ow_hi - ow);
+          }
+          if (edge)
+            pixel_tiles(m, me);
+          else
+            run_tiles(m, me);
+          m = me;
         }
       }
       if (!fuse)

@@ -4,12 +4,43 @@
 // an L1 set even when the pixel stride is a multiple of 4 KiB.
 #include <immintrin.h>
 
+#include <array>
+#include <utility>
+
 #include "brgemm_kernels.hpp"
 
 namespace tessera::dnn::conv {
 namespace {
 
 __mmask16 lanes(int n) { return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u); }
+
+// The tile's last store: y (+ the stored partial sum) (+ bias + residual, relu).
+template <int MP, int NV>
+inline void store(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, bool accumulate,
+                  const BrEpilogue* e) {
+  const __mmask16 last = lanes(nk - 16 * (NV - 1));
+  __m512 bias[NV];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v)
+    bias[v] = e && e->bias ? _mm512_maskz_loadu_ps(v == NV - 1 ? last : lanes(16), e->bias + 16 * v)
+                           : _mm512_setzero_ps();
+#pragma GCC unroll 24
+  for (int j = 0; j < MP; ++j) {
+    float* yj = y + j * ldy;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      const __mmask16 m = v == NV - 1 ? last : lanes(16);
+      __m512 s = acc[j][v];
+      if (accumulate) s = _mm512_add_ps(_mm512_maskz_loadu_ps(m, yj + 16 * v), s);
+      if (e) {
+        s = _mm512_add_ps(s, bias[v]);
+        if (e->residual) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, e->residual + j * ldy + 16 * v));
+        if (e->relu) s = _mm512_max_ps(s, _mm512_setzero_ps());
+      }
+      _mm512_mask_storeu_ps(yj + 16 * v, m, s);
+    }
+  }
+}
 
 template <int MP, int NV>
 void tile(const BrTile& t) {
@@ -35,29 +66,43 @@ void tile(const BrTile& t) {
       }
     }
   }
-  const __mmask16 last = lanes(t.nk - 16 * (NV - 1));
-  const BrEpilogue* e = t.post;
-  __m512 bias[NV];
+  store<MP, NV>(acc, t.y, t.ldy, t.nk, t.accumulate, t.post);
+}
+
+// Pixels in groups of four share a pointer: operands at q, q + ldx, q + 2 ldx, q + 3 ldx are
+// base + index addressing with ldx and 3 ldx in registers, so a tile of 24 pixels needs six
+// pointers, not 24.
+template <int MP, int NV>
+void run_tile(const BrRunTile& t) {
+  constexpr int NG = (MP + 3) / 4;
+  __m512 acc[MP][NV];
+#pragma GCC unroll 24
+  for (int j = 0; j < MP; ++j)
 #pragma GCC unroll 4
-  for (int v = 0; v < NV; ++v)
-    bias[v] = e && e->bias ? _mm512_maskz_loadu_ps(v == NV - 1 ? last : lanes(16), e->bias + 16 * v)
-                           : _mm512_setzero_ps();
-#pragma GCC unroll 8
-  for (int j = 0; j < MP; ++j) {
-    float* y = t.y + j * t.ldy;
+    for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_setzero_ps();
+  const std::int64_t ld = t.ldx, ld3 = 3 * t.ldx;
+  for (int sg = 0; sg < t.nseg; ++sg) {
+    const float* q[NG];
+#pragma GCC unroll 6
+    for (int g = 0; g < NG; ++g) q[g] = t.seg[sg].x + 4 * g * ld;
+    const float* w = t.seg[sg].w;
+    for (std::int64_t r = 0; r < t.kc; ++r, w += kBrChannels) {
+      __m512 wv[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      const __mmask16 m = v == NV - 1 ? last : lanes(16);
-      __m512 s = acc[j][v];
-      if (t.accumulate) s = _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + 16 * v), s);
-      if (e) {
-        s = _mm512_add_ps(s, bias[v]);
-        if (e->residual) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, e->residual + j * t.ldy + 16 * v));
-        if (e->relu) s = _mm512_max_ps(s, _mm512_setzero_ps());
+      for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(w + 16 * v);
+#pragma GCC unroll 24
+      for (int j = 0; j < MP; ++j) {
+        const float* qj = q[j / 4];
+        const int i = j % 4;
+        const __m512 b = _mm512_set1_ps(i == 0 ? qj[0] : i == 1 ? qj[ld] : i == 2 ? qj[2 * ld] : qj[ld3]);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_fmadd_ps(b, wv[v], acc[j][v]);
       }
-      _mm512_mask_storeu_ps(y + 16 * v, m, s);
+#pragma GCC unroll 6
+      for (int g = 0; g < NG; ++g) ++q[g];
     }
   }
+  store<MP, NV>(acc, t.y, t.ldy, t.nk, t.accumulate, t.post);
 }
 
 using TileFn = void (*)(const BrTile&);
@@ -65,6 +110,16 @@ template <int NV>
 constexpr TileFn kRow[kBrPixels] = {tile<1, NV>, tile<2, NV>, tile<3, NV>,
                                     tile<4, NV>, tile<5, NV>, tile<6, NV>};
 constexpr const TileFn* kTiles[4] = {kRow<1>, kRow<2>, kRow<3>, kRow<4>};
+
+using RunFn = void (*)(const BrRunTile&);
+template <int NV, int... J>
+constexpr std::array<RunFn, sizeof...(J)> run_row(std::integer_sequence<int, J...>) {
+  return {run_tile<J + 1, NV>...};
+}
+template <int NV>
+constexpr auto kRunRow = run_row<NV>(std::make_integer_sequence<int, kRunPixels[NV - 1]>{});
+constexpr const RunFn* kRunTiles[4] = {kRunRow<1>.data(), kRunRow<2>.data(), kRunRow<3>.data(),
+                                       kRunRow<4>.data()};
 
 // In-register transpose of a 16 x 16 block: r[i] lane j <- r[j] lane i.
 void transpose16(__m512 r[16]) {
@@ -96,6 +151,7 @@ void transpose16(__m512 r[16]) {
 }  // namespace
 
 void br_tile_avx512(const BrTile& t) { kTiles[(t.nk + 15) / 16 - 1][t.mp - 1](t); }
+void br_run_tile_avx512(const BrRunTile& t) { kRunTiles[(t.nk + 15) / 16 - 1][t.mp - 1](t); }
 
 void br_pack_avx512(const float* w, std::int64_t ldw, std::int64_t rows, std::int64_t red,
                     float* dst) {

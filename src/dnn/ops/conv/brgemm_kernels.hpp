@@ -37,9 +37,33 @@ struct BrTile {
   const BrEpilogue* post; // null: plain store
 };
 
+// Run tiles: the pixels of a tile lie evenly spaced in memory (a 1x1 convolution's pixels, or
+// one output row when a segment spans a whole kernel row of a layer with few channels), so
+// pixel j's operand of segment s is seg[s].x + j * ldx and no per-pixel pointers are needed.
+// That frees the registers for taller tiles over narrow channel tiles: kRunPixels[NV - 1]
+// pixels by NV vectors of 16 channels.
+inline constexpr int kRunPixels[4] = {24, 12, 8, 6};
+struct BrSeg {
+  const float* x;  // pixel 0's operand at the segment's first reduction index
+  const float* w;  // the segment's packed weights (row stride kBrChannels)
+};
+struct BrRunTile {
+  const BrSeg* seg;
+  int nseg;
+  std::int64_t kc;   // reduction length of each segment
+  std::int64_t ldx;  // floats between consecutive pixels' operands
+  float* y;
+  std::int64_t ldy;
+  int mp;  // pixels, 1..kRunPixels[(nk + 15) / 16 - 1]
+  int nk;  // channels, 1..kBrChannels
+  bool accumulate;
+  const BrEpilogue* post;
+};
+
 // AVX-512F. Every output element is one chain of fused multiply-adds in reduction order
 // (segments in order; each batch added to the stored partial sum), whatever the tile shape.
 void br_tile_avx512(const BrTile& t);
+void br_run_tile_avx512(const BrRunTile& t);
 // Packs rows [0, rows) (rows <= kBrChannels) of the row-major matrix w (row stride ldw) over
 // reduction indices [0, red) into dst as above; rows in [rows, kBrChannels) are zero.
 void br_pack_avx512(const float* w, std::int64_t ldw, std::int64_t rows, std::int64_t red,

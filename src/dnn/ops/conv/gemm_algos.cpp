@@ -469,12 +469,8 @@ Status gemm1x1_fwd_accepts(const Problem& p) {
   return im2col_accepts(p);
 }
 
-constexpr std::int64_t kNarrowKg = 32;
 Status gemm1x1_fwd(Handle& h, const Problem& p) {
-  // Narrow layers (<= 32 output channels per group) fill the batch-reduce tiles (64 channels)
-  // poorly; the BLAS kernel's 32-row tiles suit them better (MobileNet-V2's 16- and 24-channel
-  // projections ran 1.3-1.5x slower on the tiles).
-  if (brgemm_usable(p) && p.Kg > kNarrowKg) return brgemm_fwd(h, p);
+  if (brgemm_usable(p)) return brgemm_fwd(h, p);
   const std::int64_t osp = p.out_spatial();
   std::vector<float> wbuf;
   const float* res = residual_of(p);
