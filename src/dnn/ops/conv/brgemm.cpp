@@ -83,7 +83,7 @@ struct RunShape {
   std::int64_t ldx = 0;
   std::int64_t ow_lo = 0, ow_hi = 0;  // output columns whose kernel rows lie inside the input
 };
-RunShape run_shape(const Problem& p, const std::vector<Batch>& bat) {
+RunShape run_shape(const Problem& p) {
   RunShape r;
   if (p.is_1x1_s1_p0()) {
     r.on = r.flat = true;
@@ -93,7 +93,7 @@ RunShape run_shape(const Problem& p, const std::vector<Batch>& bat) {
   const std::int64_t KW = p.ker[2], W = p.in[2], sw = p.stride[2], pl = p.pad_b[2];
   // A layer with few channels reduces over short segments (one per tap); a whole kernel row
   // is contiguous when there is one group and no dilation along w.
-  r.kw_run = KW > 1 && p.Cg < kRunMaxChannels && p.G == 1 && p.dil[2] == 1 && bat.size() == 1;
+  r.kw_run = KW > 1 && brgemm_kernel_rows(p);
   if (KW > 1 && !r.kw_run) return r;
   r.on = true;
   r.ldx = sw * p.xs.w;
@@ -104,6 +104,11 @@ RunShape run_shape(const Problem& p, const std::vector<Batch>& bat) {
 }
 
 }  // namespace
+
+bool brgemm_kernel_rows(const Problem& p) {
+  return p.Cg < kRunMaxChannels && p.G == 1 && p.dil[2] == 1 &&
+         p.ker_spatial() * p.Cg <= kBatchSteps;  // one batch
+}
 
 bool brgemm_usable(const Problem& p) {
   return cpu_info().isa() >= Isa::kAvx512 && p.same_layout(Layout::kNHWC);
@@ -164,7 +169,7 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
     return i;
   };
 
-  const RunShape run = run_shape(p, bat);
+  const RunShape run = run_shape(p);
   detail::parallel_for(h, 0, shares, 1, [&](std::int64_t b, std::int64_t e) {
     struct Pixel {
       const float* image;    // x at image n, group g's channel 0
