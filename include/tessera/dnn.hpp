@@ -315,6 +315,30 @@ Status conv_backward_weights(Handle& h, const ConvDesc& c, const TensorDesc& x_d
                              const TensorDesc& dw_desc, void* dw, float* dbias = nullptr,
                              ConvAlgo algo = ConvAlgo::kAuto);
 
+// A forward convolution planned once for fixed descriptors and weights, as a graph runtime
+// or a training loop's inference pass uses it: create() validates the descriptors, chooses
+// the algorithm as conv_forward would (`algo`, else the tuning database, else the heuristic)
+// and packs a copy of the weights into that algorithm's layout, so run() reads only x and
+// the post-ops' data. The plan owns its weights: later changes to w do not reach it. Runs on
+// one plan from several threads at once (each with its own handle) are safe. run() gives the
+// same bits as conv_forward with the same algorithm.
+class ConvForwardPlan {
+ public:
+  static Result<ConvForwardPlan> create(Handle& h, const ConvDesc& c, const TensorDesc& x_desc,
+                                        const TensorDesc& w_desc, const void* w,
+                                        const TensorDesc& y_desc,
+                                        ConvAlgo algo = ConvAlgo::kAuto);
+  Status run(Handle& h, const void* x, void* y, const PostOps& post = {}) const;
+  ConvAlgo algo() const;
+  const std::string& impl() const;  // implementation name
+  std::size_t packed_bytes() const;  // weights packed at creation (0: the algorithm reads w as given)
+
+ private:
+  struct State;
+  explicit ConvForwardPlan(std::shared_ptr<const State> s) : s_(std::move(s)) {}
+  std::shared_ptr<const State> s_;
+};
+
 // The algorithm immediate mode (kAuto) would run, and why: "tune-db" or "heuristic".
 struct ConvChoice {
   ConvAlgo algo = ConvAlgo::kReference;

@@ -13,6 +13,7 @@ list(APPEND DNN_SOURCES
   ops/conv/brgemm_avx512.cpp
   ops/conv/impls.cpp
   ops/conv/api.cpp
+  ops/conv/plan.cpp
   ops/conv/find.cpp
 )
 list(APPEND DNN_AVX2 ops/conv/depthwise_avx2.cpp)

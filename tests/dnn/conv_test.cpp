@@ -2,7 +2,9 @@
 // stride, dilation, asymmetric padding, groups, both layouts, both weight layouts, odd sizes,
 // post-ops, bf16/f16), every ISA, thread-count independence, adjoint and finite-difference
 // checks of the backward passes, Find mode with the tuning database, bad descriptors.
+#include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "conv_test_util.hpp"
 #include "tessera/core/thread_pool.hpp"
@@ -433,6 +435,78 @@ TEST(ConvTest, FindModeRecordsAndImmediateModeUsesIt) {
   choice = choose_convolution(h, ConvDir::kForward, cc.desc(), cc.x_desc(), cc.w_desc(), cc.y_desc());
   ASSERT_TRUE(choice.is_ok());
   EXPECT_EQ(choice->source, "heuristic");
+}
+
+// A plan gives conv_forward's bits with the same algorithm (packed weights or not, any dtype,
+// post-ops per run), keeps its own copy of the weights, runs from two threads at once, and
+// rejects bad descriptors at creation and bad pointers at run time.
+TEST(ConvTest, ForwardPlansMatchConvForward) {
+  Handle h;
+  std::vector<ConvCase> cases = {
+      ConvCase{2, 32, 16, 1, {13, 11}, {1, 1}},                           // gemm1x1
+      ConvCase{1, 40, 70, 2, {9, 7}, {3, 3}, {2, 1}, {}, {1, 1}, {0, 1}},  // direct / winograd
+      ConvCase{1, 3, 20, 1, {15, 16}, {7, 7}, {2, 2}, {}, {3, 3}, {3, 3}},  // kernel rows
+      ConvCase{1, 12, 12, 12, {8, 9}, {3, 3}, {}, {}, {1, 1}, {1, 1}}};     // depthwise
+  int planned = 0;
+  for (ConvCase cc : cases)
+    for (Layout l : {Layout::kNHWC, Layout::kNCHW})
+      for (DType dt : {DType::kF32, DType::kBF16}) {
+        cc.layout = cc.wlayout = l;
+        cc.dtype = dt;
+        for (ConvAlgo a : {ConvAlgo::kAuto, ConvAlgo::kDirect, ConvAlgo::kGemm1x1, ConvAlgo::kIm2col}) {
+          SCOPED_TRACE(cc.name() + " " + std::string(algo_name(a)) + " " + std::string(dtype_name(dt)));
+          Bufs b = inputs(cc, ConvDir::kForward, 11), want = b;
+          auto plan = ConvForwardPlan::create(h, cc.desc(), cc.x_desc(), cc.w_desc(), b.w.data(),
+                                              cc.y_desc(), a);
+          if (!plan.is_ok()) {
+            EXPECT_EQ(plan.status().code(), StatusCode::kUnsupported) << plan.status().to_string();
+            continue;
+          }
+          ++planned;
+          for (bool post : {false, true}) {
+            ASSERT_TRUE(run_dir(h, cc, ConvDir::kForward, plan->algo(), want, post, nullptr, ActKind::kRelu).is_ok());
+            std::fill(b.w.begin(), b.w.end(), std::uint8_t{0x7f});  // the plan has its own copy
+            PostOps po;
+            if (post) po.bias = b.bias.data(), po.residual = b.res.data(), po.act = Activation::make(ActKind::kRelu);
+            ASSERT_TRUE(plan->run(h, b.x.data(), b.y.data(), po).is_ok());
+            EXPECT_EQ(b.y, want.y);
+          }
+        }
+      }
+  EXPECT_GE(planned, 32);  // every case with auto and im2col, both layouts and dtypes
+  // Packed weights where the batch-reduce tiles run; two threads share one plan.
+  ConvCase cc{2, 24, 40, 1, {10, 9}, {3, 3}, {}, {}, {1, 1}, {1, 1}};
+  cc.layout = cc.wlayout = Layout::kNHWC;
+  Bufs b = inputs(cc, ConvDir::kForward, 3);
+  auto plan = ConvForwardPlan::create(h, cc.desc(), cc.x_desc(), cc.w_desc(), b.w.data(), cc.y_desc(),
+                                      ConvAlgo::kDirect);
+  if (cpu_info().usable(CpuFeature::kAvx512f)) {
+    ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+    EXPECT_GT(plan->packed_bytes(), 0u);
+    Bufs want = b;
+    ASSERT_TRUE(run_dir(h, cc, ConvDir::kForward, ConvAlgo::kDirect, want, false, nullptr).is_ok());
+    Bufs b2 = b;
+    std::thread t([&] {
+      Handle h2;
+      for (int i = 0; i < 20; ++i) EXPECT_TRUE(plan->run(h2, b2.x.data(), b2.y.data()).is_ok());
+    });
+    for (int i = 0; i < 20; ++i) EXPECT_TRUE(plan->run(h, b.x.data(), b.y.data()).is_ok());
+    t.join();
+    EXPECT_EQ(b.y, want.y);
+    EXPECT_EQ(b2.y, want.y);
+    const auto before = b.y;
+    Status s = plan->run(h, nullptr, b.y.data());
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("ConvForwardPlan::run"), std::string::npos) << s.message();
+    EXPECT_EQ(b.y, before);
+  }
+  ConvDesc g3 = cc.desc();
+  g3.groups = 5;
+  auto bad = ConvForwardPlan::create(h, g3, cc.x_desc(), cc.w_desc(), b.w.data(), cc.y_desc());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("groups"), std::string::npos) << bad.status().message();
+  bad = ConvForwardPlan::create(h, cc.desc(), cc.x_desc(), cc.w_desc(), nullptr, cc.y_desc());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(ConvTest, BadDescriptorsAreRejectedAndNothingIsWritten) {

@@ -12,6 +12,9 @@ struct Algo {
   // Immediate mode's heuristic: an algorithm that accepts but is not preferred (a reason
   // says why) is skipped by the heuristic; Find mode and explicit requests still run it.
   Status (*prefers)(const Problem&) = nullptr;
+  // Plans (forward): packs p.w into the layout `impl.run` reads through p.w_packed; leaves
+  // `out` empty when this problem runs on the weights as given. Null: never packs.
+  void (*pack)(Handle&, const Problem&, std::vector<float>& out) = nullptr;
 };
 
 // GEMM-based (gemm_algos.cpp): im2col + GEMM for fwd/bwd-weights and GEMM + col2im for
@@ -33,7 +36,10 @@ bool brgemm_usable(const Problem& p);
 // Few input channels (< 16), one group, no dilation along w, taps x channels <= 512: each
 // tile reduces over whole kernel rows (KW x Cg contiguous floats) instead of single taps.
 bool brgemm_kernel_rows(const Problem& p);
+// Runs on p.w_packed when set (packed by brgemm_pack), else packs per call.
 Status brgemm_fwd(Handle& h, const Problem& p);
+// A plan's weights for brgemm_fwd when brgemm_usable(p), else nothing.
+void brgemm_pack(Handle& h, const Problem& p, std::vector<float>& out);
 
 // Depthwise (depthwise.cpp + per-ISA kernels): groups == C, one filter per channel
 // (K == C), NHWC or NCHW.

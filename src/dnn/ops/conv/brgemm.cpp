@@ -114,30 +114,50 @@ bool brgemm_usable(const Problem& p) {
   return cpu_info().isa() >= Isa::kAvx512 && p.same_layout(Layout::kNHWC);
 }
 
-Status brgemm_fwd(Handle& h, const Problem& p) {
-  const std::int64_t Cg = p.Cg, Kg = p.Kg, G = p.G, K = p.K, T = p.ker_spatial();
-  const std::int64_t red = T * Cg;
-  const std::int64_t KT = (Kg + kBrChannels - 1) / kBrChannels;
-  const std::int64_t M = p.N * p.out_spatial();
-  const std::int64_t tile_floats = red * kBrChannels;
+namespace {
 
-  // Weights as [K][taps][Cg] -> per group, KT tiles of [taps * Cg][64].
+std::int64_t channel_tiles(const Problem& p) { return (p.Kg + kBrChannels - 1) / kBrChannels; }
+std::int64_t tile_floats(const Problem& p) { return p.ker_spatial() * p.Cg * kBrChannels; }
+
+// Weights as [K][taps][Cg] -> per group, KT tiles of [taps * Cg][64] at dst.
+void pack_tiles(Handle& h, const Problem& p, float* dst) {
+  const std::int64_t red = p.ker_spatial() * p.Cg, KT = channel_tiles(p), tf = tile_floats(p);
   std::vector<float> wbuf;
   const float* W = p.w;
-  if (!p.w_ohwi && !(T == 1 && p.w_oihw)) {
-    wbuf.resize(static_cast<std::size_t>(K * red));
+  if (!p.w_ohwi && !(p.ker_spatial() == 1 && p.w_oihw)) {
+    wbuf.resize(static_cast<std::size_t>(p.K * red));
     pack_weights(p, true, wbuf.data());
     W = wbuf.data();
   }
-  const auto wp = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(G * KT * tile_floats));
-  detail::parallel_for(h, 0, G * KT, 1, [&](std::int64_t b, std::int64_t e) {
+  detail::parallel_for(h, 0, p.G * KT, 1, [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t i = b; i < e; ++i) {
       const std::int64_t g = i / KT, kt = i % KT;
-      br_pack_avx512(W + (g * Kg + kt * kBrChannels) * red, red,
-                     std::min<std::int64_t>(kBrChannels, Kg - kt * kBrChannels), red,
-                     wp.get() + i * tile_floats);
+      br_pack_avx512(W + (g * p.Kg + kt * kBrChannels) * red, red,
+                     std::min<std::int64_t>(kBrChannels, p.Kg - kt * kBrChannels), red, dst + i * tf);
     }
   });
+}
+
+}  // namespace
+
+void brgemm_pack(Handle& h, const Problem& p, std::vector<float>& out) {
+  out.clear();
+  if (!brgemm_usable(p)) return;
+  out.resize(static_cast<std::size_t>(p.G * channel_tiles(p) * tile_floats(p)));
+  pack_tiles(h, p, out.data());
+}
+
+Status brgemm_fwd(Handle& h, const Problem& p) {
+  const std::int64_t Cg = p.Cg, Kg = p.Kg, G = p.G, K = p.K, T = p.ker_spatial();
+  const std::int64_t KT = channel_tiles(p), tile_floats = conv::tile_floats(p);
+  const std::int64_t M = p.N * p.out_spatial();
+  std::unique_ptr<float[]> own;
+  const float* wpk = p.w_packed;
+  if (wpk == nullptr) {
+    own = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(G * KT * tile_floats));
+    pack_tiles(h, p, own.get());
+    wpk = own.get();
+  }
 
   // Taps: offsets along d, h, w (dilation included).
   struct Tap {
@@ -198,7 +218,7 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
           }
           return post;
         };
-        const float* wb = wp.get() + g * KT * tile_floats;  // group g's packed weights
+        const float* wb = wpk + g * KT * tile_floats;  // group g's packed weights
         auto nk_of = [&](std::int64_t kt) {
           return static_cast<int>(std::min<std::int64_t>(kBrChannels, Kg - kt * kBrChannels));
         };

@@ -28,13 +28,14 @@ Status nonempty(const Problem& p) {
 // Forward, best first. The order is the heuristic of immediate mode.
 constexpr Algo kForward[] = {
     {ConvAlgo::kDepthwise, {"conv_f32_depthwise", nonempty<depthwise_accepts>, depthwise_fwd}},
-    {ConvAlgo::kGemm1x1, {"conv_f32_gemm1x1", nonempty<gemm1x1_fwd_accepts>, gemm1x1_fwd}},
+    {ConvAlgo::kGemm1x1, {"conv_f32_gemm1x1", nonempty<gemm1x1_fwd_accepts>, gemm1x1_fwd}, nullptr,
+     brgemm_pack},
     {ConvAlgo::kWinogradF4x3,
      {"conv_f32_winograd_f4x3", nonempty<winograd_f4x3_accepts>, winograd_f4x3_fwd}},
     {ConvAlgo::kWinogradF2x3,
      {"conv_f32_winograd_f2x3", nonempty<winograd_f2x3_accepts>, winograd_f2x3_fwd}},
     {ConvAlgo::kDirect, {"conv_f32_direct_nhwc", nonempty<direct_accepts>, direct_fwd},
-     direct_prefers},
+     direct_prefers, brgemm_pack},
     {ConvAlgo::kIm2col, {"conv_f32_im2col", nonempty<im2col_accepts>, im2col_fwd}},
     {ConvAlgo::kReference, {"conv_f32_reference", ref_accepts, ref_run}},
 };

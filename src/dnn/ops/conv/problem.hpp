@@ -43,6 +43,8 @@ struct Problem {
   float* y_out = nullptr;       // y
   float* dbias = nullptr;
   PostOps post;  // forward only; residual points at f32 data laid out like y
+  // Forward, from a plan: w packed by the chosen algorithm's `pack` (null: pack per call).
+  const float* w_packed = nullptr;
 
   std::int64_t in_spatial() const { return in[0] * in[1] * in[2]; }
   std::int64_t out_spatial() const { return out[0] * out[1] * out[2]; }

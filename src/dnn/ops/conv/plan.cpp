@@ -1,0 +1,54 @@
+// Forward convolution plans: the algorithm chosen and the weights copied (f32) and packed
+// once; each run stages x and y like conv_forward and runs the chosen implementation on the
+// plan's weights.
+#include "impls.hpp"
+
+namespace tessera::dnn {
+
+struct ConvForwardPlan::State {
+  conv::Problem p;  // pointers unset; w_desc describes `w` (f32, the caller's strides)
+  const conv::Algo* algo = nullptr;
+  std::string impl;
+  std::vector<float> w;       // the caller's weights, f32, over w_desc's span
+  std::vector<float> packed;  // algo->pack's layout (empty: the algorithm reads w)
+};
+
+Result<ConvForwardPlan> ConvForwardPlan::create(Handle& h, const ConvDesc& c,
+                                                const TensorDesc& x_desc,
+                                                const TensorDesc& w_desc, const void* w,
+                                                const TensorDesc& y_desc, ConvAlgo algo) {
+  const std::string fn = "ConvForwardPlan::create";
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "ConvForwardPlan::create"));
+  TESSERA_ASSIGN_OR_RETURN(conv::Problem p, conv::make_problem(fn, ConvDir::kForward, c, x_desc,
+                                                               w_desc, y_desc));
+  TESSERA_RETURN_IF_ERROR(detail::check_ptr(fn, "w", w, w_desc.numel() > 0));
+  auto s = std::make_shared<State>();
+  TESSERA_ASSIGN_OR_RETURN(s->algo, conv::select(h, p, algo, nullptr));
+  s->impl = s->algo->impl.name;
+  const detail::Staged staged = detail::stage_in(w_desc, w);
+  s->w.assign(staged.data, staged.data + w_desc.span());
+  p.w_desc.dtype = DType::kF32;  // what run() hands to the staging: the f32 copy
+  if (s->algo->pack != nullptr) {
+    conv::Problem q = p;
+    q.w = s->w.data();
+    s->algo->pack(h, q, s->packed);
+  }
+  s->p = std::move(p);
+  return ConvForwardPlan(std::move(s));
+}
+
+Status ConvForwardPlan::run(Handle& h, const void* x, void* y, const PostOps& post) const {
+  const std::string fn = "ConvForwardPlan::run";
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "ConvForwardPlan::run"));
+  TESSERA_ASSIGN_OR_RETURN(auto pr, conv::prepare(fn, s_->p, x, s_->w.data(), y, post, nullptr));
+  if (!s_->packed.empty()) pr->p.w_packed = s_->packed.data();
+  TESSERA_RETURN_IF_ERROR(s_->algo->impl.run(h, pr->p).with_context(fn));
+  pr->commit();
+  return Status::ok();
+}
+
+ConvAlgo ConvForwardPlan::algo() const { return s_->algo->algo; }
+const std::string& ConvForwardPlan::impl() const { return s_->impl; }
+std::size_t ConvForwardPlan::packed_bytes() const { return s_->packed.size() * sizeof(float); }
+
+}  // namespace tessera::dnn
