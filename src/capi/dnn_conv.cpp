@@ -44,7 +44,21 @@ Result<Problem> problem_of(tsr_dnn_conv_dir dir, const tsr_dnn_conv_desc* conv,
   return p;
 }
 
+Result<dnn::PostOps> post_of(const tsr_dnn_post_ops* post) {
+  dnn::PostOps po;
+  if (post != nullptr) {
+    TESSERA_ASSIGN_OR_RETURN(po.act, tessera::capi::activation_of("post", "->act.kind", post->act));
+    po.bias = post->bias;
+    po.residual = post->residual;
+  }
+  return po;
+}
+
 }  // namespace
+
+struct tsr_dnn_conv_plan_s {
+  dnn::ConvForwardPlan plan;
+};
 
 extern "C" {
 
@@ -72,16 +86,52 @@ TSR_API tsr_status tsr_dnn_conv_forward(tsr_dnn_handle h, const tsr_dnn_conv_des
     TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc wd, to_cpp("w_desc", w_desc));
     TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, to_cpp("y_desc", y_desc));
     TESSERA_ASSIGN_OR_RETURN(dnn::ConvDesc c, to_cpp("conv", conv, xd, "x_desc"));
-    dnn::PostOps po;
-    if (post != nullptr) {
-      TESSERA_ASSIGN_OR_RETURN(po.act,
-                               tessera::capi::activation_of("post", "->act.kind", post->act));
-      po.bias = post->bias;
-      po.residual = post->residual;
-    }
+    TESSERA_ASSIGN_OR_RETURN(dnn::PostOps po, post_of(post));
     TESSERA_ASSIGN_OR_RETURN(dnn::ConvAlgo a, algo_of(algo));
     return dnn::conv_forward(hh, c, xd, x, wd, w, yd, y, po, a);
   });
+}
+
+TSR_API tsr_status tsr_dnn_conv_plan_create(tsr_dnn_handle h, const tsr_dnn_conv_desc* conv,
+                                            const tsr_tensor_desc* x_desc,
+                                            const tsr_tensor_desc* w_desc, const void* w,
+                                            const tsr_tensor_desc* y_desc, tsr_dnn_conv_algo algo,
+                                            tsr_dnn_conv_plan* plan) {
+  return guard(__func__, h, [&](Handle& hh) -> Status {
+    TESSERA_RETURN_IF_ERROR(check_result(plan, "plan"));
+    TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc xd, to_cpp("x_desc", x_desc));
+    TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc wd, to_cpp("w_desc", w_desc));
+    TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, to_cpp("y_desc", y_desc));
+    TESSERA_ASSIGN_OR_RETURN(dnn::ConvDesc c, to_cpp("conv", conv, xd, "x_desc"));
+    TESSERA_ASSIGN_OR_RETURN(dnn::ConvAlgo a, algo_of(algo));
+    TESSERA_ASSIGN_OR_RETURN(dnn::ConvForwardPlan made,
+                             dnn::ConvForwardPlan::create(hh, c, xd, wd, w, yd, a));
+    *plan = new tsr_dnn_conv_plan_s{std::move(made)};
+    return Status::ok();
+  });
+}
+
+TSR_API tsr_status tsr_dnn_conv_plan_run(tsr_dnn_handle h, tsr_dnn_conv_plan plan, const void* x,
+                                         void* y, const tsr_dnn_post_ops* post) {
+  return guard(__func__, h, [&](Handle& hh) -> Status {
+    if (plan == nullptr) return tessera::invalid_argument("plan is null");
+    TESSERA_ASSIGN_OR_RETURN(dnn::PostOps po, post_of(post));
+    return plan->plan.run(hh, x, y, po);
+  });
+}
+
+TSR_API tsr_status tsr_dnn_conv_plan_algo(tsr_dnn_conv_plan plan, tsr_dnn_conv_algo* algo) {
+  return guard(__func__, [&]() -> Status {
+    if (plan == nullptr) return tessera::invalid_argument("plan is null");
+    TESSERA_RETURN_IF_ERROR(check_result(algo, "algo"));
+    *algo = static_cast<tsr_dnn_conv_algo>(static_cast<int>(plan->plan.algo()));
+    return Status::ok();
+  });
+}
+
+TSR_API tsr_status tsr_dnn_conv_plan_destroy(tsr_dnn_conv_plan plan) {
+  delete plan;
+  return TSR_STATUS_OK;
 }
 
 TSR_API tsr_status tsr_dnn_conv_backward_data(tsr_dnn_handle h, const tsr_dnn_conv_desc* conv,

@@ -354,6 +354,60 @@ TEST(DnnCapiConv, ForwardPostOpsEqualTheCppCall) {
   }
 }
 
+TEST(DnnCapiConv, PlansEqualTheCppPlanAndConvForward) {
+  CHandle ch;
+  CppHandle cpp;
+  for (const ConvCase& cc : conv_cases()) {
+    SCOPED_TRACE(cc.name());
+    const dnn::TensorDesc xd = cc.x(), wd = cc.w(), yd = cc.y();
+    const tsr_tensor_desc xc = to_c(xd), wc = to_c(wd), yc = to_c(yd);
+    const tsr_dnn_conv_desc d = cc.c_desc();
+    const Bytes x = random_data(xd, 7), res = random_data(yd, 9);
+    Bytes w = random_data(wd, 8);
+    const std::vector<float> bias = random_floats(static_cast<std::size_t>(cc.k), 10);
+    tsr_dnn_conv_plan plan = nullptr;
+    ASSERT_EQ(tsr_dnn_conv_plan_create(ch, &d, &xc, &wc, w.data(), &yc, TSR_DNN_CONV_ALGO_AUTO, &plan),
+              TSR_STATUS_OK)
+        << tsr_last_error_message();
+    tsr_dnn_conv_algo algo;
+    ASSERT_EQ(tsr_dnn_conv_plan_algo(plan, &algo), TSR_STATUS_OK);
+    tsr_dnn_post_ops post{};
+    ASSERT_EQ(tsr_dnn_activation_init(TSR_DNN_ACT_RELU, &post.act), TSR_STATUS_OK);
+    post.bias = bias.data();
+    post.residual = res.data();
+    dnn::PostOps po;
+    po.act = dnn::Activation::make(dnn::ActKind::kRelu);
+    po.bias = bias.data();
+    po.residual = res.data();
+    Bytes want = nan_data(yd), got = want;
+    ASSERT_TRUE(dnn::conv_forward(cpp.h, cc.desc(), xd, x.data(), wd, w.data(), yd, want.data(), po,
+                                  static_cast<dnn::ConvAlgo>(static_cast<int>(algo)))
+                    .is_ok());
+    std::fill(w.begin(), w.end(), std::uint8_t{0});  // the plan keeps its own copy
+    ASSERT_EQ(tsr_dnn_conv_plan_run(ch, plan, x.data(), got.data(), &post), TSR_STATUS_OK)
+        << tsr_last_error_message();
+    EXPECT_TRUE(same_written(got, want, yd.dtype));
+    const Bytes before = got;
+    EXPECT_EQ(tsr_dnn_conv_plan_run(ch, plan, nullptr, got.data(), nullptr), TSR_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(tsr_dnn_conv_plan_run(ch, nullptr, x.data(), got.data(), nullptr), TSR_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(tsr_last_error_message()).find("plan is null"), std::string::npos);
+    EXPECT_EQ(got, before);
+    EXPECT_EQ(tsr_dnn_conv_plan_destroy(plan), TSR_STATUS_OK);
+  }
+  EXPECT_EQ(tsr_dnn_conv_plan_destroy(nullptr), TSR_STATUS_OK);
+  tsr_dnn_conv_plan plan = nullptr;
+  const ConvCase cc = conv_cases()[0];
+  const tsr_tensor_desc xc = to_c(cc.x()), wc = to_c(cc.w()), yc = to_c(cc.y());
+  tsr_dnn_conv_desc bad = cc.c_desc();
+  bad.groups = 3;
+  const Bytes w = random_data(cc.w(), 1);
+  EXPECT_EQ(tsr_dnn_conv_plan_create(ch, &bad, &xc, &wc, w.data(), &yc, TSR_DNN_CONV_ALGO_AUTO, &plan),
+            TSR_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_EQ(tsr_dnn_conv_plan_create(ch, &bad, &xc, &wc, w.data(), &yc, TSR_DNN_CONV_ALGO_AUTO, nullptr),
+            TSR_STATUS_INVALID_ARGUMENT);
+}
+
 TEST(DnnCapiConv, BackwardDataAndWeightsEqualTheCppCallsBitwise) {
   CHandle ch;
   CppHandle cpp;

@@ -366,6 +366,23 @@ TSR_API tsr_status tsr_dnn_conv_forward(tsr_dnn_handle h, const tsr_dnn_conv_des
                                         const tsr_tensor_desc* w_desc, const void* w,
                                         const tsr_tensor_desc* y_desc, void* y,
                                         const tsr_dnn_post_ops* post, tsr_dnn_conv_algo algo);
+/* A forward convolution planned once (tessera::dnn::ConvForwardPlan): the algorithm chosen
+ * and a copy of w packed at creation; each run reads x (and the post-ops' data) only, and
+ * gives tsr_dnn_conv_forward's bits with the same algorithm. The plan owns its weights; runs
+ * from several threads (each with its own handle) are safe. */
+typedef struct tsr_dnn_conv_plan_s* tsr_dnn_conv_plan;
+TSR_API tsr_status tsr_dnn_conv_plan_create(tsr_dnn_handle h, const tsr_dnn_conv_desc* conv,
+                                            const tsr_tensor_desc* x_desc,
+                                            const tsr_tensor_desc* w_desc, const void* w,
+                                            const tsr_tensor_desc* y_desc, tsr_dnn_conv_algo algo,
+                                            tsr_dnn_conv_plan* plan);
+/* post may be NULL. */
+TSR_API tsr_status tsr_dnn_conv_plan_run(tsr_dnn_handle h, tsr_dnn_conv_plan plan, const void* x,
+                                         void* y, const tsr_dnn_post_ops* post);
+/* The algorithm the plan runs. */
+TSR_API tsr_status tsr_dnn_conv_plan_algo(tsr_dnn_conv_plan plan, tsr_dnn_conv_algo* algo);
+/* A null plan is accepted and ignored. */
+TSR_API tsr_status tsr_dnn_conv_plan_destroy(tsr_dnn_conv_plan plan);
 /* dx (overwritten) = the adjoint of the forward convolution applied to dy. */
 TSR_API tsr_status tsr_dnn_conv_backward_data(tsr_dnn_handle h, const tsr_dnn_conv_desc* conv,
                                               const tsr_tensor_desc* w_desc, const void* w,
