@@ -76,51 +76,110 @@ AlignedBuffer::AlignedBuffer(std::size_t bytes, const std::string& what) {
   bytes_ = bytes;
 }
 
-Timing measure(const std::function<void()>& call, const std::function<void()>& restore,
-               const BenchOptions& o) {
-  using Clock = std::chrono::steady_clock;
-  auto seconds = [](Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double>(b - a).count();
-  };
-  std::vector<double> per_call;
-  double total = 0;
-  Timing t;
-  const auto start = Clock::now();
-  // The first call decides the batch size; a call of a millisecond or more is a sample.
-  if (restore) restore();
-  auto t0 = Clock::now();
-  call();
-  const double first = seconds(t0, Clock::now());
-  ++t.calls;
-  std::int64_t batch = 1;
-  if (restore || first >= 1e-3) {
-    per_call.push_back(first);
-    total += first;
-  } else {
-    batch = std::clamp<std::int64_t>(static_cast<std::int64_t>(1e-3 / std::max(first, 1e-9)), 1,
-                                     std::int64_t{1} << 20);
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Samples of one call, taken a turn at a time.
+class Sampler {
+ public:
+  Sampler(const std::function<void()>& call, const std::function<void()>& restore,
+          const BenchOptions& o)
+      : call_(call), restore_(restore), o_(o) {}
+
+  // Samples until done, or (turn_share < 1) until this turn's share of the target.
+  void turn(double turn_share) {
+    const auto start = Clock::now();
+    const double total0 = total_;
+    const std::size_t n0 = per_call_.size();
+    if (t_.calls == 0) first_call();
+    while (!done()) {
+      if (turn_share < 1 && static_cast<double>(per_call_.size() - n0) >= turn_share * o_.repeat &&
+          (total_ - total0 >= turn_share * o_.min_time ||
+           seconds(start, Clock::now()) >= 5 * turn_share * o_.min_time))
+        return;
+      if (restore_) restore_();
+      const auto t0 = Clock::now();
+      for (std::int64_t i = 0; i < batch_; ++i) call_();
+      const double s = seconds(t0, Clock::now());
+      per_call_.push_back(s / static_cast<double>(batch_));
+      total_ += s;
+      t_.calls += batch_;
+      if (per_call_.size() >= 1000000) forced_done_ = true;
+    }
   }
   // Enough samples, and enough timed seconds, unless untimed restores take most of the time.
-  auto done = [&] {
-    if (static_cast<int>(per_call.size()) < o.repeat) return false;
-    return total >= o.min_time || seconds(start, Clock::now()) >= 5 * o.min_time;
-  };
-  while (!done()) {
-    if (restore) restore();
-    t0 = Clock::now();
-    for (std::int64_t i = 0; i < batch; ++i) call();
-    const double s = seconds(t0, Clock::now());
-    per_call.push_back(s / static_cast<double>(batch));
-    total += s;
-    t.calls += batch;
-    if (per_call.size() >= 1000000) break;
+  bool done() const {
+    if (forced_done_) return true;
+    if (static_cast<int>(per_call_.size()) < o_.repeat) return false;
+    return total_ >= o_.min_time || elapsed() >= 5 * o_.min_time;
   }
-  std::sort(per_call.begin(), per_call.end());
-  const std::size_t n = per_call.size();
-  t.samples = static_cast<int>(n);
-  t.best_s = per_call.front();
-  t.median_s = n % 2 ? per_call[n / 2] : 0.5 * (per_call[n / 2 - 1] + per_call[n / 2]);
-  return t;
+  Timing result() {
+    std::sort(per_call_.begin(), per_call_.end());
+    const std::size_t n = per_call_.size();
+    t_.samples = static_cast<int>(n);
+    t_.best_s = per_call_.front();
+    t_.median_s = n % 2 ? per_call_[n / 2] : 0.5 * (per_call_[n / 2 - 1] + per_call_[n / 2]);
+    return t_;
+  }
+
+ private:
+  // The first call decides the batch size; a call of a millisecond or more is a sample.
+  void first_call() {
+    start_ = Clock::now();
+    if (restore_) restore_();
+    const auto t0 = Clock::now();
+    call_();
+    const double first = seconds(t0, Clock::now());
+    ++t_.calls;
+    if (restore_ || first >= 1e-3) {
+      per_call_.push_back(first);
+      total_ += first;
+    } else {
+      batch_ = std::clamp<std::int64_t>(static_cast<std::int64_t>(1e-3 / std::max(first, 1e-9)), 1,
+                                        std::int64_t{1} << 20);
+    }
+  }
+  // Wall time with untimed restores (measure() only, one sampler); else the timed seconds.
+  double elapsed() const { return restore_ ? seconds(start_, Clock::now()) : total_; }
+
+  const std::function<void()>& call_;
+  const std::function<void()>& restore_;
+  const BenchOptions& o_;
+  std::vector<double> per_call_;
+  double total_ = 0;
+  std::int64_t batch_ = 1;
+  bool forced_done_ = false;
+  Clock::time_point start_;
+  Timing t_;
+};
+
+}  // namespace
+
+Timing measure(const std::function<void()>& call, const std::function<void()>& restore,
+               const BenchOptions& o) {
+  Sampler s(call, restore, o);
+  s.turn(1.0);
+  return s.result();
+}
+
+std::pair<Timing, Timing> measure_alternating(const std::function<void()>& a,
+                                              const std::function<void()>& b,
+                                              const BenchOptions& o,
+                                              const std::function<void()>& between) {
+  constexpr int kTurns = 4;
+  const std::function<void()> none;
+  Sampler sa(a, none, o), sb(b, none, o);
+  while (!sa.done() || !sb.done()) {
+    if (!sa.done()) sa.turn(1.0 / kTurns);
+    if (between) between();
+    if (!sb.done()) sb.turn(1.0 / kTurns);
+    if (between && (!sa.done() || !sb.done())) between();
+  }
+  return {sa.result(), sb.result()};
 }
 
 // ---- Anchors -----------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -65,6 +66,13 @@ struct Timing {
 // 5 * min_time seconds of wall time.
 Timing measure(const std::function<void()>& call, const std::function<void()>& restore,
                const BenchOptions& o);
+// Times a and b (both warmed up) as measure() does, in alternating turns of a quarter of the
+// samples and seconds each, so a drift in the machine's speed (other tenants, memory
+// bandwidth) reaches both alike; `between` (if set) runs untimed at each switch.
+std::pair<Timing, Timing> measure_alternating(const std::function<void()>& a,
+                                              const std::function<void()>& b,
+                                              const BenchOptions& o,
+                                              const std::function<void()>& between);
 
 // A library to compare with, opened with dlopen (never linked).
 struct Anchor {
