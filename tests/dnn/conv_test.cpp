@@ -4,6 +4,8 @@
 // checks of the backward passes, Find mode with the tuning database, bad descriptors.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
 #include <thread>
 
 #include "conv_test_util.hpp"
@@ -272,6 +274,43 @@ TEST(ConvTest, BatchReduceBlocksTailsAndStrides) {
   // Each class runs somewhere: gemm1x1 takes every 1x1 case, direct every case on AVX-512.
   if (cpu_info().usable(CpuFeature::kAvx512f)) {
     for (const ConvCase& cc : cases) EXPECT_TRUE(compare(h, cc, ConvDir::kForward, ConvAlgo::kDirect, false));
+  }
+}
+
+// Outputs larger than 3/4 of the last-level cache are written with non-temporal stores when
+// y is 64-byte aligned: the same bits as the ordinary stores into a misaligned y (1x1 run
+// tiles with a narrow last channel tile; a 3x3 over kernel rows with per-pixel edge tiles).
+TEST(ConvTest, StreamedOutputsEqualStoredOnes) {
+  const std::int64_t llc = std::max(cpu_info().cache_bytes(3), cpu_info().cache_bytes(2));
+  if (llc <= 0 || llc > (std::int64_t{64} << 20))
+    GTEST_SKIP() << "last-level cache unknown or over 64 MiB: the output would be too large";
+  const std::int64_t k = 80, side = static_cast<std::int64_t>(std::sqrt(llc * 0.8 / (k * 4))) + 1;
+  Handle h;
+  for (ConvCase cc : {ConvCase{1, 8, k, 1, {side, side}, {1, 1}},
+                      ConvCase{1, 2, k, 1, {side, side}, {3, 3}, {}, {}, {1, 1}, {1, 1}}}) {
+    cc.layout = cc.wlayout = Layout::kNHWC;
+    const Bufs b = inputs(cc, ConvDir::kForward, 5);
+    const std::size_t bytes = b.y.size();
+    std::unique_ptr<std::uint8_t[]> mem(new std::uint8_t[bytes + 128]);
+    const auto base = reinterpret_cast<std::uintptr_t>(mem.get());
+    std::uint8_t* aligned = mem.get() + (64 - base % 64) % 64;
+    std::vector<std::uint8_t> misaligned_mem(bytes + 16);
+    std::uint8_t* misaligned = misaligned_mem.data() + (reinterpret_cast<std::uintptr_t>(misaligned_mem.data()) % 64 == 0 ? 16 : 0);
+    for (ConvAlgo a : {ConvAlgo::kGemm1x1, ConvAlgo::kDirect})
+      for (bool post : {false, true}) {
+        SCOPED_TRACE(cc.name() + " " + std::string(algo_name(a)) + (post ? " +bias+relu" : ""));
+        PostOps po;
+        if (post) po.bias = b.bias.data(), po.act = Activation::make(ActKind::kRelu);
+        std::fill(aligned, aligned + bytes, std::uint8_t{0xff});
+        std::fill(misaligned, misaligned + bytes, std::uint8_t{0});
+        const Status s1 = conv_forward(h, cc.desc(), cc.x_desc(), b.x.data(), cc.w_desc(), b.w.data(),
+                                       cc.y_desc(), aligned, po, a);
+        if (s1.code() == StatusCode::kUnsupported) continue;
+        ASSERT_TRUE(s1.is_ok()) << s1.to_string();
+        ASSERT_TRUE(conv_forward(h, cc.desc(), cc.x_desc(), b.x.data(), cc.w_desc(), b.w.data(),
+                                 cc.y_desc(), misaligned, po, a).is_ok());
+        EXPECT_EQ(std::memcmp(aligned, misaligned, bytes), 0);
+      }
   }
 }
 

@@ -190,6 +190,13 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
   };
 
   const RunShape run = run_shape(p);
+  // An output larger than about the last-level cache cannot stay there: stream it (the
+  // threshold of glibc's memcpy, 3/4 of the cache), unless the post-ops run over it
+  // afterwards. MobileNet-V2's b2_expand, mb8 (38.5 MB): 2.5-2.6 ms instead of 3.7-4.0.
+  const std::int64_t llc = std::max(cpu_info().cache_bytes(3), cpu_info().cache_bytes(2));
+  const bool stream = (!p.has_post_ops() || fuse) && K % 16 == 0 &&
+                      reinterpret_cast<std::uintptr_t>(p.y_out) % 64 == 0 && llc > 0 &&
+                      M * K * static_cast<std::int64_t>(sizeof(float)) > llc / 4 * 3;
   detail::parallel_for(h, 0, shares, 1, [&](std::int64_t b, std::int64_t e) {
     struct Pixel {
       const float* image;    // x at image n, group g's channel 0
@@ -211,6 +218,7 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
         const bool fused = bi + 1 == bat.size() && fuse && p.has_post_ops();  // last batch only
         auto epilogue = [&](std::int64_t m, std::int64_t k) {
           BrEpilogue post;
+          post.stream = stream && bi + 1 == bat.size();
           if (fused) {
             post.bias = p.post.bias ? p.post.bias + k : nullptr;
             post.residual = res ? res + m * K + k : nullptr;
@@ -243,7 +251,7 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
               const BrEpilogue post = epilogue(m, g * Kg + kt * kBrChannels);
               const BrTile t{xr.data(), wb + kt * tile_floats + (ba.t0 * Cg + ba.c0) * kBrChannels,
                              Cg * kBrChannels, nseg, ba.kc, p.y_out + m * K + g * Kg + kt * kBrChannels,
-                             K, mp, nk_of(kt), !first, fused ? &post : nullptr};
+                             K, mp, nk_of(kt), !first, fused || post.stream ? &post : nullptr};
               br_tile_avx512(t);
             }
           }
@@ -275,7 +283,7 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
                 br_run_tile_avx512({segs.data(), nseg, run.kw_run ? p.ker[2] * Cg : ba.kc, run.ldx,
                                     p.y_out + mm * K + k, K,
                                     static_cast<int>(std::min<std::int64_t>(mpmax, me - mm)), nk_of(kt),
-                                    !first, fused ? &post : nullptr});
+                                    !first, fused || post.stream ? &post : nullptr});
               }
           };
           const std::int64_t kfull = std::min(t1, Kg / kBrChannels);  // tiles [t0, kfull) are full
@@ -303,6 +311,7 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
         apply_post_ops_nhwc(p, p.y_out + m0 * K, res ? res + m0 * K : nullptr, m1 - m0,
                             g * Kg + t0 * kBrChannels, g * Kg + std::min(Kg, t1 * kBrChannels));
     }
+    if (stream) br_stream_fence();
   });
   return Status::ok();
 }

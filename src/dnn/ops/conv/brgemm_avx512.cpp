@@ -37,7 +37,10 @@ inline void store(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, boo
         if (e->residual) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, e->residual + j * ldy + 16 * v));
         if (e->relu) s = _mm512_max_ps(s, _mm512_setzero_ps());
       }
-      _mm512_mask_storeu_ps(yj + 16 * v, m, s);
+      if (e && e->stream && m == lanes(16))
+        _mm512_stream_ps(yj + 16 * v, s);
+      else
+        _mm512_mask_storeu_ps(yj + 16 * v, m, s);
     }
   }
 }
@@ -152,6 +155,7 @@ void transpose16(__m512 r[16]) {
 
 void br_tile_avx512(const BrTile& t) { kTiles[(t.nk + 15) / 16 - 1][t.mp - 1](t); }
 void br_run_tile_avx512(const BrRunTile& t) { kRunTiles[(t.nk + 15) / 16 - 1][t.mp - 1](t); }
+void br_stream_fence() { _mm_sfence(); }
 
 void br_pack_avx512(const float* w, std::int64_t ldw, std::int64_t rows, std::int64_t red,
                     float* dst) {

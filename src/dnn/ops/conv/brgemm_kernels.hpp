@@ -21,6 +21,9 @@ struct BrEpilogue {
   const float* bias = nullptr;      // at the tile's first channel
   const float* residual = nullptr;  // at the tile's first pixel and channel, pixel stride ldy
   bool relu = false;
+  // Non-temporal stores for whole 64-byte lines (y and its pixel stride 64-byte aligned): an
+  // output larger than the last-level cache skips the read-for-ownership of every line.
+  bool stream = false;
 };
 
 struct BrTile {
@@ -64,6 +67,9 @@ struct BrRunTile {
 // (segments in order; each batch added to the stored partial sum), whatever the tile shape.
 void br_tile_avx512(const BrTile& t);
 void br_run_tile_avx512(const BrRunTile& t);
+// Orders a thread's non-temporal stores before its later stores (an sfence): called before a
+// thread that streamed reports its share done.
+void br_stream_fence();
 // Packs rows [0, rows) (rows <= kBrChannels) of the row-major matrix w (row stride ldw) over
 // reduction indices [0, red) into dst as above; rows in [rows, kBrChannels) are zero.
 void br_pack_avx512(const float* w, std::int64_t ldw, std::int64_t rows, std::int64_t red,
