@@ -2,9 +2,30 @@
 // a Problem for one direction. impls.cpp orders them into the per-direction lists.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "problem.hpp"
 
 namespace tessera::dnn::conv {
+
+// Weights packed for an algorithm (per call, or once by a plan), 64-byte aligned.
+class PackedWeights {
+ public:
+  float* allocate(std::size_t n) {
+    buf_.resize(n + 16);
+    const auto addr = reinterpret_cast<std::uintptr_t>(buf_.data());
+    off_ = ((64 - addr % 64) % 64) / sizeof(float);
+    n_ = n;
+    return buf_.data() + off_;
+  }
+  const float* data() const { return n_ ? buf_.data() + off_ : nullptr; }
+  std::size_t size() const { return n_; }
+
+ private:
+  std::vector<float> buf_;
+  std::size_t off_ = 0, n_ = 0;
+};
 
 struct Algo {
   ConvAlgo algo;
@@ -14,7 +35,7 @@ struct Algo {
   Status (*prefers)(const Problem&) = nullptr;
   // Plans (forward): packs p.w into the layout `impl.run` reads through p.w_packed; leaves
   // `out` empty when this problem runs on the weights as given. Null: never packs.
-  void (*pack)(Handle&, const Problem&, std::vector<float>& out) = nullptr;
+  void (*pack)(Handle&, const Problem&, PackedWeights& out) = nullptr;
 };
 
 // GEMM-based (gemm_algos.cpp): im2col + GEMM for fwd/bwd-weights and GEMM + col2im for
@@ -39,12 +60,14 @@ bool brgemm_kernel_rows(const Problem& p);
 // Runs on p.w_packed when set (packed by brgemm_pack), else packs per call.
 Status brgemm_fwd(Handle& h, const Problem& p);
 // A plan's weights for brgemm_fwd when brgemm_usable(p), else nothing.
-void brgemm_pack(Handle& h, const Problem& p, std::vector<float>& out);
+void brgemm_pack(Handle& h, const Problem& p, PackedWeights& out);
 
 // Depthwise (depthwise.cpp + per-ISA kernels): groups == C, one filter per channel
 // (K == C), NHWC or NCHW.
 Status depthwise_accepts(const Problem& p);
+// Runs on p.w_packed when set (packed by depthwise_pack: [taps][C]), else packs per call.
 Status depthwise_fwd(Handle& h, const Problem& p);
+void depthwise_pack(Handle& h, const Problem& p, PackedWeights& out);
 Status depthwise_bwd_weights(Handle& h, const Problem& p);
 
 // Direct (direct.cpp): NHWC on AVX-512, the batch-reduce GEMM above over every tap.

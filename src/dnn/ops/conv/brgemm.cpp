@@ -147,11 +147,9 @@ void pack_tiles(Handle& h, const Problem& p, float* dst) {
 
 }  // namespace
 
-void brgemm_pack(Handle& h, const Problem& p, std::vector<float>& out) {
-  out.clear();
+void brgemm_pack(Handle& h, const Problem& p, PackedWeights& out) {
   if (!brgemm_usable(p)) return;
-  out.resize(static_cast<std::size_t>(p.G * channel_tiles(p) * tile_floats(p)));
-  pack_tiles(h, p, out.data());
+  pack_tiles(h, p, out.allocate(static_cast<std::size_t>(p.G * channel_tiles(p) * tile_floats(p))));
 }
 
 Status brgemm_fwd(Handle& h, const Problem& p) {

@@ -40,32 +40,20 @@ bool packed_taps(const Problem& p) {
 // Weights as [taps][C] (64-byte aligned, so vector loads of 16 channels do not split cache
 // lines when C is a multiple of 16); taps row-major over (kd, kh, kw). Packed depthwise
 // weights are [C][taps] in either layout (one input channel per filter), a transpose.
-class PackedTaps {
- public:
-  PackedTaps(const Problem& p, const DwKernels& k) {
-    const i64 T = p.ker_spatial(), C = p.C;
-    buf_.resize(static_cast<std::size_t>(T * C + 16));
-    const auto addr = reinterpret_cast<std::uintptr_t>(buf_.data());
-    w_ = buf_.data() + ((64 - addr % 64) % 64) / sizeof(float);
-    if (packed_taps(p)) {
-      k.transpose(p.w, C, T, T, w_, C);
-      return;
-    }
-    for (i64 c = 0; c < C; ++c) {
-      i64 t = 0;
-      for (i64 kd = 0; kd < p.ker[0]; ++kd)
-        for (i64 kh = 0; kh < p.ker[1]; ++kh)
-          for (i64 kw = 0; kw < p.ker[2]; ++kw, ++t)
-            w_[t * C + c] = p.w[c * p.ws.n + kd * p.ws.d + kh * p.ws.h + kw * p.ws.w];
-    }
+void pack_taps(const Problem& p, const DwKernels& k, float* w) {
+  const i64 T = p.ker_spatial(), C = p.C;
+  if (packed_taps(p)) {
+    k.transpose(p.w, C, T, T, w, C);
+    return;
   }
-  const float* data() const { return w_; }
-
- private:
-  std::vector<float> buf_;
-  float* w_ = nullptr;
-};
-
+  for (i64 c = 0; c < C; ++c) {
+    i64 t = 0;
+    for (i64 kd = 0; kd < p.ker[0]; ++kd)
+      for (i64 kh = 0; kh < p.ker[1]; ++kh)
+        for (i64 kw = 0; kw < p.ker[2]; ++kw, ++t)
+          w[t * C + c] = p.w[c * p.ws.n + kd * p.ws.d + kh * p.ws.h + kw * p.ws.w];
+  }
+}
 // The (kd, kh) kernel rows of output row (od, oh) that lie inside the input, in tap order:
 // calls f(id, ih, kd * KH + kh) for each.
 template <typename F>
@@ -283,14 +271,23 @@ Status depthwise_accepts(const Problem& p) {
 Status depthwise_fwd(Handle& h, const Problem& p) {
   const DwKernels& k = dw_kernels();
   TESSERA_VLOG(kDispatch) << "conv depthwise: kernels dw_" << k.name;
-  const PackedTaps w(p, k);
+  PackedWeights own;
+  const float* w = p.w_packed;
+  if (w == nullptr) {
+    pack_taps(p, k, own.allocate(static_cast<std::size_t>(p.ker_spatial() * p.C)));
+    w = own.data();
+  }
   if (p.x_layout == Layout::kNHWC)
-    fwd_nhwc(h, p, k, w.data());
+    fwd_nhwc(h, p, k, w);
   else if (nchw_blocked_fits(p))
-    fwd_nchw_blocked(h, p, k, w.data());
+    fwd_nchw_blocked(h, p, k, w);
   else
-    fwd_nchw(h, p, k, w.data());
+    fwd_nchw(h, p, k, w);
   return Status::ok();
+}
+
+void depthwise_pack(Handle&, const Problem& p, PackedWeights& out) {
+  pack_taps(p, dw_kernels(), out.allocate(static_cast<std::size_t>(p.ker_spatial() * p.C)));
 }
 
 // dw[c][t] = sum over n and output positions of dy * x. Items are (channel chunk, block of

@@ -27,7 +27,8 @@ Status nonempty(const Problem& p) {
 
 // Forward, best first. The order is the heuristic of immediate mode.
 constexpr Algo kForward[] = {
-    {ConvAlgo::kDepthwise, {"conv_f32_depthwise", nonempty<depthwise_accepts>, depthwise_fwd}},
+    {ConvAlgo::kDepthwise, {"conv_f32_depthwise", nonempty<depthwise_accepts>, depthwise_fwd}, nullptr,
+     depthwise_pack},
     {ConvAlgo::kGemm1x1, {"conv_f32_gemm1x1", nonempty<gemm1x1_fwd_accepts>, gemm1x1_fwd}, nullptr,
      brgemm_pack},
     {ConvAlgo::kWinogradF4x3,

@@ -10,7 +10,7 @@ struct ConvForwardPlan::State {
   const conv::Algo* algo = nullptr;
   std::string impl;
   std::vector<float> w;       // the caller's weights, f32, over w_desc's span
-  std::vector<float> packed;  // algo->pack's layout (empty: the algorithm reads w)
+  conv::PackedWeights packed;  // algo->pack's layout (empty: the algorithm reads w)
 };
 
 Result<ConvForwardPlan> ConvForwardPlan::create(Handle& h, const ConvDesc& c,
@@ -41,7 +41,7 @@ Status ConvForwardPlan::run(Handle& h, const void* x, void* y, const PostOps& po
   const std::string fn = "ConvForwardPlan::run";
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "ConvForwardPlan::run"));
   TESSERA_ASSIGN_OR_RETURN(auto pr, conv::prepare(fn, s_->p, x, s_->w.data(), y, post, nullptr));
-  if (!s_->packed.empty()) pr->p.w_packed = s_->packed.data();
+  pr->p.w_packed = s_->packed.data();
   TESSERA_RETURN_IF_ERROR(s_->algo->impl.run(h, pr->p).with_context(fn));
   pr->commit();
   return Status::ok();
