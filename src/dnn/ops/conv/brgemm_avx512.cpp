@@ -14,16 +14,18 @@ namespace {
 
 __mmask16 lanes(int n) { return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u); }
 
-// The tile's last store: y (+ the stored partial sum) (+ bias + residual, relu).
-template <int MP, int NV>
-inline void store(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, bool accumulate,
-                  const BrEpilogue* e) {
+// The tile's last store: y (+ the stored partial sum) (+ bias + residual, relu), with the
+// branches on what to add taken once per tile, not per vector.
+template <int MP, int NV, bool ACC, bool POST>
+inline void store_as(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, const BrEpilogue* e) {
   const __mmask16 last = lanes(nk - 16 * (NV - 1));
   __m512 bias[NV];
+  if constexpr (POST) {
 #pragma GCC unroll 4
-  for (int v = 0; v < NV; ++v)
-    bias[v] = e && e->bias ? _mm512_maskz_loadu_ps(v == NV - 1 ? last : lanes(16), e->bias + 16 * v)
-                           : _mm512_setzero_ps();
+    for (int v = 0; v < NV; ++v)
+      bias[v] = e->bias ? _mm512_maskz_loadu_ps(v == NV - 1 ? last : lanes(16), e->bias + 16 * v)
+                        : _mm512_setzero_ps();
+  }
 #pragma GCC unroll 24
   for (int j = 0; j < MP; ++j) {
     float* yj = y + j * ldy;
@@ -31,18 +33,27 @@ inline void store(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, boo
     for (int v = 0; v < NV; ++v) {
       const __mmask16 m = v == NV - 1 ? last : lanes(16);
       __m512 s = acc[j][v];
-      if (accumulate) s = _mm512_add_ps(_mm512_maskz_loadu_ps(m, yj + 16 * v), s);
-      if (e) {
+      if constexpr (ACC) s = _mm512_add_ps(_mm512_maskz_loadu_ps(m, yj + 16 * v), s);
+      if constexpr (POST) {
         s = _mm512_add_ps(s, bias[v]);
         if (e->residual) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, e->residual + j * ldy + 16 * v));
         if (e->relu) s = _mm512_max_ps(s, _mm512_setzero_ps());
+        if (e->stream && m == lanes(16)) {
+          _mm512_stream_ps(yj + 16 * v, s);
+          continue;
+        }
       }
-      if (e && e->stream && m == lanes(16))
-        _mm512_stream_ps(yj + 16 * v, s);
-      else
-        _mm512_mask_storeu_ps(yj + 16 * v, m, s);
+      _mm512_mask_storeu_ps(yj + 16 * v, m, s);
     }
   }
+}
+template <int MP, int NV>
+inline void store(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, bool accumulate,
+                  const BrEpilogue* e) {
+  if (accumulate)
+    e ? store_as<MP, NV, true, true>(acc, y, ldy, nk, e) : store_as<MP, NV, true, false>(acc, y, ldy, nk, e);
+  else
+    e ? store_as<MP, NV, false, true>(acc, y, ldy, nk, e) : store_as<MP, NV, false, false>(acc, y, ldy, nk, e);
 }
 
 template <int MP, int NV>
