@@ -277,7 +277,7 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
             segs0[static_cast<std::size_t>(nseg++)] = {x, wb + (tp * Cg + ba.c0) * kBrChannels};
           }
           auto pieces = [&](std::int64_t ka, std::int64_t kb) {  // channel tiles [ka, kb)
-            const int mpmax = kRunPixels[(nk_of(ka) + 15) / 16 - 1];
+            const int mpmax = br_run_pixels(nk_of(ka));
             for (std::int64_t mm = m; mm < me; mm += mpmax)
               for (std::int64_t kt = ka; kt < kb; ++kt) {
                 for (int s = 0; s < nseg; ++s)

@@ -57,7 +57,7 @@ struct BrRunTile {
   std::int64_t ldx;  // floats between consecutive pixels' operands
   float* y;
   std::int64_t ldy;
-  int mp;  // pixels, 1..kRunPixels[(nk + 15) / 16 - 1]
+  int mp;  // pixels, 1..br_run_pixels(nk)
   int nk;  // channels, 1..kBrChannels
   bool accumulate;
   const BrEpilogue* post;
@@ -67,6 +67,11 @@ struct BrRunTile {
 // (segments in order; each batch added to the stored partial sum), whatever the tile shape.
 void br_tile_avx512(const BrTile& t);
 void br_run_tile_avx512(const BrRunTile& t);
+// The height of the run tile for a channel tile of nk channels: kRunPixels[(nk + 15) / 16 - 1],
+// except 17..24 channels on CPUs that execute 512-bit operations as two 256-bit halves (AMD
+// Zen 4): there three 8-lane vectors by 9 pixels fill every lane at the same rate, where two
+// 16-lane vectors would leave a quarter of the lanes idle (MobileNet-V2's 24-channel layers).
+int br_run_pixels(int nk);
 // Orders a thread's non-temporal stores before its later stores (an sfence): called before a
 // thread that streamed reports its share done.
 void br_stream_fence();
