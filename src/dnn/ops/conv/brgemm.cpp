@@ -55,9 +55,9 @@ std::vector<Batch> batches(std::int64_t Cg, std::int64_t T) {
 struct Item {
   std::int64_t g, m0, m1, t0, t1;  // group, pixels [m0, m1), channel tiles [t0, t1)
 };
-std::vector<Item> work_items(std::int64_t M, std::int64_t KT, std::int64_t G, std::int64_t Kg,
-                             int threads) {
-  const std::int64_t PT = (M + kBrPixels - 1) / kBrPixels;
+std::vector<Item> work_items(std::int64_t M, std::int64_t unit, std::int64_t KT, std::int64_t G,
+                             std::int64_t Kg, int threads) {
+  const std::int64_t PT = (M + unit - 1) / unit;
   std::int64_t npb = (PT + 15) / 16, ntb = (KT + kMaxBlockTiles - 1) / kMaxBlockTiles;
   while (G * npb * ntb < 16 * threads && npb < PT) npb = std::min(PT, 2 * npb);
   while (G * npb * ntb < 16 * threads && ntb < KT) ntb = std::min(KT, 2 * ntb);
@@ -71,8 +71,8 @@ std::vector<Item> work_items(std::int64_t M, std::int64_t KT, std::int64_t G, st
     for (std::int64_t i = 0; i < npb * ntb; ++i) {
       const std::int64_t pb = weights_outer ? i % npb : i / ntb;
       const std::int64_t tb = weights_outer ? i / npb : i % ntb;
-      items.push_back({g, std::min(M, PT * pb / npb * kBrPixels),
-                       std::min(M, PT * (pb + 1) / npb * kBrPixels), KT * tb / ntb,
+      items.push_back({g, std::min(M, PT * pb / npb * unit),
+                       std::min(M, PT * (pb + 1) / npb * unit), KT * tb / ntb,
                        KT * (tb + 1) / ntb});
     }
   return items;
@@ -181,11 +181,16 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
   const float* res = static_cast<const float*>(p.post.residual);
   const bool fuse = p.post.act.kind == ActKind::kIdentity || p.post.act.kind == ActKind::kRelu;
   const std::int64_t osp = p.out_spatial(), OH = p.out[1], OW = p.out[2];
-  const std::vector<Item> items = work_items(M, KT, G, Kg, detail::max_threads(h));
-  // Each thread takes a contiguous run of items of near-equal cost (pixels x channel tiles).
+  const RunShape run = run_shape(p);
+  // Pixel blocks are whole tiles: run tiles of the first channel tile's height, else 6.
+  const std::int64_t unit = run.on ? br_run_pixels(static_cast<int>(std::min<std::int64_t>(Kg, kBrChannels))) : kBrPixels;
+  const std::vector<Item> items = work_items(M, unit, KT, G, Kg, detail::max_threads(h));
+  // Each thread takes a contiguous run of items of near-equal cost (pixels x channels: a
+  // narrow last channel tile costs less than a full one).
   std::vector<std::int64_t> cost(items.size() + 1, 0);
   for (std::size_t i = 0; i < items.size(); ++i)
-    cost[i + 1] = cost[i] + (items[i].m1 - items[i].m0) * (items[i].t1 - items[i].t0);
+    cost[i + 1] = cost[i] + (items[i].m1 - items[i].m0) *
+                                (std::min(Kg, items[i].t1 * kBrChannels) - items[i].t0 * kBrChannels);
   const int shares = detail::max_threads(h);
   auto first_item = [&](std::int64_t share) {  // the first item whose cost midpoint is in share
     const std::int64_t target = cost.back() * share;
@@ -194,7 +199,6 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
     return i;
   };
 
-  const RunShape run = run_shape(p);
   // An output larger than about the last-level cache cannot stay there: stream it (the
   // threshold of glibc's memcpy, 3/4 of the cache), unless the post-ops run over it
   // afterwards. MobileNet-V2's b2_expand, mb8 (38.5 MB): 2.5-2.6 ms instead of 3.7-4.0.

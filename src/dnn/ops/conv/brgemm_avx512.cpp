@@ -116,9 +116,17 @@ void run_tile(const BrRunTile& t) {
       for (int j = 0; j < MP; ++j) {
         const float* qj = q[j / 4];
         const int i = j % 4;
-        const __m512 b = _mm512_set1_ps(i == 0 ? qj[0] : i == 1 ? qj[ld] : i == 2 ? qj[2 * ld] : qj[ld3]);
+        const float* xp = i == 0 ? qj : i == 1 ? qj + ld : i == 2 ? qj + 2 * ld : qj + ld3;
+        if constexpr ((MP + 1) * NV >= 32) {
+          // No register left for the broadcast: the FMAs read it from memory ({1to16}).
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_fmadd_ps(b, wv[v], acc[j][v]);
+          for (int v = 0; v < NV; ++v)
+            __asm__("vfmadd231ps %[x]%{1to16%}, %[w], %[a]" : [a] "+v"(acc[j][v]) : [w] "v"(wv[v]), [x] "m"(*xp));
+        } else {
+          const __m512 b = _mm512_set1_ps(*xp);
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_fmadd_ps(b, wv[v], acc[j][v]);
+        }
       }
 #pragma GCC unroll 6
       for (int g = 0; g < NG; ++g) ++q[g];

@@ -45,7 +45,9 @@ struct BrTile {
 // pixel j's operand of segment s is seg[s].x + j * ldx and no per-pixel pointers are needed.
 // That frees the registers for taller tiles over narrow channel tiles: kRunPixels[NV - 1]
 // pixels by NV vectors of 16 channels.
-inline constexpr int kRunPixels[4] = {24, 12, 8, 6};
+// 7 x 64 uses all 32 registers (28 accumulators, 4 weight vectors; broadcasts come from
+// memory in the FMAs), and every MobileNet-V2 / ResNet-50 spatial size is a multiple of 7.
+inline constexpr int kRunPixels[4] = {24, 12, 8, 7};
 struct BrSeg {
   const float* x;  // pixel 0's operand at the segment's first reduction index
   const float* w;  // the segment's packed weights (row stride kBrChannels)
