@@ -280,8 +280,10 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
                                       : px0.image + id * p.xs.d + ih * p.xs.h + px0.w * p.xs.w + ba.c0;
             segs0[static_cast<std::size_t>(nseg++)] = {x, wb + (tp * Cg + ba.c0) * kBrChannels};
           }
-          auto pieces = [&](std::int64_t ka, std::int64_t kb) {  // channel tiles [ka, kb)
-            const int mpmax = br_run_pixels(nk_of(ka));
+          // Channel tiles [ka, kb), a tile's height of pixels at a time (each tile's rows read
+          // once for all channel tiles); a single channel tile takes the whole run in one call.
+          auto pieces = [&](std::int64_t ka, std::int64_t kb) {
+            const std::int64_t mpmax = kb - ka == 1 ? me - m : br_run_pixels(nk_of(ka));
             for (std::int64_t mm = m; mm < me; mm += mpmax)
               for (std::int64_t kt = ka; kt < kb; ++kt) {
                 for (int s = 0; s < nseg; ++s)

@@ -18,7 +18,8 @@ __mmask16 lanes(int n) { return n >= 16 ? static_cast<__mmask16>(0xffff) : stati
 // The tile's last store: y (+ the stored partial sum) (+ bias + residual, relu), with the
 // branches on what to add taken once per tile, not per vector.
 template <int MP, int NV, bool ACC, bool POST>
-inline void store_as(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, const BrEpilogue* e) {
+inline void store_as(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, const BrEpilogue* e,
+                     const float* res) {
   const __mmask16 last = lanes(nk - 16 * (NV - 1));
   __m512 bias[NV];
   if constexpr (POST) {
@@ -37,7 +38,7 @@ inline void store_as(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, 
       if constexpr (ACC) s = _mm512_add_ps(_mm512_maskz_loadu_ps(m, yj + 16 * v), s);
       if constexpr (POST) {
         s = _mm512_add_ps(s, bias[v]);
-        if (e->residual) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, e->residual + j * ldy + 16 * v));
+        if (res) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, res + j * ldy + 16 * v));
         if (e->relu) s = _mm512_max_ps(s, _mm512_setzero_ps());
         if (e->stream && m == lanes(16)) {
           _mm512_stream_ps(yj + 16 * v, s);
@@ -48,13 +49,16 @@ inline void store_as(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, 
     }
   }
 }
+// `off` pixels past the tile's first (run tiles called for the later pieces of a run).
 template <int MP, int NV>
 inline void store(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, bool accumulate,
-                  const BrEpilogue* e) {
+                  const BrEpilogue* e, std::int64_t off = 0) {
+  y += off * ldy;
+  const float* res = e && e->residual ? e->residual + off * ldy : nullptr;
   if (accumulate)
-    e ? store_as<MP, NV, true, true>(acc, y, ldy, nk, e) : store_as<MP, NV, true, false>(acc, y, ldy, nk, e);
+    e ? store_as<MP, NV, true, true>(acc, y, ldy, nk, e, res) : store_as<MP, NV, true, false>(acc, y, ldy, nk, e, res);
   else
-    e ? store_as<MP, NV, false, true>(acc, y, ldy, nk, e) : store_as<MP, NV, false, false>(acc, y, ldy, nk, e);
+    e ? store_as<MP, NV, false, true>(acc, y, ldy, nk, e, res) : store_as<MP, NV, false, false>(acc, y, ldy, nk, e, res);
 }
 
 template <int MP, int NV>
@@ -92,7 +96,7 @@ void tile(const BrTile& t) {
 // base + index addressing with ldx and 3 ldx in registers, so a tile of 24 pixels needs six
 // pointers, not 24.
 template <int MP, int NV>
-void run_tile(const BrRunTile& t) {
+void run_tile(const BrRunTile& t, std::int64_t off) {
   constexpr int NG = (MP + 3) / 4;
   __m512 acc[MP][NV];
 #pragma GCC unroll 24
@@ -103,9 +107,9 @@ void run_tile(const BrRunTile& t) {
   for (int sg = 0; sg < t.nseg; ++sg) {
     const float* q[NG];
 #pragma GCC unroll 6
-    for (int g = 0; g < NG; ++g) q[g] = t.seg[sg].x + 4 * g * ld;
+    for (int g = 0; g < NG; ++g) q[g] = t.seg[sg].x + (off + 4 * g) * ld;
     const float* w = t.seg[sg].w;
-    const float* pf = t.seg[sg].x + MP * ld;  // the next tile's rows
+    const float* pf = t.seg[sg].x + (off + MP) * ld;  // the next tile's rows
     const std::int64_t lines = (MP * ld + 15) / 16;
     for (std::int64_t r = 0; r < t.kc; ++r, w += kBrChannels) {
       if (r < lines) _mm_prefetch(reinterpret_cast<const char*>(pf + 16 * r), _MM_HINT_T0);
@@ -132,12 +136,12 @@ void run_tile(const BrRunTile& t) {
       for (int g = 0; g < NG; ++g) ++q[g];
     }
   }
-  store<MP, NV>(acc, t.y, t.ldy, t.nk, t.accumulate, t.post);
+  store<MP, NV>(acc, t.y, t.ldy, t.nk, t.accumulate, t.post, off);
 }
 
 // Run tile of 17..24 channels in three 8-lane vectors (see br_run_pixels).
 template <int MP>
-void run_tile_y3(const BrRunTile& t) {
+void run_tile_y3(const BrRunTile& t, std::int64_t off) {
   constexpr int NG = (MP + 3) / 4;
   __m256 acc[MP][3];
 #pragma GCC unroll 9
@@ -148,9 +152,9 @@ void run_tile_y3(const BrRunTile& t) {
   for (int sg = 0; sg < t.nseg; ++sg) {
     const float* q[NG];
 #pragma GCC unroll 3
-    for (int g = 0; g < NG; ++g) q[g] = t.seg[sg].x + 4 * g * ld;
+    for (int g = 0; g < NG; ++g) q[g] = t.seg[sg].x + (off + 4 * g) * ld;
     const float* w = t.seg[sg].w;
-    const float* pf = t.seg[sg].x + MP * ld;  // the next tile's rows
+    const float* pf = t.seg[sg].x + (off + MP) * ld;  // the next tile's rows
     const std::int64_t lines = (MP * ld + 15) / 16;
     for (std::int64_t r = 0; r < t.kc; ++r, w += kBrChannels) {
       if (r < lines) _mm_prefetch(reinterpret_cast<const char*>(pf + 16 * r), _MM_HINT_T0);
@@ -171,14 +175,14 @@ void run_tile_y3(const BrRunTile& t) {
   const __mmask8 last = static_cast<__mmask8>((1u << (t.nk - 16)) - 1u);
   const BrEpilogue* e = t.post;
   for (int j = 0; j < MP; ++j) {
-    float* y = t.y + j * t.ldy;
+    float* y = t.y + (off + j) * t.ldy;
     for (int v = 0; v < 3; ++v) {
       const __mmask8 m = v == 2 ? last : static_cast<__mmask8>(0xff);
       __m256 s = acc[j][v];
       if (t.accumulate) s = _mm256_add_ps(_mm256_maskz_loadu_ps(m, y + 8 * v), s);
       if (e) {
         if (e->bias) s = _mm256_add_ps(s, _mm256_maskz_loadu_ps(m, e->bias + 8 * v));
-        if (e->residual) s = _mm256_add_ps(s, _mm256_maskz_loadu_ps(m, e->residual + j * t.ldy + 8 * v));
+        if (e->residual) s = _mm256_add_ps(s, _mm256_maskz_loadu_ps(m, e->residual + (off + j) * t.ldy + 8 * v));
         if (e->relu) s = _mm256_max_ps(s, _mm256_setzero_ps());
       }
       _mm256_mask_storeu_ps(y + 8 * v, m, s);  // (never streamed: half lines)
@@ -192,7 +196,7 @@ constexpr TileFn kRow[kBrPixels] = {tile<1, NV>, tile<2, NV>, tile<3, NV>,
                                     tile<4, NV>, tile<5, NV>, tile<6, NV>};
 constexpr const TileFn* kTiles[4] = {kRow<1>, kRow<2>, kRow<3>, kRow<4>};
 
-using RunFn = void (*)(const BrRunTile&);
+using RunFn = void (*)(const BrRunTile&, std::int64_t);
 template <int NV, int... J>
 constexpr std::array<RunFn, sizeof...(J)> run_row(std::integer_sequence<int, J...>) {
   return {run_tile<J + 1, NV>...};
@@ -247,10 +251,12 @@ void transpose16(__m512 r[16]) {
 
 void br_tile_avx512(const BrTile& t) { kTiles[(t.nk + 15) / 16 - 1][t.mp - 1](t); }
 void br_run_tile_avx512(const BrRunTile& t) {
-  if (y3(t.nk))
-    kRunY3[t.mp - 1](t);
-  else
-    kRunTiles[(t.nk + 15) / 16 - 1][t.mp - 1](t);
+  const bool narrow = y3(t.nk);
+  const RunFn* row = narrow ? kRunY3 : kRunTiles[(t.nk + 15) / 16 - 1];
+  const int mp = narrow ? kY3Pixels : kRunPixels[(t.nk + 15) / 16 - 1];
+  std::int64_t off = 0;
+  for (; off + mp <= t.mp; off += mp) row[mp - 1](t, off);
+  if (off < t.mp) row[t.mp - off - 1](t, off);
 }
 int br_run_pixels(int nk) { return y3(nk) ? kY3Pixels : kRunPixels[(nk + 15) / 16 - 1]; }
 void br_stream_fence() { _mm_sfence(); }

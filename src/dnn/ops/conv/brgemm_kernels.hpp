@@ -59,7 +59,7 @@ struct BrRunTile {
   std::int64_t ldx;  // floats between consecutive pixels' operands
   float* y;
   std::int64_t ldy;
-  int mp;  // pixels, 1..br_run_pixels(nk)
+  int mp;  // pixels, any number: the kernel runs them as tiles of br_run_pixels(nk)
   int nk;  // channels, 1..kBrChannels
   bool accumulate;
   const BrEpilogue* post;
