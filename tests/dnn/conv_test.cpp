@@ -240,6 +240,7 @@ TEST(ConvTest, BatchReduceBlocksTailsAndStrides) {
       // interior at all).
       ConvCase{2, 32, 16, 1, {13, 11}, {1, 1}},
       ConvCase{1, 40, 24, 2, {9, 7}, {1, 1}},
+      ConvCase{2, 24, 200, 1, {30, 30}, {1, 1}},  // enough pixels for items of 3 full tiles + 8
       ConvCase{2, 8, 20, 1, {9, 10}, {3, 1}, {1, 2}, {}, {1, 0}, {1, 0}},
       ConvCase{2, 3, 32, 1, {15, 23}, {3, 3}, {2, 2}, {}, {1, 1}, {1, 1}},
       ConvCase{1, 3, 70, 1, {19, 20}, {7, 7}, {2, 2}, {}, {3, 3}, {3, 2}},

@@ -280,22 +280,20 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
                                       : px0.image + id * p.xs.d + ih * p.xs.h + px0.w * p.xs.w + ba.c0;
             segs0[static_cast<std::size_t>(nseg++)] = {x, wb + (tp * Cg + ba.c0) * kBrChannels};
           }
-          // Channel tiles [ka, kb), a tile's height of pixels at a time (each tile's rows read
-          // once for all channel tiles); a single channel tile takes the whole run in one call.
+          // Channel tiles [ka, kb) of one width over the whole run in one call (the kernel
+          // steps through the pixels a tile's height at a time, every channel tile for each).
           auto pieces = [&](std::int64_t ka, std::int64_t kb) {
-            const std::int64_t mpmax = kb - ka == 1 ? me - m : br_run_pixels(nk_of(ka));
-            for (std::int64_t mm = m; mm < me; mm += mpmax)
-              for (std::int64_t kt = ka; kt < kb; ++kt) {
-                for (int s = 0; s < nseg; ++s)
-                  segs[static_cast<std::size_t>(s)] = {segs0[static_cast<std::size_t>(s)].x + (mm - m) * run.ldx,
-                                                       segs0[static_cast<std::size_t>(s)].w + kt * tile_floats};
-                const std::int64_t k = g * Kg + kt * kBrChannels;
-                const BrEpilogue post = epilogue(mm, k);
-                br_run_tile_avx512({segs.data(), nseg, run.kw_run ? p.ker[2] * Cg : ba.kc, run.ldx,
-                                    p.y_out + mm * K + k, K,
-                                    static_cast<int>(std::min<std::int64_t>(mpmax, me - mm)), nk_of(kt),
-                                    !first, fused || post.stream ? &post : nullptr});
-              }
+            for (int s = 0; s < nseg; ++s)
+              segs[static_cast<std::size_t>(s)] = {segs0[static_cast<std::size_t>(s)].x,
+                                                   segs0[static_cast<std::size_t>(s)].w + ka * tile_floats};
+            const std::int64_t k = g * Kg + ka * kBrChannels;
+            const BrEpilogue post = epilogue(m, k);
+            BrRunTile t{segs.data(), nseg, run.kw_run ? p.ker[2] * Cg : ba.kc, run.ldx,
+                        p.y_out + m * K + k, K, static_cast<int>(me - m), nk_of(ka),
+                        !first, fused || post.stream ? &post : nullptr};
+            t.ntiles = static_cast<int>(kb - ka);
+            t.w_tile = tile_floats;
+            br_run_tile_avx512(t);
           };
           const std::int64_t kfull = std::min(t1, Kg / kBrChannels);  // tiles [t0, kfull) are full
           if (t0 < kfull) pieces(t0, kfull);

@@ -4,6 +4,7 @@
 // an L1 set even when the pixel stride is a multiple of 4 KiB.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -49,12 +50,19 @@ inline void store_as(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, 
     }
   }
 }
-// `off` pixels past the tile's first (run tiles called for the later pieces of a run).
+// `off` pixels and `koff` channels past the tile's first (run tiles called for the later
+// pieces and channel tiles of a run).
 template <int MP, int NV>
 inline void store(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, bool accumulate,
-                  const BrEpilogue* e, std::int64_t off = 0) {
-  y += off * ldy;
-  const float* res = e && e->residual ? e->residual + off * ldy : nullptr;
+                  const BrEpilogue* e, std::int64_t off = 0, std::int64_t koff = 0) {
+  y += off * ldy + koff;
+  const float* res = e && e->residual ? e->residual + off * ldy + koff : nullptr;
+  BrEpilogue shifted;
+  if (e && koff != 0) {
+    shifted = *e;
+    if (shifted.bias) shifted.bias += koff;
+    e = &shifted;
+  }
   if (accumulate)
     e ? store_as<MP, NV, true, true>(acc, y, ldy, nk, e, res) : store_as<MP, NV, true, false>(acc, y, ldy, nk, e, res);
   else
@@ -96,7 +104,7 @@ void tile(const BrTile& t) {
 // base + index addressing with ldx and 3 ldx in registers, so a tile of 24 pixels needs six
 // pointers, not 24.
 template <int MP, int NV>
-void run_tile(const BrRunTile& t, std::int64_t off) {
+void run_tile(const BrRunTile& t, std::int64_t off, int kt) {
   constexpr int NG = (MP + 3) / 4;
   __m512 acc[MP][NV];
 #pragma GCC unroll 24
@@ -108,9 +116,9 @@ void run_tile(const BrRunTile& t, std::int64_t off) {
     const float* q[NG];
 #pragma GCC unroll 6
     for (int g = 0; g < NG; ++g) q[g] = t.seg[sg].x + (off + 4 * g) * ld;
-    const float* w = t.seg[sg].w;
+    const float* w = t.seg[sg].w + kt * t.w_tile;
     const float* pf = t.seg[sg].x + (off + MP) * ld;  // the next tile's rows
-    const std::int64_t lines = (MP * ld + 15) / 16;
+    const std::int64_t lines = kt == 0 ? (MP * ld + 15) / 16 : 0;
     for (std::int64_t r = 0; r < t.kc; ++r, w += kBrChannels) {
       if (r < lines) _mm_prefetch(reinterpret_cast<const char*>(pf + 16 * r), _MM_HINT_T0);
       __m512 wv[NV];
@@ -136,12 +144,12 @@ void run_tile(const BrRunTile& t, std::int64_t off) {
       for (int g = 0; g < NG; ++g) ++q[g];
     }
   }
-  store<MP, NV>(acc, t.y, t.ldy, t.nk, t.accumulate, t.post, off);
+  store<MP, NV>(acc, t.y, t.ldy, t.nk, t.accumulate, t.post, off, kt * kBrChannels);
 }
 
 // Run tile of 17..24 channels in three 8-lane vectors (see br_run_pixels).
 template <int MP>
-void run_tile_y3(const BrRunTile& t, std::int64_t off) {
+void run_tile_y3(const BrRunTile& t, std::int64_t off, int /*kt: always 0, one tile*/) {
   constexpr int NG = (MP + 3) / 4;
   __m256 acc[MP][3];
 #pragma GCC unroll 9
@@ -196,7 +204,7 @@ constexpr TileFn kRow[kBrPixels] = {tile<1, NV>, tile<2, NV>, tile<3, NV>,
                                     tile<4, NV>, tile<5, NV>, tile<6, NV>};
 constexpr const TileFn* kTiles[4] = {kRow<1>, kRow<2>, kRow<3>, kRow<4>};
 
-using RunFn = void (*)(const BrRunTile&, std::int64_t);
+using RunFn = void (*)(const BrRunTile&, std::int64_t, int);
 template <int NV, int... J>
 constexpr std::array<RunFn, sizeof...(J)> run_row(std::integer_sequence<int, J...>) {
   return {run_tile<J + 1, NV>...};
@@ -254,9 +262,10 @@ void br_run_tile_avx512(const BrRunTile& t) {
   const bool narrow = y3(t.nk);
   const RunFn* row = narrow ? kRunY3 : kRunTiles[(t.nk + 15) / 16 - 1];
   const int mp = narrow ? kY3Pixels : kRunPixels[(t.nk + 15) / 16 - 1];
-  std::int64_t off = 0;
-  for (; off + mp <= t.mp; off += mp) row[mp - 1](t, off);
-  if (off < t.mp) row[t.mp - off - 1](t, off);
+  for (std::int64_t off = 0; off < t.mp; off += mp) {
+    const int n = static_cast<int>(std::min<std::int64_t>(mp, t.mp - off));
+    for (int kt = 0; kt < t.ntiles; ++kt) row[n - 1](t, off, kt);
+  }
 }
 int br_run_pixels(int nk) { return y3(nk) ? kY3Pixels : kRunPixels[(nk + 15) / 16 - 1]; }
 void br_stream_fence() { _mm_sfence(); }

@@ -60,9 +60,13 @@ struct BrRunTile {
   float* y;
   std::int64_t ldy;
   int mp;  // pixels, any number: the kernel runs them as tiles of br_run_pixels(nk)
-  int nk;  // channels, 1..kBrChannels
+  int nk;  // channels of each channel tile, 1..kBrChannels
   bool accumulate;
-  const BrEpilogue* post;
+  const BrEpilogue* post;  // bias and residual at channel tile 0
+  // Consecutive channel tiles (each nk channels, kBrChannels apart in y, bias and residual;
+  // weights w_tile floats apart), pixels outer: a tile's rows are read once for all of them.
+  int ntiles = 1;
+  std::int64_t w_tile = 0;
 };
 
 // AVX-512F. Every output element is one chain of fused multiply-adds in reduction order
