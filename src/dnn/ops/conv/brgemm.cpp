@@ -1,15 +1,21 @@
 // Channels-last forward convolution as batch-reduce GEMM (any kernel, stride, dilation,
-// padding, groups) with the AVX-512 tile kernel of brgemm_avx512.cpp: the weights are packed
-// once per call into 64-channel tiles over the reduction (tap, input channel); the activations
-// are read in place through one row pointer per (output pixel, tap), taps that fall in the
-// padding reading a row of zeros. No im2col buffer.
+// padding, groups) with the AVX-512 tile kernels of brgemm_avx512.cpp: the weights are packed
+// into 64-channel tiles over the reduction (tap, input channel), per call or once by a plan;
+// the activations are read in place. No im2col buffer.
+//
+// Two kinds of tile read the activations:
+//   per-pixel tiles (6 pixels x 64 channels): one row pointer per (output pixel, tap), taps
+//     in the padding reading a row of zeros; any problem;
+//   run tiles (up to 24 x 16 .. 7 x 64): pixels evenly spaced in memory, one pointer per
+//     segment; 1x1 layers (all pixels, or one output row at a time) and few-channel layers
+//     whose segments span whole kernel rows (edge pixels take the per-pixel tiles).
 //
 // Blocking (per work item: a block of output pixels x a block of channel tiles of one group):
 //   for each batch (a run of taps over a block of input channels, about 512 reduction steps,
-//                   so its packed weights for 256 channels stay in L2)
-//     for each tile of 6 pixels                 (their input rows: L1)
-//       for each 64-channel tile: the 6 x 64 tile kernel over the batch, accumulating after
-//                                 the first batch
+//                   or all of up to 1024 channels of one tap)
+//     for each tile of pixels                   (their input rows: L1)
+//       for each channel tile: the tile kernel over the batch, accumulating after the first
+//                              batch
 // The batches depend on the problem only, so every output element is the same chain of
 // multiply-adds for any thread count and any split into work items.
 #include <algorithm>
@@ -266,8 +272,8 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
           }
         };
         // Pixels [m, me) of one output row (any run of pixels when flat), interior: evenly
-        // spaced operands. Full 64-channel tiles take 6-pixel pieces; a narrower last tile
-        // takes taller pieces of its own.
+        // spaced operands. The full 64-channel tiles go in one call, a narrower last tile in
+        // another (its tiles are taller).
         auto run_tiles = [&](std::int64_t m, std::int64_t me) {
           const Pixel px0 = run.flat ? Pixel{} : pixel(m);
           const std::int64_t tstep = run.kw_run ? p.ker[2] : 1;
