@@ -606,6 +606,12 @@ TEST(DnnCapiErrors, NullHandleIsRejectedByEveryFunction) {
          return tsr_dnn_conv_backward_weights(n, &conv, &x, b, &x, b, &x, o, nullptr,
                                               TSR_DNN_CONV_ALGO_AUTO);
        }},
+      {"tsr_dnn_conv_plan_create",
+       [&] {
+         tsr_dnn_conv_plan plan = nullptr;
+         return tsr_dnn_conv_plan_create(n, &conv, &x, &x, b, &x, TSR_DNN_CONV_ALGO_AUTO, &plan);
+       }},
+      {"tsr_dnn_conv_plan_run", [&] { return tsr_dnn_conv_plan_run(n, nullptr, b, o, nullptr); }},
       {"tsr_dnn_choose_convolution",
        [&] {
          return tsr_dnn_choose_convolution(n, TSR_DNN_CONV_FORWARD, &conv, &x, &x, &x, &choice);
