@@ -486,14 +486,17 @@ TEST(ConvTest, ForwardPlansMatchConvForward) {
       ConvCase{2, 32, 16, 1, {13, 11}, {1, 1}},                           // gemm1x1
       ConvCase{1, 40, 70, 2, {9, 7}, {3, 3}, {2, 1}, {}, {1, 1}, {0, 1}},  // direct / winograd
       ConvCase{1, 3, 20, 1, {15, 16}, {7, 7}, {2, 2}, {}, {3, 3}, {3, 3}},  // kernel rows
-      ConvCase{1, 12, 12, 12, {8, 9}, {3, 3}, {}, {}, {1, 1}, {1, 1}}};     // depthwise
+      ConvCase{1, 12, 12, 12, {8, 9}, {3, 3}, {}, {}, {1, 1}, {1, 1}},      // depthwise
+      ConvCase{1, 80, 40, 1, {8, 9}, {3, 3}, {}, {}, {1, 1}, {1, 1}},       // winograd: 2 channel
+      ConvCase{2, 64, 64, 2, {9, 9}, {3, 3}, {}, {}, {1, 1}, {0, 1}}};      // blocks, 2 panels, groups
   int planned = 0;
   for (ConvCase cc : cases)
     for (Layout l : {Layout::kNHWC, Layout::kNCHW})
       for (DType dt : {DType::kF32, DType::kBF16}) {
         cc.layout = cc.wlayout = l;
         cc.dtype = dt;
-        for (ConvAlgo a : {ConvAlgo::kAuto, ConvAlgo::kDirect, ConvAlgo::kGemm1x1, ConvAlgo::kIm2col}) {
+        for (ConvAlgo a : {ConvAlgo::kAuto, ConvAlgo::kDirect, ConvAlgo::kGemm1x1, ConvAlgo::kIm2col,
+                           ConvAlgo::kWinogradF2x3, ConvAlgo::kWinogradF4x3}) {
           SCOPED_TRACE(cc.name() + " " + std::string(algo_name(a)) + " " + std::string(dtype_name(dt)));
           Bufs b = inputs(cc, ConvDir::kForward, 11), want = b;
           auto plan = ConvForwardPlan::create(h, cc.desc(), cc.x_desc(), cc.w_desc(), b.w.data(),

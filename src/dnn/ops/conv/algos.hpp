@@ -80,6 +80,10 @@ Status winograd_f2x3_accepts(const Problem& p);
 Status winograd_f4x3_accepts(const Problem& p);
 Status winograd_f2x3_fwd(Handle& h, const Problem& p);
 Status winograd_f4x3_fwd(Handle& h, const Problem& p);
+// Plans: the transformed filters of every group, panel and block of input channels (see
+// winograd.cpp); the forward runs on them through p.w_packed.
+void winograd_f2x3_pack(Handle& h, const Problem& p, PackedWeights& out);
+void winograd_f4x3_pack(Handle& h, const Problem& p, PackedWeights& out);
 
 // Shared pieces.
 // Weights of group g as a dense row-major [Kg][taps][Cg] (channels-inner, "ohwi") or
