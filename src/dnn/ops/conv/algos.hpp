@@ -84,6 +84,8 @@ Status winograd_f4x3_fwd(Handle& h, const Problem& p);
 // winograd.cpp); the forward runs on them through p.w_packed.
 void winograd_f2x3_pack(Handle& h, const Problem& p, PackedWeights& out);
 void winograd_f4x3_pack(Handle& h, const Problem& p, PackedWeights& out);
+// The heuristic skips Winograd below 128 output pixels (N x OH x OW).
+Status winograd_prefers(const Problem& p);
 
 // Shared pieces.
 // Weights of group g as a dense row-major [Kg][taps][Cg] (channels-inner, "ohwi") or
