@@ -113,9 +113,6 @@ Status act_flat_run(Handle& h, const ActCall& c) {
   return Status::ok();
 }
 
-Status ref_accepts_act(const ActCall&) {
-  return Status::ok();
-}
 Status act_ref_run(Handle&, const ActCall& c) {
   if (c.dy != nullptr)
     ref::activation_backward(c.act, c.x, c.xp, *c.dy, c.dyp, c.out, c.outp);
@@ -128,7 +125,7 @@ constexpr detail::Impl<ActCall> kActImpls[] = {
     {"act_flat_avx512", &act_flat_accepts<Isa::kAvx512>, &act_flat_run<&ak::kAvx512>},
     {"act_flat_avx2", &act_flat_accepts<Isa::kAvx2>, &act_flat_run<&ak::kAvx2>},
     {"act_flat_generic", &act_flat_accepts<Isa::kGeneric>, &act_flat_run<&ak::kGeneric>},
-    {"act_ref", &ref_accepts_act, &act_ref_run},
+    {"act_ref", detail::accepts_all<ActCall>, &act_ref_run},
 };
 
 // ---- PReLU ----------------------------------------------------------------------------------
@@ -235,9 +232,6 @@ Status prelu_dense_run(Handle& h, const PreluCall& c) {
   return Status::ok();
 }
 
-Status ref_accepts_prelu(const PreluCall&) {
-  return Status::ok();
-}
 Status prelu_ref_run(Handle&, const PreluCall& c) {
   if (c.dy != nullptr)
     ref::prelu_backward(c.x, c.xp, c.slope, c.slope_count, *c.dy, c.dyp, c.out, c.outp, c.dslope);
@@ -250,7 +244,7 @@ constexpr detail::Impl<PreluCall> kPreluImpls[] = {
     {"prelu_dense_avx512", &prelu_dense_accepts<Isa::kAvx512>, &prelu_dense_run<&ak::kAvx512>},
     {"prelu_dense_avx2", &prelu_dense_accepts<Isa::kAvx2>, &prelu_dense_run<&ak::kAvx2>},
     {"prelu_dense_generic", &prelu_dense_accepts<Isa::kGeneric>, &prelu_dense_run<&ak::kGeneric>},
-    {"prelu_ref", &ref_accepts_prelu, &prelu_ref_run},
+    {"prelu_ref", detail::accepts_all<PreluCall>, &prelu_ref_run},
 };
 
 Status check_slope(const std::string& fn, const TensorDesc& x, const float* slope,
@@ -305,9 +299,6 @@ Status crelu_dense_run(Handle& h, const CreluCall& c) {
   return Status::ok();
 }
 
-Status ref_accepts_crelu(const CreluCall&) {
-  return Status::ok();
-}
 Status crelu_ref_run(Handle&, const CreluCall& c) {
   if (c.dy != nullptr)
     ref::crelu_backward(c.x, c.xp, *c.dy, c.dyp, c.out, c.outp);
@@ -320,7 +311,7 @@ constexpr detail::Impl<CreluCall> kCreluImpls[] = {
     {"crelu_dense_avx512", &crelu_dense_accepts<Isa::kAvx512>, &crelu_dense_run<&ak::kAvx512>},
     {"crelu_dense_avx2", &crelu_dense_accepts<Isa::kAvx2>, &crelu_dense_run<&ak::kAvx2>},
     {"crelu_dense_generic", &crelu_dense_accepts<Isa::kGeneric>, &crelu_dense_run<&ak::kGeneric>},
-    {"crelu_ref", &ref_accepts_crelu, &crelu_ref_run},
+    {"crelu_ref", detail::accepts_all<CreluCall>, &crelu_ref_run},
 };
 
 Status check_doubled(const std::string& fn, const TensorDesc& x, const char* name,

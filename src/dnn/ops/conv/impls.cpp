@@ -13,7 +13,6 @@
 namespace tessera::dnn::conv {
 namespace {
 
-Status ref_accepts(const Problem&) { return Status::ok(); }
 Status ref_run(Handle&, const Problem& p) { return reference(p); }
 
 // A fast algorithm never sees an empty problem: the reference handles those (it writes
@@ -40,7 +39,7 @@ constexpr Algo kForward[] = {
     {ConvAlgo::kDirect, {"conv_f32_direct_nhwc", nonempty<direct_accepts>, direct_fwd},
      direct_prefers, brgemm_pack},
     {ConvAlgo::kIm2col, {"conv_f32_im2col", nonempty<im2col_accepts>, im2col_fwd}},
-    {ConvAlgo::kReference, {"conv_f32_reference", ref_accepts, ref_run}},
+    {ConvAlgo::kReference, {"conv_f32_reference", detail::accepts_all<Problem>, ref_run}},
 };
 
 // ---- backward data: stride-1 problems become a forward convolution of dy -------------------
@@ -160,7 +159,7 @@ constexpr Algo kBackwardData[] = {
     {ConvAlgo::kDirect, {"conv_bwd_data_f32_direct_flipped", via_forward_accepts<4>, via_forward_run<4>},
      via_forward_prefers<4>},
     {ConvAlgo::kIm2col, {"conv_bwd_data_f32_col2im", nonempty<im2col_accepts>, im2col_bwd_data}},
-    {ConvAlgo::kReference, {"conv_bwd_data_f32_reference", ref_accepts, ref_run}},
+    {ConvAlgo::kReference, {"conv_bwd_data_f32_reference", detail::accepts_all<Problem>, ref_run}},
 };
 static_assert(kForward[0].algo == ConvAlgo::kDepthwise && kForward[2].algo == ConvAlgo::kWinogradF4x3 &&
               kForward[3].algo == ConvAlgo::kWinogradF2x3 && kForward[4].algo == ConvAlgo::kDirect);
@@ -169,7 +168,7 @@ constexpr Algo kBackwardWeights[] = {
     {ConvAlgo::kDepthwise, {"conv_bwd_weights_f32_depthwise", nonempty<depthwise_accepts>, depthwise_bwd_weights}},
     {ConvAlgo::kGemm1x1, {"conv_bwd_weights_f32_gemm1x1", nonempty<gemm1x1_accepts>, gemm1x1_bwd_weights}},
     {ConvAlgo::kIm2col, {"conv_bwd_weights_f32_im2col", nonempty<im2col_accepts>, im2col_bwd_weights}},
-    {ConvAlgo::kReference, {"conv_bwd_weights_f32_reference", ref_accepts, ref_run}},
+    {ConvAlgo::kReference, {"conv_bwd_weights_f32_reference", detail::accepts_all<Problem>, ref_run}},
 };
 
 // ---- immediate mode: tuning-database choices, cached per process ------------------------------

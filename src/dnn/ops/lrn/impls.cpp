@@ -118,15 +118,11 @@ Status run(Handle& h, const LrnProblem& p) {
   return Status::ok();
 }
 
-Status accepts_ref(const LrnProblem&) {
-  return Status::ok();
-}
-
 constexpr detail::Impl<LrnProblem> kImpls[] = {
     {"lrn_across_f32_avx512", accepts<Isa::kAvx512>, run<Isa::kAvx512>},
     {"lrn_across_f32_avx2", accepts<Isa::kAvx2>, run<Isa::kAvx2>},
     {"lrn_across_f32_generic", accepts<Isa::kGeneric>, run<Isa::kGeneric>},
-    {"lrn_ref", accepts_ref, lrn_ref},
+    {"lrn_ref", detail::accepts_all<LrnProblem>, lrn_ref},
 };
 
 std::string layout_of(const TensorDesc& d) {

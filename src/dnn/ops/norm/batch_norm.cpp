@@ -295,15 +295,11 @@ Status run(Handle& h, const BnProblem& p) {
   return Status::ok();
 }
 
-Status accepts_ref(const BnProblem&) {
-  return Status::ok();
-}
-
 constexpr detail::Impl<BnProblem> kImpls[] = {
     {"batch_norm_f32_avx512", accepts<Isa::kAvx512>, run<Isa::kAvx512>},
     {"batch_norm_f32_avx2", accepts<Isa::kAvx2>, run<Isa::kAvx2>},
     {"batch_norm_f32_generic", accepts<Isa::kGeneric>, run<Isa::kGeneric>},
-    {"batch_norm_ref", accepts_ref, batch_norm_ref},
+    {"batch_norm_ref", detail::accepts_all<BnProblem>, batch_norm_ref},
 };
 
 const char* dir_arg(Dir d) {

@@ -232,15 +232,11 @@ Status run(Handle& h, const GnProblem& p) {
   return Status::ok();
 }
 
-Status accepts_ref(const GnProblem&) {
-  return Status::ok();
-}
-
 constexpr detail::Impl<GnProblem> kImpls[] = {
     {"group_norm_f32_avx512", accepts<Isa::kAvx512>, run<Isa::kAvx512>},
     {"group_norm_f32_avx2", accepts<Isa::kAvx2>, run<Isa::kAvx2>},
     {"group_norm_f32_generic", accepts<Isa::kGeneric>, run<Isa::kGeneric>},
-    {"group_norm_ref", accepts_ref, group_norm_ref},
+    {"group_norm_ref", detail::accepts_all<GnProblem>, group_norm_ref},
 };
 
 Status dispatch(Handle& h, const std::string& fn, const GnProblem& p, bool instance) {

@@ -134,15 +134,11 @@ Status run(Handle& h, const LnProblem& p) {
   return Status::ok();
 }
 
-Status accepts_ref(const LnProblem&) {
-  return Status::ok();
-}
-
 constexpr detail::Impl<LnProblem> kImpls[] = {
     {"layer_norm_f32_avx512", accepts<Isa::kAvx512>, run<Isa::kAvx512>},
     {"layer_norm_f32_avx2", accepts<Isa::kAvx2>, run<Isa::kAvx2>},
     {"layer_norm_f32_generic", accepts<Isa::kGeneric>, run<Isa::kGeneric>},
-    {"layer_norm_ref", accepts_ref, layer_norm_ref},
+    {"layer_norm_ref", detail::accepts_all<LnProblem>, layer_norm_ref},
 };
 
 Status check(const std::string& fn, LnProblem& p) {

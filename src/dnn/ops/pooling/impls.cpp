@@ -420,13 +420,6 @@ Status run_backward_on(Handle& h, const BwdProblem& p) {
   return run_backward(h, p, kernels_for(kIsa), L);
 }
 
-Status accepts_all_forward(const FwdProblem&) {
-  return Status::ok();
-}
-Status accepts_all_backward(const BwdProblem&) {
-  return Status::ok();
-}
-
 constexpr Layout kNHWC = Layout::kNHWC, kNCHW = Layout::kNCHW;
 constexpr Isa k512 = Isa::kAvx512, k2 = Isa::kAvx2, kGen = Isa::kGeneric;
 
@@ -437,7 +430,7 @@ constexpr detail::Impl<FwdProblem> kForwardImpls[] = {
     {"pool_fwd_f32_nchw_avx512", accepts_forward<kNCHW, k512>, run_forward_on<kNCHW, k512>},
     {"pool_fwd_f32_nchw_avx2", accepts_forward<kNCHW, k2>, run_forward_on<kNCHW, k2>},
     {"pool_fwd_f32_nchw_generic", accepts_forward<kNCHW, kGen>, run_forward_on<kNCHW, kGen>},
-    {"pool_fwd_ref", accepts_all_forward, forward_ref},
+    {"pool_fwd_ref", detail::accepts_all<FwdProblem>, forward_ref},
 };
 
 constexpr detail::Impl<BwdProblem> kBackwardImpls[] = {
@@ -447,7 +440,7 @@ constexpr detail::Impl<BwdProblem> kBackwardImpls[] = {
     {"pool_bwd_f32_nchw_avx512", accepts_backward<kNCHW, k512>, run_backward_on<kNCHW, k512>},
     {"pool_bwd_f32_nchw_avx2", accepts_backward<kNCHW, k2>, run_backward_on<kNCHW, k2>},
     {"pool_bwd_f32_nchw_generic", accepts_backward<kNCHW, kGen>, run_backward_on<kNCHW, kGen>},
-    {"pool_bwd_ref", accepts_all_backward, backward_ref},
+    {"pool_bwd_ref", detail::accepts_all<BwdProblem>, backward_ref},
 };
 
 // Every index must name an element of its input plane (or be -1: a window with no input).

@@ -135,9 +135,6 @@ Status cols_run(Handle& h, const SoftmaxCall& c) {
   return Status::ok();
 }
 
-Status ref_accepts(const SoftmaxCall&) {
-  return Status::ok();
-}
 Status ref_run(Handle&, const SoftmaxCall& c) {
   if (c.dy != nullptr)
     ref::softmax_backward(c.mode, c.axis, c.in, c.inp, *c.dy, c.dyp, c.out, c.outp);
@@ -153,7 +150,7 @@ constexpr detail::Impl<SoftmaxCall> kSoftmaxImpls[] = {
     {"softmax_cols_avx2", &cols_accepts<Isa::kAvx2>, &cols_run<&sk::kAvx2>},
     {"softmax_rows_generic", &rows_accepts<Isa::kGeneric>, &rows_run<&sk::kGeneric>},
     {"softmax_cols_generic", &cols_accepts<Isa::kGeneric>, &cols_run<&sk::kGeneric>},
-    {"softmax_ref", &ref_accepts, &ref_run},
+    {"softmax_ref", detail::accepts_all<SoftmaxCall>, &ref_run},
 };
 
 Status check_mode_axis(const std::string& fn, SoftmaxMode mode, int axis, const TensorDesc& d,
