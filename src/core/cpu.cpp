@@ -251,6 +251,11 @@ std::int64_t CpuInfo::cache_bytes(int level) const {
   return 0;
 }
 
+std::int64_t CpuInfo::last_level_cache_bytes() const {
+  const std::int64_t l3 = cache_bytes(3);
+  return l3 > 0 ? l3 : cache_bytes(2);
+}
+
 const CpuInfo& cpu_info() {
   return mutable_info();
 }

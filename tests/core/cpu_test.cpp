@@ -14,6 +14,7 @@ TEST(Cpu, DetectsSomethingPlausible) {
   EXPECT_GT(cpu.memory_total_bytes, 0);
   EXPECT_GT(cpu.cache_bytes(1), 0) << "no L1 data cache found";
   EXPECT_GE(cpu.cache_bytes(2), cpu.cache_bytes(1));
+  EXPECT_EQ(cpu.last_level_cache_bytes(), cpu.cache_bytes(3) > 0 ? cpu.cache_bytes(3) : cpu.cache_bytes(2));
   EXPECT_TRUE(cpu.has(CpuFeature::kSse42)) << "x86-64-v2 is the floor tessera assumes";
   // The level follows from the features.
   if (cpu.detected_isa >= Isa::kAvx2) {

@@ -282,7 +282,7 @@ TEST(ConvTest, BatchReduceBlocksTailsAndStrides) {
 // y is 64-byte aligned: the same bits as the ordinary stores into a misaligned y (1x1 run
 // tiles with a narrow last channel tile; a 3x3 over kernel rows with per-pixel edge tiles).
 TEST(ConvTest, StreamedOutputsEqualStoredOnes) {
-  const std::int64_t llc = std::max(cpu_info().cache_bytes(3), cpu_info().cache_bytes(2));
+  const std::int64_t llc = cpu_info().last_level_cache_bytes();
   if (llc <= 0 || llc > (std::int64_t{64} << 20))
     GTEST_SKIP() << "last-level cache unknown or over 64 MiB: the output would be too large";
   const std::int64_t k = 80, side = static_cast<std::int64_t>(std::sqrt(llc * 0.8 / (k * 4))) + 1;

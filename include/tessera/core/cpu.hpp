@@ -69,6 +69,8 @@ struct CpuInfo {
   bool has(CpuFeature f) const { return detected[static_cast<std::size_t>(f)]; }
   // Size of the data (or unified) cache at `level`, or 0 if unknown.
   std::int64_t cache_bytes(int level) const;
+  // Size of the last data cache (L3, else L2), or 0 if unknown.
+  std::int64_t last_level_cache_bytes() const;
 };
 
 // Detected on first call; TESSERA_MAX_ISA is read then too.

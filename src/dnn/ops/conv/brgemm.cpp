@@ -180,9 +180,9 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
       for (std::int64_t kw = 0; kw < p.ker[2]; ++kw)
         taps.push_back({kd * p.dil[0], kh * p.dil[1], kw * p.dil[2]});
   const std::vector<Batch> bat = batches(Cg, T);
-  std::int64_t max_taps = 0, max_kc = 0;
-  for (const Batch& b : bat) max_taps = std::max(max_taps, b.t1 - b.t0), max_kc = std::max(max_kc, b.kc);
-  const std::vector<float> zeros(static_cast<std::size_t>(max_kc), 0.0f);
+  std::int64_t max_taps = 0;
+  for (const Batch& b : bat) max_taps = std::max(max_taps, b.t1 - b.t0);
+  static constexpr float kZeros[kWholeChannels] = {};  // the padding's row (a batch's channels fit)
 
   const float* res = static_cast<const float*>(p.post.residual);
   const bool fuse = p.post.act.kind == ActKind::kIdentity || p.post.act.kind == ActKind::kRelu;
@@ -208,7 +208,7 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
   // An output larger than about the last-level cache cannot stay there: stream it (the
   // threshold of glibc's memcpy, 3/4 of the cache), unless the post-ops run over it
   // afterwards. MobileNet-V2's b2_expand, mb8 (38.5 MB): 2.5-2.6 ms instead of 3.7-4.0.
-  const std::int64_t llc = std::max(cpu_info().cache_bytes(3), cpu_info().cache_bytes(2));
+  const std::int64_t llc = cpu_info().last_level_cache_bytes();
   const bool stream = (!p.has_post_ops() || fuse) && K % 16 == 0 &&
                       reinterpret_cast<std::uintptr_t>(p.y_out) % 64 == 0 && llc > 0 &&
                       M * K * static_cast<std::int64_t>(sizeof(float)) > llc / 4 * 3;
@@ -259,7 +259,7 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
                 const std::int64_t id = px.d + tp.d, ih = px.h + tp.h, iw = px.w + tp.w;
                 const bool in = id >= 0 && id < p.in[0] && ih >= 0 && ih < p.in[1] && iw >= 0 && iw < p.in[2];
                 xr[static_cast<std::size_t>(s * kBrPixels + j)] =
-                    in ? px.image + id * p.xs.d + ih * p.xs.h + iw * p.xs.w + ba.c0 : zeros.data();
+                    in ? px.image + id * p.xs.d + ih * p.xs.h + iw * p.xs.w + ba.c0 : kZeros;
               }
             }
             for (std::int64_t kt = t0; kt < t1; ++kt) {

@@ -397,7 +397,7 @@ void pack(Handle& h, const Problem& p, int variant, PackedWeights& out) {
   // come from memory each time, slower than transforming them per item into L1 (ResNet-50's
   // res5b_branch2b, 38 MB of U: 5.1 ms at mb8 against 4.0 per call; res4b_branch2b, 9.5 MB:
   // 3.6 against 4.3).
-  const i64 llc = std::max(cpu_info().cache_bytes(3), cpu_info().cache_bytes(2));
+  const i64 llc = cpu_info().last_level_cache_bytes();
   if (llc <= 0 || floats * static_cast<i64>(sizeof(float)) > llc / 2) return;
   float* u = out.allocate(static_cast<std::size_t>(floats));
   detail::parallel_for(h, 0, p.G * np, 1, [&](i64 b, i64 e) {
