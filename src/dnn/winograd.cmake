@@ -2,6 +2,7 @@
 # set (transforms written once in ops/conv/winograd_body.inc).
 list(APPEND DNN_SOURCES
   ops/conv/winograd.cpp
+  ops/conv/winograd_wgrad.cpp
   ops/conv/winograd_generic.cpp
   ops/conv/winograd_avx2.cpp
   ops/conv/winograd_avx512.cpp

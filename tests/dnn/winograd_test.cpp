@@ -2,7 +2,8 @@
 // sizes 1..9, 13, 56), channel counts around the vector width, asymmetric padding, groups, both
 // layouts and every weight layout, post-ops, bf16/f16 storage, backward-data through the
 // flipped forward, every ISA level, thread-count independence, refusals, and the documented
-// error bound (docs/dnn_winograd.md).
+// error bound (docs/dnn_winograd.md); backward-weights over the same sweeps, several tile
+// blocks, and its own bound.
 #include <algorithm>
 #include <cmath>
 
@@ -63,13 +64,15 @@ Status forward(Handle& h, const ConvCase& cc, Data& d, ConvAlgo algo, const Post
                       d.y.data(), po, algo);
 }
 
-// Largest |got - ref| / (sqrt(9 * Cg) * max(1, |ref|)) over every element (NaN: infinity).
-double scaled_error(const ConvCase& cc, const std::vector<std::uint8_t>& got,
+// Largest |got - ref| / (sqrt(terms) * max(1, |ref|)) over every element (NaN in one of them:
+// infinity), for outputs that are sums of `terms` products.
+double scaled_error(double terms, const std::vector<std::uint8_t>& got,
                     const std::vector<std::uint8_t>& ref, const TensorDesc& od) {
-  const double scale = std::sqrt(9.0 * static_cast<double>(cc.c / cc.groups));
+  const double scale = std::sqrt(terms);
   double worst = 0;
   for (std::size_t i = 0; i < static_cast<std::size_t>(od.span()); ++i) {
     const double a = value_at(got, od.dtype, i), e = value_at(ref, od.dtype, i);
+    if (std::isnan(a) && std::isnan(e)) continue;  // a gap of strided outputs, left alone by both
     const double err = std::fabs(a - e) / (scale * std::max(1.0, std::fabs(e)));
     worst = std::isnan(err) ? INFINITY : std::max(worst, err);
   }
@@ -105,7 +108,7 @@ void check(Handle& h, const ConvCase& cc, ActKind act = ActKind::kIdentity, bool
     if (cc.dtype != DType::kF32)  // plus one unit in the last place of the stored output
       tol += std::ldexp(1.0, cc.dtype == DType::kBF16 ? -7 : -10) /
              std::sqrt(9.0 * static_cast<double>(cc.c / cc.groups));
-    EXPECT_LE(scaled_error(cc, got.y, ref.y, cc.y_desc()), tol);
+    EXPECT_LE(scaled_error(9.0 * static_cast<double>(cc.c / cc.groups), got.y, ref.y, cc.y_desc()), tol);
   }
 }
 
@@ -225,9 +228,8 @@ TEST(WinogradTest, BackwardDataThroughTheFlippedForward) {
         Status s = conv_backward_data(h, cc.desc(), wd, w.data(), yd, dy.data(), xd, got.data(), a);
         ASSERT_TRUE(s.is_ok()) << s.to_string();
         // The reduction of dx runs over Kg output channels.
-        ConvCase t = cc;
-        t.c = cc.k;
-        EXPECT_LE(scaled_error(t, got, ref, xd), bound_of(a)) << algo_name(a);
+        EXPECT_LE(scaled_error(9.0 * static_cast<double>(cc.k / cc.groups), got, ref, xd), bound_of(a))
+            << algo_name(a);
       }
     }
 }
@@ -295,6 +297,171 @@ TEST(WinogradTest, RefusalsNameTheReason) {
     EXPECT_NE(s.message().find("packed alike"), std::string::npos) << s.message();
     EXPECT_EQ(d.y, before);
   }
+}
+
+// ---- backward-weights ----------------------------------------------------------------------
+
+// The documented bound for dW = sum over N x OH x OW pixels of dy * x: |dw - dw_direct| <=
+// bound * sqrt(N * OH * OW) * max(1, |dw_direct|) for x and dy in [-1, 1]. Worst seen: 2.0e-6
+// (F2) and 7.8e-6 (F4), over 70 to 25088 pixels.
+double wgrad_bound_of(ConvAlgo a) {
+  return a == ConvAlgo::kWinogradF4x3 ? 2e-5 : 5e-6;
+}
+
+struct Wgrad {
+  std::vector<std::uint8_t> dw;
+  std::vector<float> db;
+  Status status;
+};
+
+// dW (NaN-filled first, then written through `wd`) and the bias gradient.
+Wgrad wgrad(Handle& h, const ConvCase& cc, const std::vector<std::uint8_t>& x,
+            const std::vector<std::uint8_t>& dy, const TensorDesc& wd, ConvAlgo a) {
+  Wgrad r{nan_tensor(wd), std::vector<float>(static_cast<std::size_t>(cc.k), NAN), {}};
+  r.status = conv_backward_weights(h, cc.desc(), cc.x_desc(), x.data(), cc.y_desc(), dy.data(), wd,
+                                   r.dw.data(), r.db.data(), a);
+  return r;
+}
+
+double pixels_of(const ConvCase& cc) {
+  const TensorDesc yd = cc.y_desc();
+  return static_cast<double>(cc.n * yd.dims[2] * yd.dims[3]);
+}
+
+// Both Winograd algorithms against the reference on the same data: the bound, the bias
+// gradient, or (outputs too small for the tiles) a refusal that leaves dW untouched.
+void check_wgrad(Handle& h, const ConvCase& cc, const TensorDesc* wd_in = nullptr) {
+  SCOPED_TRACE(cc.name());
+  const TensorDesc wd = wd_in ? *wd_in : cc.w_desc();
+  const auto x = random_tensor(cc.x_desc(), 21), dy = random_tensor(cc.y_desc(), 22);
+  const Wgrad ref = wgrad(h, cc, x, dy, wd, ConvAlgo::kReference);
+  ASSERT_TRUE(ref.status.is_ok()) << ref.status.to_string();
+  const TensorDesc yd = cc.y_desc();
+  for (ConvAlgo a : kWinograd) {
+    SCOPED_TRACE(algo_name(a));
+    const Wgrad got = wgrad(h, cc, x, dy, wd, a);
+    if (!saves_work(a, yd.dims[2], yd.dims[3])) {
+      EXPECT_EQ(got.status.code(), StatusCode::kUnsupported) << got.status.to_string();
+      EXPECT_NE(got.status.message().find("too small"), std::string::npos) << got.status.message();
+      EXPECT_EQ(got.dw, nan_tensor(wd));
+      continue;
+    }
+    ASSERT_TRUE(got.status.is_ok()) << got.status.to_string();
+    double tol = wgrad_bound_of(a);
+    if (cc.dtype != DType::kF32)
+      tol += std::ldexp(1.0, cc.dtype == DType::kBF16 ? -7 : -10) / std::sqrt(pixels_of(cc));
+    EXPECT_LE(scaled_error(pixels_of(cc), got.dw, ref.dw, wd), tol);
+    for (std::size_t k = 0; k < got.db.size(); ++k)
+      EXPECT_NEAR(got.db[k], ref.db[k], 1e-5 * std::sqrt(pixels_of(cc)) * std::max(1.0f, std::fabs(ref.db[k])))
+          << "dbias[" << k << "]";
+  }
+}
+
+TEST(WinogradBwdWeightsTest, TileEdgesMatchTheReference) {
+  const std::int64_t sizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13};
+  std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {{1, 1}, {2, 2}, {3, 3}};
+  for (std::size_t i = 0; i < std::size(sizes); ++i)
+    shapes.emplace_back(sizes[i], sizes[(i + 3) % std::size(sizes)]);
+  Handle h;
+  for (Layout l : {Layout::kNHWC, Layout::kNCHW})
+    for (auto [oh, ow] : shapes) check_wgrad(h, same_pad(2, 8, 9, 1, oh, ow, l));
+}
+
+TEST(WinogradBwdWeightsTest, ChannelsPanelsAndWeightLayouts) {
+  // Input channels around the 32-wide panels, output channels around the 64-row blocks.
+  Handle h;
+  for (Layout l : {Layout::kNHWC, Layout::kNCHW})
+    for (auto [c, k] : {std::pair{8, 8}, {15, 17}, {33, 40}, {32, 64}, {70, 130}})
+      for (Layout wl : {Layout::kNCHW, Layout::kNHWC}) {
+        ConvCase cc = same_pad(1, c, k, 1, 7, 10, l);
+        cc.wlayout = wl;
+        check_wgrad(h, cc);
+      }
+}
+
+TEST(WinogradBwdWeightsTest, PaddingGroupsAndStridedWeights) {
+  Handle h;
+  for (Layout l : {Layout::kNHWC, Layout::kNCHW}) {
+    for (auto [pb, pe] :
+         {std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>{{0, 0}, {0, 0}},
+          {{2, 0}, {0, 1}},
+          {{3, 1}, {2, 4}}}) {
+      ConvCase cc{2, 12, 10, 1, {9, 11}, {3, 3}, {}, {}, pb, pe};
+      cc.layout = cc.wlayout = l;
+      check_wgrad(h, cc);
+    }
+    for (auto [c, k, g] : {std::tuple{16, 24, 2}, {27, 33, 3}, {64, 64, 4}})
+      check_wgrad(h, same_pad(2, c, k, g, 6, 9, l));
+    const ConvCase cc = same_pad(1, 10, 12, 1, 8, 7, l);
+    TensorDesc wd = cc.w_desc();
+    wd.strides = {10 * 9 * 2, 9 * 2, 3 * 2, 2};  // every other float
+    check_wgrad(h, cc, &wd);
+  }
+}
+
+TEST(WinogradBwdWeightsTest, ReductionOverSeveralTileBlocks) {
+  // 3 x 16 x 16 = 768 4x4 tiles (3072 2x2 ones): more than one block of tiles, so dU
+  // accumulates across blocks; two panels of input channels.
+  Handle h;
+  check_wgrad(h, same_pad(3, 40, 16, 1, 64, 64, Layout::kNHWC));
+}
+
+TEST(WinogradBwdWeightsTest, HalfPrecisionStorage) {
+  Handle h;
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    ConvCase cc = same_pad(1, 16, 16, 1, 6, 7, Layout::kNHWC);
+    cc.dtype = t;
+    check_wgrad(h, cc);
+  }
+}
+
+TEST(WinogradBwdWeightsTest, EveryIsaLevel) {
+  Handle h;
+  for_each_isa([&](Isa) {
+    for (Layout l : {Layout::kNHWC, Layout::kNCHW})
+      for (const ConvCase& cc : {same_pad(2, 17, 15, 1, 5, 7, l), same_pad(1, 16, 40, 2, 9, 6, l)})
+        check_wgrad(h, cc);
+  });
+}
+
+TEST(WinogradBwdWeightsTest, BitwiseIdenticalForAnyThreadCount) {
+  if (thread_pool().num_threads() < 2) GTEST_SKIP() << "needs a pool of >= 2 threads";
+  for (Layout l : {Layout::kNHWC, Layout::kNCHW})
+    for (const ConvCase& cc : {same_pad(2, 16, 24, 1, 30, 29, l), same_pad(1, 40, 200, 1, 5, 6, l),
+                               same_pad(3, 24, 36, 3, 11, 9, l), same_pad(3, 8, 8, 1, 64, 64, l)})
+      for (ConvAlgo a : kWinograd) {
+        SCOPED_TRACE(cc.name() + " " + std::string(algo_name(a)));
+        Handle h1, h2;
+        ASSERT_TRUE(h1.set_num_threads(1).is_ok());
+        ASSERT_TRUE(h2.set_num_threads(2).is_ok());
+        const auto x = random_tensor(cc.x_desc(), 7), dy = random_tensor(cc.y_desc(), 8);
+        const Wgrad r1 = wgrad(h1, cc, x, dy, cc.w_desc(), a), r2 = wgrad(h2, cc, x, dy, cc.w_desc(), a);
+        ASSERT_TRUE(r1.status.is_ok() && r2.status.is_ok());
+        EXPECT_EQ(r1.dw, r2.dw);
+        EXPECT_EQ(r1.db, r2.db);
+      }
+}
+
+TEST(WinogradBwdWeightsTest, ErrorStaysWithinTheDocumentedBound) {
+  // ResNet-50's longest reduction at batch 8: 8 x 56 x 56 = 25088 pixels per weight.
+  Handle h;
+  check_wgrad(h, same_pad(8, 16, 16, 1, 56, 56, Layout::kNHWC));
+}
+
+TEST(WinogradBwdWeightsTest, RefusalsNameTheReason) {
+  Handle h;
+  const ConvCase strided{1, 8, 8, 1, {9, 9}, {3, 3}, {2, 2}, {}, {1, 1}, {1, 1}};
+  const ConvCase five{1, 8, 8, 1, {9, 9}, {5, 5}, {}, {}, {2, 2}, {2, 2}};
+  for (auto [cc, reason] : {std::pair{strided, "stride 1"}, {five, "3x3 kernel"},
+                            {same_pad(1, 7, 16, 1, 6, 6, Layout::kNCHW), "fewer than 8"}})
+    for (ConvAlgo a : kWinograd) {
+      SCOPED_TRACE(cc.name());
+      const auto x = random_tensor(cc.x_desc(), 1), dy = random_tensor(cc.y_desc(), 2);
+      const Wgrad r = wgrad(h, cc, x, dy, cc.w_desc(), a);
+      EXPECT_EQ(r.status.code(), StatusCode::kUnsupported) << r.status.to_string();
+      EXPECT_NE(r.status.message().find(reason), std::string::npos) << r.status.message();
+      EXPECT_EQ(r.dw, nan_tensor(cc.w_desc()));
+    }
 }
 
 }  // namespace

@@ -86,6 +86,11 @@ void winograd_f2x3_pack(Handle& h, const Problem& p, PackedWeights& out);
 void winograd_f4x3_pack(Handle& h, const Problem& p, PackedWeights& out);
 // The heuristic skips Winograd below 128 output pixels (N x OH x OW).
 Status winograd_prefers(const Problem& p);
+// Backward-weights (winograd_wgrad.cpp), the same shapes as the forward.
+Status winograd_f2x3_bwd_weights_accepts(const Problem& p);
+Status winograd_f4x3_bwd_weights_accepts(const Problem& p);
+Status winograd_f2x3_bwd_weights(Handle& h, const Problem& p);
+Status winograd_f4x3_bwd_weights(Handle& h, const Problem& p);
 
 // Shared pieces.
 // Weights of group g as a dense row-major [Kg][taps][Cg] (channels-inner, "ohwi") or

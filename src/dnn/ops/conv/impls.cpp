@@ -167,6 +167,12 @@ static_assert(kForward[0].algo == ConvAlgo::kDepthwise && kForward[2].algo == Co
 constexpr Algo kBackwardWeights[] = {
     {ConvAlgo::kDepthwise, {"conv_bwd_weights_f32_depthwise", nonempty<depthwise_accepts>, depthwise_bwd_weights}},
     {ConvAlgo::kGemm1x1, {"conv_bwd_weights_f32_gemm1x1", nonempty<gemm1x1_accepts>, gemm1x1_bwd_weights}},
+    {ConvAlgo::kWinogradF4x3,
+     {"conv_bwd_weights_f32_winograd_f4x3", nonempty<winograd_f4x3_bwd_weights_accepts>, winograd_f4x3_bwd_weights},
+     winograd_prefers},
+    {ConvAlgo::kWinogradF2x3,
+     {"conv_bwd_weights_f32_winograd_f2x3", nonempty<winograd_f2x3_bwd_weights_accepts>, winograd_f2x3_bwd_weights},
+     winograd_prefers},
     {ConvAlgo::kIm2col, {"conv_bwd_weights_f32_im2col", nonempty<im2col_accepts>, im2col_bwd_weights}},
     {ConvAlgo::kReference, {"conv_bwd_weights_f32_reference", detail::accepts_all<Problem>, ref_run}},
 };

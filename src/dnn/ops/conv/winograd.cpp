@@ -21,39 +21,83 @@
 #include "../activation/act_scalar.hpp"
 #include "algos.hpp"
 #include "tessera/core/cpu.hpp"
-#include "winograd_kernels.hpp"
+#include "winograd_common.hpp"
 
 namespace tessera::dnn::conv {
-namespace {
+namespace wino {
 
-using i64 = std::int64_t;
+constexpr i64 kMinChannels = 8;  // per group, input and output
 
-constexpr i64 kMinChannels = 8;                // per group, input and output
-constexpr i64 kVBudgetBytes = i64{1} << 20;    // transformed input of one item (about L2)
-constexpr i64 kMinTiles = 32, kMaxTiles = 64;  // tiles per item
-constexpr i64 kMinSplitTiles = 48;             // tiles per item when splitting for threads
-constexpr i64 kBlockC = 64;                    // input channels per filter-transform block
-
-i64 round_up(i64 v, i64 m) {
-  return (v + m - 1) / m * m;
-}
-i64 ceil_div(i64 a, i64 b) {
-  return (a + b - 1) / b;
-}
-// Floats of a stride between the alpha^2 streams a transform reads or writes: an odd number
-// of cache lines, so that the streams fall into different cache sets (with a power-of-two
-// stride all 36 land in one set).
-i64 odd_lines(i64 floats) {
-  const i64 s = round_up(floats, 16);
-  return (s / 16) % 2 == 0 ? s + 16 : s;
-}
-
-const WinoKernels& wino_kernels() {
+const WinoKernels& kernels() {
   const Isa isa = cpu_info().isa();
   if (isa >= Isa::kAvx512) return kWinoAvx512;
   if (isa >= Isa::kAvx2) return kWinoAvx2;
   return kWinoGeneric;
 }
+
+void stage_strip(const WinoKernels& k, const Plane& src, i64 h0, i64 w0, i64 rows, i64 sw, i64 cp,
+                 float* strip) {
+  const i64 C = src.channels, rs = odd_lines(sw * cp);
+  const i64 lo = std::clamp<i64>(-w0, 0, sw), hi = std::clamp<i64>(src.w - w0, lo, sw);
+  for (i64 r = 0; r < rows; ++r) {
+    float* row = strip + r * rs;
+    const i64 ih = h0 + r;
+    if (ih < 0 || ih >= src.h || lo == hi) {
+      std::memset(row, 0, static_cast<std::size_t>(sw * cp) * sizeof(float));
+      continue;
+    }
+    const float* from = src.base + ih * src.s.h + (w0 + lo) * src.s.w;
+    if (!src.nhwc) {
+      std::memset(row, 0, static_cast<std::size_t>(sw * cp) * sizeof(float));
+      k.transpose(C, hi - lo, from, src.s.c, row + lo * cp, cp);
+      continue;
+    }
+    std::memset(row, 0, static_cast<std::size_t>(lo * cp) * sizeof(float));
+    std::memset(row + hi * cp, 0, static_cast<std::size_t>((sw - hi) * cp) * sizeof(float));
+    if (C == cp && src.s.w == cp) {
+      std::memcpy(row + lo * cp, from, static_cast<std::size_t>((hi - lo) * cp) * sizeof(float));
+    } else {
+      for (i64 c = lo; c < hi; ++c) {
+        std::memcpy(row + c * cp, from + (c - lo) * src.s.w, static_cast<std::size_t>(C) * sizeof(float));
+        std::memset(row + c * cp + C, 0, static_cast<std::size_t>(cp - C) * sizeof(float));
+      }
+    }
+  }
+}
+
+Status shape_accepts(const Problem& p, int variant) {
+  if (p.spatial_rank != 2)
+    return detail::refuse("needs a 2-D convolution, got " + std::to_string(p.spatial_rank) + "-D");
+  if (p.ker[1] != 3 || p.ker[2] != 3)
+    return detail::refuse("needs a 3x3 kernel, got " + std::to_string(p.ker[1]) + "x" +
+                          std::to_string(p.ker[2]));
+  if (p.stride[1] != 1 || p.stride[2] != 1) return detail::refuse("needs stride 1");
+  if (p.dil[1] != 1 || p.dil[2] != 1) return detail::refuse("needs dilation 1");
+  if (p.Cg < kMinChannels || p.Kg < kMinChannels)
+    return detail::refuse("fewer than " + std::to_string(kMinChannels) +
+                          " input or output channels per group (transform overhead dominates)");
+  if (!p.x_layout || p.x_layout != p.y_layout)
+    return detail::refuse("x and y must be packed alike in NCHW or NHWC");
+  // Output tiles that are mostly padding (e.g. F(4x4,3x3) on a 2x2 or one-row output) need
+  // as many multiplications as the direct method, plus the transforms.
+  const i64 m = variant == 0 ? 2 : 4, a = m + 2;
+  if (a * a * ceil_div(p.out[1], m) * ceil_div(p.out[2], m) >= 9 * p.out[1] * p.out[2])
+    return detail::refuse("output " + std::to_string(p.out[1]) + "x" + std::to_string(p.out[2]) +
+                          " is too small for " + std::to_string(m) + "x" + std::to_string(m) +
+                          " tiles (no fewer multiplications than direct)");
+  return Status::ok();
+}
+
+}  // namespace wino
+
+namespace {
+
+using namespace wino;
+
+constexpr i64 kVBudgetBytes = i64{1} << 20;    // transformed input of one item (about L2)
+constexpr i64 kMinTiles = 32, kMaxTiles = 64;  // tiles per item
+constexpr i64 kMinSplitTiles = 48;             // tiles per item when splitting for threads
+constexpr i64 kBlockC = 64;                    // input channels per filter-transform block
 
 struct Plan {
   const Problem& p;
@@ -185,35 +229,9 @@ void for_each_segment(const Plan& pl, i64 t0, i64 t1, Fn&& fn) {
 // The input rows of a segment as a zero-padded strip [a][sw][cp], sw = (j1 - j0) * m + 2.
 void stage_input(const Plan& pl, i64 g, const Segment& s, float* strip) {
   const Problem& p = pl.p;
-  const i64 cp = pl.cp, Cg = p.Cg, sw = (s.j1 - s.j0) * pl.m + 2, rs = odd_lines(sw * cp);
-  const i64 ih0 = s.ti * pl.m - p.pad_b[1], iw0 = s.j0 * pl.m - p.pad_b[2];
-  const i64 lo = std::clamp<i64>(-iw0, 0, sw), hi = std::clamp<i64>(p.in[2] - iw0, lo, sw);
-  const float* xn = p.x + s.n * p.xs.n + g * Cg * p.xs.c;
-  for (i64 r = 0; r < pl.a; ++r) {
-    float* row = strip + r * rs;
-    const i64 ih = ih0 + r;
-    if (ih < 0 || ih >= p.in[1] || lo == hi) {
-      std::memset(row, 0, static_cast<std::size_t>(sw * cp) * sizeof(float));
-      continue;
-    }
-    const float* src = xn + ih * p.xs.h + (iw0 + lo) * p.xs.w;
-    if (!pl.nhwc) {
-      std::memset(row, 0, static_cast<std::size_t>(sw * cp) * sizeof(float));
-      pl.k.transpose(Cg, hi - lo, src, p.xs.c, row + lo * cp, cp);
-      continue;
-    }
-    std::memset(row, 0, static_cast<std::size_t>(lo * cp) * sizeof(float));
-    std::memset(row + hi * cp, 0, static_cast<std::size_t>((sw - hi) * cp) * sizeof(float));
-    if (Cg == cp && p.xs.w == cp) {
-      std::memcpy(row + lo * cp, src, static_cast<std::size_t>((hi - lo) * cp) * sizeof(float));
-    } else {
-      for (i64 c = lo; c < hi; ++c) {
-        std::memcpy(row + c * cp, src + (c - lo) * p.xs.w,
-                    static_cast<std::size_t>(Cg) * sizeof(float));
-        std::memset(row + c * cp + Cg, 0, static_cast<std::size_t>(cp - Cg) * sizeof(float));
-      }
-    }
-  }
+  const Plane x{p.x + s.n * p.xs.n + g * p.Cg * p.xs.c, p.xs, p.in[1], p.in[2], p.Cg, pl.nhwc};
+  stage_strip(pl.k, x, s.ti * pl.m - p.pad_b[1], s.j0 * pl.m - p.pad_b[2], pl.a,
+              (s.j1 - s.j0) * pl.m + 2, pl.cp, strip);
 }
 
 struct Scratch {
@@ -345,32 +363,13 @@ void run_item(const Plan& pl, i64 item, float* scratch) {
 
 Status accepts(const Problem& p, int variant) {
   if (p.dir != ConvDir::kForward) return detail::refuse("forward only");
-  if (p.spatial_rank != 2)
-    return detail::refuse("needs a 2-D convolution, got " + std::to_string(p.spatial_rank) + "-D");
-  if (p.ker[1] != 3 || p.ker[2] != 3)
-    return detail::refuse("needs a 3x3 kernel, got " + std::to_string(p.ker[1]) + "x" +
-                          std::to_string(p.ker[2]));
-  if (p.stride[1] != 1 || p.stride[2] != 1) return detail::refuse("needs stride 1");
-  if (p.dil[1] != 1 || p.dil[2] != 1) return detail::refuse("needs dilation 1");
-  if (p.Cg < kMinChannels || p.Kg < kMinChannels)
-    return detail::refuse("fewer than " + std::to_string(kMinChannels) +
-                          " input or output channels per group (transform overhead dominates)");
-  if (!p.x_layout || p.x_layout != p.y_layout)
-    return detail::refuse("x and y must be packed alike in NCHW or NHWC");
-  // Output tiles that are mostly padding (e.g. F(4x4,3x3) on a 2x2 or one-row output) need
-  // as many multiplications as the direct method, plus the transforms.
-  const i64 m = variant == 0 ? 2 : 4, a = m + 2;
-  if (a * a * ceil_div(p.out[1], m) * ceil_div(p.out[2], m) >= 9 * p.out[1] * p.out[2])
-    return detail::refuse("output " + std::to_string(p.out[1]) + "x" + std::to_string(p.out[2]) +
-                          " is too small for " + std::to_string(m) + "x" + std::to_string(m) +
-                          " tiles (no fewer multiplications than direct)");
-  return Status::ok();
+  return shape_accepts(p, variant);
 }
 
 Status run(Handle& h, const Problem& p, int variant) {
   TESSERA_RETURN_IF_ERROR(accepts(p, variant));
   const int threads = detail::max_threads(h);
-  const Plan pl(p, wino_kernels(), variant, threads);
+  const Plan pl(p, kernels(), variant, threads);
   TESSERA_VLOG(kDispatch) << "conv winograd f" << pl.m << "x3: " << pl.k.isa << " kernels, "
                           << pl.items() << " items (" << pl.ntb << " tile blocks x " << pl.nkr
                           << " channel ranges x " << p.G << " groups)";
@@ -391,7 +390,7 @@ Status run(Handle& h, const Problem& p, int variant) {
 
 void pack(Handle& h, const Problem& p, int variant, PackedWeights& out) {
   if (!accepts(p, variant).is_ok()) return;
-  const Plan pl(p, wino_kernels(), variant, 1);
+  const Plan pl(p, kernels(), variant, 1);
   const i64 np = panels(pl), nc = c_blocks(p), floats = p.G * np * nc * pl.u_floats;
   // Every item reads all of its U: transformed filters larger than half the last-level cache
   // come from memory each time, slower than transforming them per item into L1 (ResNet-50's

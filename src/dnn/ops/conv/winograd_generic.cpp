@@ -44,6 +44,9 @@ const WinoKernels kWinoGeneric = {
     {weights_tile<F2>, weights_tile<F4>},
     gemm,
     transpose,
+    {grad_tile<F2>, grad_tile<F4>},
+    {wgrad_tile<F2>, wgrad_tile<F4>},
+    gemm_at,
 };
 
 }  // namespace tessera::dnn::conv

@@ -53,6 +53,16 @@ using WinoWeightsFn = void (*)(const float* g, std::int64_t ld, std::int64_t n, 
 using WinoGemmFn = void (*)(std::int64_t T, std::int64_t C, const float* v, std::int64_t vs,
                             const float* u, std::int64_t width, float* m, std::int64_t ms,
                             bool accumulate);
+// Backward-weights: m[r][j] (+)= sum over t < T, in order, of a[t * lda + r] * b[t * ldb + j],
+// for r < rows and j < width (16 or 32), starting from 0 or (accumulate) from m; the same
+// one-chain-per-element rule as WinoGemmFn, so a split of t continues exactly.
+using WinoGemmAtFn = void (*)(std::int64_t rows, std::int64_t T, const float* a, std::int64_t lda,
+                              const float* b, std::int64_t ldb, std::int64_t width, float* m,
+                              std::int64_t ms, bool accumulate);
+// Backward-weights: G^T m G of n filters (n a multiple of kWinoPad), position p filter j at
+// m[p * pos + j]; tap t (row-major 3x3) of filter j goes to g[t * ld + j].
+using WinoWgradFn = void (*)(const float* m, std::int64_t pos, std::int64_t n, float* g,
+                             std::int64_t ld);
 // dst[j * ds + i] = src[i * ss + j] for i < rows, j < cols.
 using WinoTransposeFn = void (*)(std::int64_t rows, std::int64_t cols, const float* src,
                                  std::int64_t ss, float* dst, std::int64_t ds);
@@ -64,6 +74,11 @@ struct WinoKernels {
   WinoWeightsFn weights[2];
   WinoGemmFn gemm;
   WinoTransposeFn transpose;
+  // Backward-weights: A dy A^T of an m x m output-gradient tile (a WinoInputFn over m x m
+  // pixels), G^T m G, and the GEMM with reduction-major multipliers.
+  WinoInputFn grad[2];
+  WinoWgradFn wgrad[2];
+  WinoGemmAtFn gemm_at;
 };
 
 extern const WinoKernels kWinoAvx512;
