@@ -7,7 +7,9 @@
 // The tiles are taken in blocks small enough for their transforms to stay in the last-level
 // cache. Per block, the threads first split its tiles: each stages the input rows and the
 // output-gradient rows of its tile-row segments (stage_strip) and transforms them into V
-// (alpha^2 positions x tiles x G*cpw channels) and D (the same over G*kgp output channels).
+// and D: per transform position, V as panels of 32 input channels [panel][tile][32] and D as
+// groups of 16 output channels [group][tile][16], so that each GEMM streams both operands
+// front to back.
 // Then they split the items, (group, panel of 32 input channels, block of kKBlock output
 // channels): an item runs its alpha^2 GEMMs over the block's tiles into its dU (accumulating
 // after the first block) and, after the last block, transforms dU into the caller's dW.
@@ -36,9 +38,8 @@ struct Plan {
   i64 m, a, npos;         // output tile, input tile (alpha), transform positions
   i64 th, tw, tiles;      // tile rows and columns per image, tiles of all images
   i64 cpw, kgp;           // per-group channel widths of V (multiple of 32) and D (of 16)
-  i64 v_ld, d_ld;         // row strides of V and D
   i64 tb, nblocks;        // tiles per block, blocks
-  i64 v_pos, d_pos;       // position strides of V and D
+  i64 v_pos, d_pos;       // position strides of V and D (panels tb x 32, groups tb x 16)
   i64 npanels, nkb;       // input-channel panels and output-channel blocks per group
   i64 m_pos, m_floats;    // dU of one item: position stride, size
   bool nhwc;
@@ -55,16 +56,14 @@ struct Plan {
     // A panel reads 32 columns of V: whole panels inside each group's zero-padded width.
     cpw = round_up(p.Cg, kWinoPanel);
     kgp = round_up(p.Kg, kWinoPad);
-    v_ld = odd_lines(p.G * cpw);
-    d_ld = odd_lines(p.G * kgp);
     const i64 llc = cpu_info().last_level_cache_bytes();
     const i64 budget = std::max(kMinBudget, llc / 2);
-    const i64 per_tile = npos * (v_ld + d_ld) * static_cast<i64>(sizeof(float));
+    const i64 per_tile = npos * p.G * (cpw + kgp) * static_cast<i64>(sizeof(float));
     const i64 cap = std::clamp<i64>(budget / per_tile, 1, kMaxBlockTiles);
     nblocks = ceil_div(tiles, cap);
     tb = ceil_div(tiles, nblocks);
-    v_pos = odd_lines(tb * v_ld);
-    d_pos = odd_lines(tb * d_ld);
+    v_pos = odd_lines(tb * p.G * cpw);
+    d_pos = odd_lines(tb * p.G * kgp);
     npanels = cpw / kWinoPanel;
     nkb = ceil_div(p.Kg, kKBlock);
     m_pos = odd_lines(kKBlock * kWinoPanel);
@@ -103,10 +102,12 @@ void transform_tiles(const Plan& pl, i64 b0, i64 t0, i64 t1, float* v, float* d,
       stage_strip(pl.k, dy, ti * pl.m, j0 * pl.m, pl.m, nj * pl.m, pl.kgp, ds);
       for (i64 j = 0; j < nj; ++j) {
         const i64 row = t - b0 + j;
-        pl.k.input[pl.f](xs + j * pl.m * pl.cpw, pl.cpw, xrow, pl.cpw, v + row * pl.v_ld + g * pl.cpw,
-                         pl.v_pos);
-        pl.k.grad[pl.f](ds + j * pl.m * pl.kgp, pl.kgp, drow, pl.kgp, d + row * pl.d_ld + g * pl.kgp,
-                        pl.d_pos);
+        for (i64 c = 0; c < pl.cpw; c += kWinoPanel)
+          pl.k.input[pl.f](xs + j * pl.m * pl.cpw + c, pl.cpw, xrow, kWinoPanel,
+                           v + ((g * pl.cpw + c) / kWinoPanel * pl.tb + row) * kWinoPanel, pl.v_pos);
+        for (i64 k = 0; k < pl.kgp; k += kWinoPad)
+          pl.k.grad[pl.f](ds + j * pl.m * pl.kgp + k, pl.kgp, drow, kWinoPad,
+                          d + ((g * pl.kgp + k) / kWinoPad * pl.tb + row) * kWinoPad, pl.d_pos);
       }
     }
   });
@@ -132,10 +133,13 @@ void run_item(const Plan& pl, i64 item, i64 block, i64 nt, const float* v, const
   const i64 g = item / (pl.npanels * pl.nkb), rest = item % (pl.npanels * pl.nkb);
   const i64 c0 = rest / pl.nkb * kWinoPanel, k0 = rest % pl.nkb * kKBlock;
   const i64 kn = std::min(kKBlock, p.Kg - k0);
+  const float* vp = v + (g * pl.cpw + c0) / kWinoPanel * pl.tb * kWinoPanel;
   for (i64 q = 0; q < pl.npos; ++q)
-    pl.k.gemm_at(kn, nt, d + q * pl.d_pos + g * pl.kgp + k0, pl.d_ld,
-                 v + q * pl.v_pos + g * pl.cpw + c0, pl.v_ld, kWinoPanel, du + q * pl.m_pos,
-                 kWinoPanel, block > 0);
+    for (i64 r = 0; r < kn; r += kWinoPad)
+      pl.k.gemm_at(std::min(kWinoPad, kn - r), nt,
+                   d + q * pl.d_pos + (g * pl.kgp + k0 + r) / kWinoPad * pl.tb * kWinoPad, kWinoPad,
+                   vp + q * pl.v_pos, kWinoPanel, kWinoPanel, du + q * pl.m_pos + r * kWinoPanel,
+                   kWinoPanel, block > 0);
   if (block == pl.nblocks - 1) write_dw(pl, g, k0, kn, c0, du);
 }
 
