@@ -278,7 +278,7 @@ TEST(ConvTest, BatchReduceBlocksTailsAndStrides) {
   }
 }
 
-// Outputs larger than 3/4 of the last-level cache are written with non-temporal stores when
+// Outputs larger than 1/4 of the last-level cache are written with non-temporal stores when
 // y is 64-byte aligned: the same bits as the ordinary stores into a misaligned y (1x1 run
 // tiles with a narrow last channel tile; a 3x3 over kernel rows with per-pixel edge tiles).
 TEST(ConvTest, StreamedOutputsEqualStoredOnes) {

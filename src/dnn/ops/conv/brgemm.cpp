@@ -205,13 +205,16 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
     return i;
   };
 
-  // An output larger than about the last-level cache cannot stay there: stream it (the
-  // threshold of glibc's memcpy, 3/4 of the cache), unless the post-ops run over it
-  // afterwards. MobileNet-V2's b2_expand, mb8 (38.5 MB): 2.5-2.6 ms instead of 3.7-4.0.
+  // An output larger than a quarter of the last-level cache is streamed (non-temporal
+  // stores skip reading each line before writing it), unless the post-ops run over it
+  // afterwards. The cache also holds the input and the weights, and on a shared machine
+  // other tenants' data: at 3/4 of it (glibc memcpy's threshold) MobileNet-V2's b3_expand at
+  // mb8 (14.4 MB) ran 1.11-1.29x oneDNN's time, streamed 1.02-1.09x; b2_expand (38.5 MB)
+  // 2.5-2.6 ms streamed against 3.7-4.0 stored.
   const std::int64_t llc = cpu_info().last_level_cache_bytes();
   const bool stream = (!p.has_post_ops() || fuse) && K % 16 == 0 &&
                       reinterpret_cast<std::uintptr_t>(p.y_out) % 64 == 0 && llc > 0 &&
-                      M * K * static_cast<std::int64_t>(sizeof(float)) > llc / 4 * 3;
+                      M * K * static_cast<std::int64_t>(sizeof(float)) > llc / 4;
   detail::parallel_for(h, 0, shares, 1, [&](std::int64_t b, std::int64_t e) {
     struct Pixel {
       const float* image;    // x at image n, group g's channel 0
