@@ -119,17 +119,21 @@ ConvCase same_pad(std::int64_t n, std::int64_t c, std::int64_t k, std::int64_t g
   return cc;
 }
 
-TEST(WinogradTest, TileEdgesMatchTheReference) {
-  // Output sizes 1..9 and 13 in both dims (paired so each appears in each dim), every
-  // remainder modulo the 2- and 4-pixel tiles, and the smallest squares; F(4x4,3x3) refuses
-  // the one-row and 2x2 outputs, F(2x2,3x3) the 1x1 and 1x3 ones.
+// Output sizes 1..9 and 13 in both dims (paired so each appears in each dim), every remainder
+// modulo the 2- and 4-pixel tiles, and the smallest squares; F(4x4,3x3) refuses the one-row and
+// 2x2 outputs, F(2x2,3x3) the 1x1 and 1x3 ones.
+std::vector<std::pair<std::int64_t, std::int64_t>> tile_edge_shapes() {
   const std::int64_t sizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13};
   std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {{1, 1}, {2, 2}, {3, 3}};
   for (std::size_t i = 0; i < std::size(sizes); ++i)
     shapes.emplace_back(sizes[i], sizes[(i + 3) % std::size(sizes)]);
+  return shapes;
+}
+
+TEST(WinogradTest, TileEdgesMatchTheReference) {
   Handle h;
   for (Layout l : {Layout::kNHWC, Layout::kNCHW})
-    for (auto [oh, ow] : shapes) check(h, same_pad(2, 8, 9, 1, oh, ow, l));
+    for (auto [oh, ow] : tile_edge_shapes()) check(h, same_pad(2, 8, 9, 1, oh, ow, l));
 }
 
 TEST(WinogradTest, ChannelCountsAroundTheVectorWidth) {
@@ -358,13 +362,9 @@ void check_wgrad(Handle& h, const ConvCase& cc, const TensorDesc* wd_in = nullpt
 }
 
 TEST(WinogradBwdWeightsTest, TileEdgesMatchTheReference) {
-  const std::int64_t sizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13};
-  std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {{1, 1}, {2, 2}, {3, 3}};
-  for (std::size_t i = 0; i < std::size(sizes); ++i)
-    shapes.emplace_back(sizes[i], sizes[(i + 3) % std::size(sizes)]);
   Handle h;
   for (Layout l : {Layout::kNHWC, Layout::kNCHW})
-    for (auto [oh, ow] : shapes) check_wgrad(h, same_pad(2, 8, 9, 1, oh, ow, l));
+    for (auto [oh, ow] : tile_edge_shapes()) check_wgrad(h, same_pad(2, 8, 9, 1, oh, ow, l));
 }
 
 TEST(WinogradBwdWeightsTest, ChannelsPanelsAndWeightLayouts) {
