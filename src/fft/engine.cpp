@@ -1,0 +1,306 @@
+#include "engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+namespace tessera::fft::detail {
+
+int radix_kind(int r) {
+  switch (r) {
+    case 2: return kR2;
+    case 3: return kR3;
+    case 4: return kR4;
+    case 5: return kR5;
+    case 7: return kR7;
+    case 8: return kR8;
+    case 11: return kR11;
+    case 13: return kR13;
+    default: return r % 2 == 1 && r > 1 && r <= kMaxRadix ? kGenericOdd : kRadixKinds;
+  }
+}
+
+template <>
+const Kernels<float>& kernels<float>(Isa isa) {
+  if (isa >= Isa::kAvx512) return kernels_f32_avx512();
+  if (isa >= Isa::kAvx2) return kernels_f32_avx2();
+  return kernels_f32_generic();
+}
+template <>
+const Kernels<double>& kernels<double>(Isa isa) {
+  if (isa >= Isa::kAvx512) return kernels_f64_avx512();
+  if (isa >= Isa::kAvx2) return kernels_f64_avx2();
+  return kernels_f64_generic();
+}
+
+namespace {
+
+// exp(sign 2 pi i t / n) in long double, rounded once to R.
+template <typename R>
+cx<R> unit(std::int64_t t, std::int64_t n, int sign) {
+  t %= n;
+  const long double a = 2.0L * std::numbers::pi_v<long double> * static_cast<long double>(t) /
+                        static_cast<long double>(n);
+  return {static_cast<R>(std::cos(a)), static_cast<R>(sign * std::sin(a))};
+}
+
+template <typename R>
+inline cx<R> mul(cx<R> a, cx<R> b) {
+  return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+}
+
+std::vector<std::int64_t> prime_factors(std::int64_t n) {
+  std::vector<std::int64_t> f;
+  for (std::int64_t p = 2; p * p <= n; ++p)
+    while (n % p == 0) f.push_back(p), n /= p;
+  if (n > 1) f.push_back(n);
+  return f;
+}
+
+// The smallest 2^a 3^b 5^c >= n.
+std::int64_t smooth_at_least(std::int64_t n) {
+  std::int64_t best = std::int64_t{1} << 62;
+  for (std::int64_t a = 1; a < best; a *= 2)
+    for (std::int64_t b = a; b < best; b *= 3)
+      for (std::int64_t c = b; c < best; c *= 5)
+        if (c >= n) {
+          best = std::min(best, c);
+          break;
+        }
+  return best;
+}
+
+// Powers of two as radix-8 passes with one or two radix-4 passes for the remainder.
+std::vector<int> pow2_radices(int k2, bool prefer4) {
+  std::vector<int> r;
+  if (k2 == 0) return r;
+  if (prefer4) {
+    for (int i = 0; i < k2 / 2; ++i) r.push_back(4);
+    if (k2 % 2) r.push_back(2);
+    return r;
+  }
+  int eights = k2 / 3, rest = k2 % 3;
+  if (rest == 1 && eights > 0) --eights, rest = 4;  // 2^(3e+1) = 8^(e-1) 4 4
+  for (int i = 0; i < eights; ++i) r.push_back(8);
+  if (rest == 4) r.push_back(4), r.push_back(4);
+  if (rest == 2) r.push_back(4);
+  if (rest == 1) r.push_back(2);
+  return r;
+}
+
+}  // namespace
+
+std::string Factors::name() const {
+  std::string s;
+  for (int r : radices) {
+    if (!s.empty()) s += 'x';
+    s += std::to_string(r);
+  }
+  if (bluestein != 0) return "bluestein(" + std::to_string(bluestein) + ")";
+  return s.empty() ? "1" : s;
+}
+
+std::vector<Factors> candidate_factors(std::int64_t n) {
+  std::vector<Factors> out;
+  auto add = [&](Factors f) {
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(std::move(f));
+  };
+  if (n <= 1) return {Factors{}};
+  const std::vector<std::int64_t> pf = prime_factors(n);
+  const std::int64_t big = pf.back();
+  if (big > kMaxRadix) {
+    add(Factors{{}, smooth_at_least(2 * n - 1)});
+    std::int64_t p2 = 1;
+    while (p2 < 2 * n - 1) p2 *= 2;
+    add(Factors{{}, p2});
+    return out;
+  }
+  int k2 = 0;
+  std::vector<int> odd;
+  for (std::int64_t p : pf) {
+    if (p == 2)
+      ++k2;
+    else
+      odd.push_back(static_cast<int>(p));
+  }
+  std::sort(odd.rbegin(), odd.rend());  // largest first: later passes get wide strides
+  for (bool prefer4 : {false, true}) {
+    std::vector<int> r = pow2_radices(k2, prefer4);
+    r.insert(r.end(), odd.begin(), odd.end());
+    add(Factors{r, 0});
+  }
+  {  // odd radices first
+    std::vector<int> r = odd;
+    const std::vector<int> p2 = pow2_radices(k2, false);
+    r.insert(r.end(), p2.begin(), p2.end());
+    add(Factors{r, 0});
+  }
+  if (big > 13) add(Factors{{}, smooth_at_least(2 * n - 1)});
+  return out;
+}
+
+bool parse_factors(const std::string& text, std::int64_t n, Factors& out) {
+  out = Factors{};
+  if (text.rfind("bluestein(", 0) == 0 && text.back() == ')') {
+    const std::string num = text.substr(10, text.size() - 11);
+    if (num.empty() || num.size() > 18 || num.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    out.bluestein = std::stoll(num);
+    return out.bluestein >= 2 * n - 1 && prime_factors(out.bluestein).back() <= kMaxRadix;
+  }
+  if (text == "1") return n == 1;
+  std::int64_t prod = 1;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t x = text.find('x', at);
+    const std::string part = text.substr(at, x == std::string::npos ? std::string::npos : x - at);
+    if (part.empty() || part.size() > 2 || part.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    const int r = std::stoi(part);
+    if (radix_kind(r) == kRadixKinds) return false;
+    out.radices.push_back(r);
+    prod *= r;
+    if (prod > n) return false;
+    if (x == std::string::npos) break;
+    at = x + 1;
+  }
+  return prod == n;
+}
+
+template <typename R>
+Fft1d<R>::~Fft1d() = default;
+
+template <typename R>
+std::unique_ptr<Fft1d<R>> Fft1d<R>::create(std::int64_t n, int sign, const Factors& f, Isa isa) {
+  std::unique_ptr<Fft1d> p(new Fft1d());
+  p->n_ = n;
+  p->sign_ = sign;
+  p->factors_ = f;
+  p->k_ = &detail::kernels<R>(isa);
+  if (f.bluestein != 0) {
+    const std::int64_t M = f.bluestein;
+    const std::vector<Factors> sub = candidate_factors(M);
+    p->fwd_ = create(M, -1, sub.front(), isa);
+    p->inv_ = create(M, 1, sub.front(), isa);
+    p->chirp_.resize(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i)  // exp(sign pi i i^2 / n) = unit(i^2 mod 2n, 2n)
+      p->chirp_[static_cast<std::size_t>(i)] = unit<R>((i * i) % (2 * n), 2 * n, sign);
+    std::vector<cx<R>> b(static_cast<std::size_t>(M)), scratch(static_cast<std::size_t>(p->fwd_->scratch_size(1)));
+    const R inv_m = static_cast<R>(1.0L / static_cast<long double>(M));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const cx<R> c = unit<R>((i * i) % (2 * n), 2 * n, -sign);
+      b[static_cast<std::size_t>(i)] = {c.real() * inv_m, c.imag() * inv_m};
+      if (i > 0) b[static_cast<std::size_t>(M - i)] = b[static_cast<std::size_t>(i)];
+    }
+    p->kernel_.resize(static_cast<std::size_t>(M));
+    p->fwd_->run(b.data(), p->kernel_.data(), scratch.data(), 1);
+    return p;
+  }
+  std::int64_t left = n, s1 = 1;
+  const int W = p->k_->lanes;
+  for (int r : f.radices) {
+    Pass ps;
+    ps.radix = r;
+    ps.kind = radix_kind(r);
+    ps.m = left / r;
+    ps.s1 = s1;
+    ps.tw = static_cast<std::int64_t>(p->table_.size());
+    for (std::int64_t q = 0; q < ps.m; ++q)
+      for (int k = 1; k < r; ++k) p->table_.push_back(unit<R>(q * k, left, sign));
+    if (s1 < W && W % s1 == 0) {
+      ps.twl = static_cast<std::int64_t>(p->twl_.size());
+      for (int k = 1; k < r; ++k)
+        for (std::int64_t q = 0; q < ps.m; ++q)
+          for (std::int64_t j = 0; j < s1; ++j) p->twl_.push_back(unit<R>(q * k, left, sign));
+    }
+    if (ps.kind != kR2 && ps.kind != kR4 && ps.kind != kR8) {
+      ps.trig = static_cast<std::int64_t>(p->trig_.size());
+      for (int t = 0; t < r; ++t) p->trig_.push_back(unit<R>(t, r, 1).real());
+      for (int t = 0; t < r; ++t) p->trig_.push_back(unit<R>(t, r, 1).imag());
+    }
+    p->passes_.push_back(ps);
+    left /= r;
+    s1 *= r;
+  }
+  return p;
+}
+
+template <typename R>
+std::int64_t Fft1d<R>::scratch_size(std::int64_t v) const {
+  if (fwd_) return fwd_->n() * v + fwd_->scratch_size(v);
+  return 2 * n_ * v;
+}
+
+template <typename R>
+void Fft1d<R>::run(const cx<R>* in, cx<R>* out, cx<R>* scratch, std::int64_t v) const {
+  if (fwd_)
+    run_bluestein(in, out, scratch, v);
+  else
+    run_stockham(in, out, scratch, v);
+}
+
+template <typename R>
+void Fft1d<R>::run_stockham(const cx<R>* in, cx<R>* out, cx<R>* scratch, std::int64_t v) const {
+  const int k = static_cast<int>(passes_.size());
+  const std::int64_t len = n_ * v;
+  if (k == 0) {
+    if (in != out) std::memmove(out, in, static_cast<std::size_t>(len) * sizeof(cx<R>));
+    return;
+  }
+  cx<R>* s1 = scratch;
+  cx<R>* s2 = scratch + len;
+  const cx<R>* src = in;
+  if (in == out && k == 1) {  // a pass cannot run in place
+    std::memcpy(s2, in, static_cast<std::size_t>(len) * sizeof(cx<R>));
+    src = s2;
+  }
+  const int dir = sign_ < 0 ? 0 : 1;
+  for (int i = 0; i < k; ++i) {
+    const Pass& ps = passes_[static_cast<std::size_t>(i)];
+    cx<R>* dst = i == k - 1 ? out : ((k - 1 - i) % 2 == 1 ? s1 : s2);
+    PassArgs<R> a;
+    a.radix = ps.radix;
+    a.m = ps.m;
+    a.s = ps.s1 * v;
+    a.tw = table_.data() + ps.tw;
+    if (ps.trig >= 0) {
+      a.cosv = trig_.data() + ps.trig;
+      a.sinv = a.cosv + ps.radix;
+    }
+    if (v == 1 && ps.twl >= 0) {
+      a.twl = twl_.data() + ps.twl;
+      k_->lane[ps.kind][dir](a, src, dst);
+    } else {
+      k_->q[ps.kind][dir](a, src, dst);
+    }
+    src = dst;
+  }
+}
+
+template <typename R>
+void Fft1d<R>::run_bluestein(const cx<R>* in, cx<R>* out, cx<R>* scratch, std::int64_t v) const {
+  const std::int64_t M = fwd_->n();
+  cx<R>* A = scratch;
+  cx<R>* sub = scratch + M * v;
+  for (std::int64_t i = 0; i < n_; ++i) {
+    const cx<R> c = chirp_[static_cast<std::size_t>(i)];
+    for (std::int64_t b = 0; b < v; ++b) A[i * v + b] = mul(in[i * v + b], c);
+  }
+  std::fill(A + n_ * v, A + M * v, cx<R>{});
+  fwd_->run(A, A, sub, v);
+  for (std::int64_t i = 0; i < M; ++i) {
+    const cx<R> c = kernel_[static_cast<std::size_t>(i)];
+    for (std::int64_t b = 0; b < v; ++b) A[i * v + b] = mul(A[i * v + b], c);
+  }
+  inv_->run(A, A, sub, v);
+  for (std::int64_t i = 0; i < n_; ++i) {
+    const cx<R> c = chirp_[static_cast<std::size_t>(i)];
+    for (std::int64_t b = 0; b < v; ++b) out[i * v + b] = mul(A[i * v + b], c);
+  }
+}
+
+template class Fft1d<float>;
+template class Fft1d<double>;
+
+}  // namespace tessera::fft::detail

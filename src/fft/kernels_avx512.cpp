@@ -1,0 +1,101 @@
+// FFT passes with AVX-512F: 8 single or 4 double complex numbers per vector (interleaved
+// re, im), complex products by fmaddsub.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels.hpp"
+
+namespace tessera::fft::detail {
+namespace {
+
+struct OpsF {
+  using R = float;
+  using T = __m512;
+  static constexpr int W = 8;
+  static __mmask16 mask(int n) { return static_cast<__mmask16>((1u << (2 * n)) - 1u); }
+  static T load(const cx<R>* p) { return _mm512_loadu_ps(reinterpret_cast<const float*>(p)); }
+  static T loadn(const cx<R>* p, int n) {
+    return _mm512_maskz_loadu_ps(mask(n), reinterpret_cast<const float*>(p));
+  }
+  static void store(cx<R>* p, T v) { _mm512_storeu_ps(reinterpret_cast<float*>(p), v); }
+  static void storen(cx<R>* p, T v, int n) {
+    _mm512_mask_storeu_ps(reinterpret_cast<float*>(p), mask(n), v);
+  }
+  static T add(T a, T b) { return _mm512_add_ps(a, b); }
+  static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
+  static T mul(T a, R c) { return _mm512_mul_ps(a, _mm512_set1_ps(c)); }
+  static T fmadd(T a, R c, T acc) { return _mm512_fmadd_ps(a, _mm512_set1_ps(c), acc); }
+  static T cmul(T a, T b) {
+    return _mm512_fmaddsub_ps(a, _mm512_moveldup_ps(b),
+                              _mm512_mul_ps(_mm512_shuffle_ps(a, a, 0xB1), _mm512_movehdup_ps(b)));
+  }
+  static T swap(T a) { return _mm512_shuffle_ps(a, a, 0xB1); }
+  static T neg_re(T a) {
+    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi64(0x80000000LL)));
+  }
+  static T neg_im(T a) {
+    return _mm512_castsi512_ps(
+        _mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi64(static_cast<long long>(0x8000000000000000ULL))));
+  }
+  static T bcast(cx<R> c) {
+    double d;
+    std::memcpy(&d, &c, sizeof d);
+    return _mm512_castpd_ps(_mm512_set1_pd(d));
+  }
+};
+
+struct OpsD {
+  using R = double;
+  using T = __m512d;
+  static constexpr int W = 4;
+  static __mmask8 mask(int n) { return static_cast<__mmask8>((1u << (2 * n)) - 1u); }
+  static T load(const cx<R>* p) { return _mm512_loadu_pd(reinterpret_cast<const double*>(p)); }
+  static T loadn(const cx<R>* p, int n) {
+    return _mm512_maskz_loadu_pd(mask(n), reinterpret_cast<const double*>(p));
+  }
+  static void store(cx<R>* p, T v) { _mm512_storeu_pd(reinterpret_cast<double*>(p), v); }
+  static void storen(cx<R>* p, T v, int n) {
+    _mm512_mask_storeu_pd(reinterpret_cast<double*>(p), mask(n), v);
+  }
+  static T add(T a, T b) { return _mm512_add_pd(a, b); }
+  static T sub(T a, T b) { return _mm512_sub_pd(a, b); }
+  static T mul(T a, R c) { return _mm512_mul_pd(a, _mm512_set1_pd(c)); }
+  static T fmadd(T a, R c, T acc) { return _mm512_fmadd_pd(a, _mm512_set1_pd(c), acc); }
+  static T cmul(T a, T b) {
+    return _mm512_fmaddsub_pd(a, _mm512_movedup_pd(b),
+                              _mm512_mul_pd(_mm512_shuffle_pd(a, a, 0x55), _mm512_shuffle_pd(b, b, 0xFF)));
+  }
+  static T swap(T a) { return _mm512_shuffle_pd(a, a, 0x55); }
+  static T neg_re(T a) {
+    return _mm512_castsi512_pd(_mm512_xor_si512(
+        _mm512_castpd_si512(a), _mm512_set_epi64(0, static_cast<long long>(0x8000000000000000ULL), 0,
+                                                 static_cast<long long>(0x8000000000000000ULL), 0,
+                                                 static_cast<long long>(0x8000000000000000ULL), 0,
+                                                 static_cast<long long>(0x8000000000000000ULL))));
+  }
+  static T neg_im(T a) {
+    return _mm512_castsi512_pd(_mm512_xor_si512(
+        _mm512_castpd_si512(a), _mm512_set_epi64(static_cast<long long>(0x8000000000000000ULL), 0,
+                                                 static_cast<long long>(0x8000000000000000ULL), 0,
+                                                 static_cast<long long>(0x8000000000000000ULL), 0,
+                                                 static_cast<long long>(0x8000000000000000ULL), 0)));
+  }
+  static T bcast(cx<R> c) { return _mm512_broadcast_f64x2(_mm_loadu_pd(reinterpret_cast<const double*>(&c))); }
+};
+
+#include "kernels_body.inc"
+
+}  // namespace
+
+const Kernels<float>& kernels_f32_avx512() {
+  static const Kernels<float> k = make_table<OpsF>("avx512");
+  return k;
+}
+const Kernels<double>& kernels_f64_avx512() {
+  static const Kernels<double> k = make_table<OpsD>("avx512");
+  return k;
+}
+
+}  // namespace tessera::fft::detail
