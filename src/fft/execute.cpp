@@ -263,6 +263,14 @@ Status Plan::Impl::run(const void* vin, void* vout) const {
   const int d = rank;
   const std::int64_t batch = desc.batch;
   const R scale = static_cast<R>(desc.scale);
+  if (desc.kind == Kind::kC2C && d == 1 && batch == 1 && in.stride[0] == 1 && out.stride[0] == 1) {
+    // One contiguous line: no geometry, no threads.
+    const detail::Fft1d<R>& f = *E.dims[0];
+    cx<R>* y = static_cast<cx<R>*>(vout);
+    f.run(static_cast<const cx<R>*>(vin), y, detail::scratch<R>(f.scratch_size(1)), 1);
+    if (scale != R(1)) f.kernels().scale(y, y, f.n(), scale);
+    return Status::ok();
+  }
   std::vector<std::int64_t> len = clen;
   switch (desc.kind) {
     case Kind::kC2C: {
