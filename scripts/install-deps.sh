@@ -17,6 +17,8 @@ packages=(
   libopenblas0-pthread # BLAS test oracle and bench anchor, dlopen'ed by tests and `tessera bench` only
   libblis4-pthread     # BLAS bench anchor (BLIS), dlopen'ed by `tessera bench` only
   libdnnl-dev          # DNN bench anchor and test oracle (oneDNN), dlopen'ed by `tessera bench dnn` only
+  libfftw3-single3     # FFT bench anchor (FFTW, single precision), dlopen'ed by `tessera bench fft` only
+  libfftw3-double3     # FFT bench anchor (FFTW, double precision), dlopen'ed by `tessera bench fft` only
 )
 
 missing=()
