@@ -49,7 +49,7 @@ struct OpsF {
     return _mm512_castpd_ps(_mm512_set1_pd(d));
   }
   // 8 x 8 complex (64-bit elements): pairs, then 128-bit blocks twice.
-  static void transpose_store(const T* v, cx<R>* y, std::int64_t ld) {
+  [[gnu::always_inline]] static void transpose_store(const T* v, cx<R>* y, std::int64_t ld) {
     __m512d t[8], u[8];
     for (int i = 0; i < 8; i += 2) {
       t[i] = _mm512_unpacklo_pd(_mm512_castps_pd(v[i]), _mm512_castps_pd(v[i + 1]));
@@ -108,7 +108,7 @@ struct OpsD {
   }
   static T bcast(cx<R> c) { return _mm512_broadcast_f64x2(_mm_loadu_pd(reinterpret_cast<const double*>(&c))); }
   // 4 x 4 complex (128-bit blocks).
-  static void transpose_store(const T* v, cx<R>* y, std::int64_t ld) {
+  [[gnu::always_inline]] static void transpose_store(const T* v, cx<R>* y, std::int64_t ld) {
     const T t0 = _mm512_shuffle_f64x2(v[0], v[1], 0x44), t1 = _mm512_shuffle_f64x2(v[0], v[1], 0xEE);
     const T t2 = _mm512_shuffle_f64x2(v[2], v[3], 0x44), t3 = _mm512_shuffle_f64x2(v[2], v[3], 0xEE);
     _mm512_storeu_pd(reinterpret_cast<double*>(y), _mm512_shuffle_f64x2(t0, t2, 0x88));
