@@ -9,6 +9,7 @@
 #include "plan_impl.hpp"
 #include "tessera/core/cpu.hpp"
 #include "tessera/core/log.hpp"
+#include "tessera/core/thread_pool.hpp"
 #include "tessera/hal/hal.hpp"
 #include "tessera/tune/tune_db.hpp"
 
@@ -287,6 +288,14 @@ Status Plan::execute(const void* in, void* out) const {
   } else if (a < b + ob && b < a + ib) {
     return invalid_argument("fft execute: the plan is out-of-place, but in and out overlap");
   }
+  // Packed layouts replay exactly; the bench has no stride options.
+  TESSERA_VLOG(kBench) << "tessera bench fft --lengths " << fmt_list(p.desc.lengths)
+                       << (p.desc.kind == Kind::kC2C ? "" : " --real") << " --dir "
+                       << (p.desc.direction == Direction::kForward ? "fwd" : "inv") << " --batch "
+                       << p.desc.batch << " --precision " << precision_name(p.desc.precision)
+                       << (p.desc.in_place ? " --in-place" : "") << " --planning "
+                       << (p.desc.planning == Planning::kEstimate ? "estimate" : "measure")
+                       << " --threads " << (p.threads > 0 ? p.threads : thread_pool().num_threads());
   return p.desc.precision == Precision::kSingle ? p.run<float>(in, out) : p.run<double>(in, out);
 }
 
