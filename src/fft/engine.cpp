@@ -178,6 +178,13 @@ std::unique_ptr<Fft1d<R>> Fft1d<R>::create(std::int64_t n, int sign, const Facto
   p->sign_ = sign;
   p->factors_ = f;
   p->k_ = &detail::kernels<R>(isa);
+  // A first pass with fewer butterflies than a vector has lanes runs in partial vectors, and
+  // one whose radix is not a multiple of the lanes copies its outputs one by one; a short
+  // transform with either does better with half-width vectors (n = 16, 32, 60 in single
+  // precision: 2-3x faster).
+  if (!f.radices.empty() && isa >= Isa::kAvx512 &&
+      (n / f.radices.front() < p->k_->lanes || (n <= 256 && f.radices.front() % p->k_->lanes != 0)))
+    p->k_ = &detail::kernels<R>(Isa::kAvx2);
   if (f.bluestein != 0) {
     const std::int64_t M = f.bluestein;
     const std::vector<Factors> sub = candidate_factors(M);
