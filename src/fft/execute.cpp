@@ -150,43 +150,51 @@ void c2c_pass(int threads, const Fft1d<R>& f, const cx<R>* src, cx<R>* dst, cons
   });
 }
 
+// Runs fn(source offset, destination offset, line buffer of n, engine scratch) on every
+// line of a pass (one line per item), the lines split over threads.
+template <typename R, typename Fn>
+void for_each_line(int threads, const Fft1d<R>& f, const Geom& g, Fn&& fn) {
+  const Items items(g, -1, 1);
+  parallel_items(threads, items.count, [&](std::int64_t i0, std::int64_t i1) {
+    cx<R>* buf = scratch<R>(g.n + f.scratch_size(1));
+    for (std::int64_t it = i0; it < i1; ++it) {
+      std::int64_t so, dof, nb;
+      items.offsets(it, so, dof, nb);
+      fn(so, dof, buf, buf + g.n);
+    }
+  });
+}
+
 // Real to half-spectrum along lines of n reals (strides in reals in, complex out).
 template <typename R>
 void r2c_pass(int threads, const Engines<R>& E, const R* src, cx<R>* dst, const Geom& g, R scale) {
   const Fft1d<R>& f = *E.dims.back();
   const std::int64_t n = g.n, h = n / 2;
   const bool even = n % 2 == 0;
-  const Items items(g, -1, 1);
-  parallel_items(threads, items.count, [&](std::int64_t i0, std::int64_t i1) {
-    cx<R>* buf = scratch<R>(n + f.scratch_size(1));
-    cx<R>* es = buf + n;
-    for (std::int64_t it = i0; it < i1; ++it) {
-      std::int64_t so, dof, nb;
-      items.offsets(it, so, dof, nb);
-      const R* x = src + so;
-      cx<R>* y = dst + dof;
-      if (!even) {
-        for (std::int64_t i = 0; i < n; ++i) buf[i] = {x[i * g.sj], R(0)};
-        f.run(buf, buf, es, 1);
-        for (std::int64_t k = 0; k <= h; ++k) y[k * g.dj] = scaled(buf[k], scale);
-        continue;
-      }
-      // z_j = x_2j + i x_2j+1, Z = FFT_h(z); X_k = E_k + w^k O_k with E = (Z_k + conj Z_h-k) / 2
-      // and O = (Z_k - conj Z_h-k) / 2i.
-      if (g.sj == 1) {
-        f.run(reinterpret_cast<const cx<R>*>(x), buf, es, 1);
-      } else {
-        for (std::int64_t j = 0; j < h; ++j) buf[j] = {x[2 * j * g.sj], x[(2 * j + 1) * g.sj]};
-        f.run(buf, buf, es, 1);
-      }
-      const R half = R(0.5) * scale;
-      for (std::int64_t k = 0; k <= h; ++k) {
-        const cx<R> zk = buf[k == h ? 0 : k], zc = std::conj(buf[k == 0 ? 0 : h - k]);
-        const cx<R> e = {(zk.real() + zc.real()) * half, (zk.imag() + zc.imag()) * half};
-        const cx<R> o = {(zk.imag() - zc.imag()) * half, (zc.real() - zk.real()) * half};
-        const cx<R> wo = cmul(E.real_tw[static_cast<std::size_t>(k)], o);
-        y[k * g.dj] = {e.real() + wo.real(), e.imag() + wo.imag()};
-      }
+  for_each_line(threads, f, g, [&](std::int64_t so, std::int64_t dof, cx<R>* buf, cx<R>* es) {
+    const R* x = src + so;
+    cx<R>* y = dst + dof;
+    if (!even) {
+      for (std::int64_t i = 0; i < n; ++i) buf[i] = {x[i * g.sj], R(0)};
+      f.run(buf, buf, es, 1);
+      for (std::int64_t k = 0; k <= h; ++k) y[k * g.dj] = scaled(buf[k], scale);
+      return;
+    }
+    // z_j = x_2j + i x_2j+1, Z = FFT_h(z); X_k = E_k + w^k O_k with E = (Z_k + conj Z_h-k) / 2
+    // and O = (Z_k - conj Z_h-k) / 2i.
+    if (g.sj == 1) {
+      f.run(reinterpret_cast<const cx<R>*>(x), buf, es, 1);
+    } else {
+      for (std::int64_t j = 0; j < h; ++j) buf[j] = {x[2 * j * g.sj], x[(2 * j + 1) * g.sj]};
+      f.run(buf, buf, es, 1);
+    }
+    const R half = R(0.5) * scale;
+    for (std::int64_t k = 0; k <= h; ++k) {
+      const cx<R> zk = buf[k == h ? 0 : k], zc = std::conj(buf[k == 0 ? 0 : h - k]);
+      const cx<R> e = {(zk.real() + zc.real()) * half, (zk.imag() + zc.imag()) * half};
+      const cx<R> o = {(zk.imag() - zc.imag()) * half, (zc.real() - zk.real()) * half};
+      const cx<R> wo = cmul(E.real_tw[static_cast<std::size_t>(k)], o);
+      y[k * g.dj] = {e.real() + wo.real(), e.imag() + wo.imag()};
     }
   });
 }
@@ -198,40 +206,33 @@ void c2r_pass(int threads, const Engines<R>& E, const cx<R>* src, R* dst, const 
   const Fft1d<R>& f = *E.dims.back();
   const std::int64_t n = g.n, h = n / 2;
   const bool even = n % 2 == 0;
-  const Items items(g, -1, 1);
-  parallel_items(threads, items.count, [&](std::int64_t i0, std::int64_t i1) {
-    cx<R>* buf = scratch<R>(n + f.scratch_size(1));
-    cx<R>* es = buf + n;
-    for (std::int64_t it = i0; it < i1; ++it) {
-      std::int64_t so, dof, nb;
-      items.offsets(it, so, dof, nb);
-      const cx<R>* x = src + so;
-      R* y = dst + dof;
-      if (!even) {
-        buf[0] = {x[0].real(), R(0)};
-        for (std::int64_t k = 1; k <= h; ++k) {
-          buf[k] = x[k * g.sj];
-          buf[n - k] = std::conj(buf[k]);
-        }
-        f.run(buf, buf, es, 1);
-        for (std::int64_t j = 0; j < n; ++j) y[j * g.dj] = buf[j].real() * scale;
-        continue;
-      }
-      // E'_k = X_k + conj X_h-k, O'_k = (X_k - conj X_h-k) w^-k, Z'_k = E' + i O';
-      // IFFT_h(Z') = n (x_2j + i x_2j+1).
-      for (std::int64_t k = 0; k < h; ++k) {
-        cx<R> xk = x[k * g.sj], xc = std::conj(x[(h - k) * g.sj]);
-        if (k == 0) xk = {xk.real(), R(0)}, xc = {xc.real(), R(0)};
-        const cx<R> e = {xk.real() + xc.real(), xk.imag() + xc.imag()};
-        const cx<R> o = cmul(cx<R>{xk.real() - xc.real(), xk.imag() - xc.imag()},
-                             std::conj(E.real_tw[static_cast<std::size_t>(k)]));
-        buf[k] = {e.real() - o.imag(), e.imag() + o.real()};
+  for_each_line(threads, f, g, [&](std::int64_t so, std::int64_t dof, cx<R>* buf, cx<R>* es) {
+    const cx<R>* x = src + so;
+    R* y = dst + dof;
+    if (!even) {
+      buf[0] = {x[0].real(), R(0)};
+      for (std::int64_t k = 1; k <= h; ++k) {
+        buf[k] = x[k * g.sj];
+        buf[n - k] = std::conj(buf[k]);
       }
       f.run(buf, buf, es, 1);
-      for (std::int64_t j = 0; j < h; ++j) {
-        y[2 * j * g.dj] = buf[j].real() * scale;
-        y[(2 * j + 1) * g.dj] = buf[j].imag() * scale;
-      }
+      for (std::int64_t j = 0; j < n; ++j) y[j * g.dj] = buf[j].real() * scale;
+      return;
+    }
+    // E'_k = X_k + conj X_h-k, O'_k = (X_k - conj X_h-k) w^-k, Z'_k = E' + i O';
+    // IFFT_h(Z') = n (x_2j + i x_2j+1).
+    for (std::int64_t k = 0; k < h; ++k) {
+      cx<R> xk = x[k * g.sj], xc = std::conj(x[(h - k) * g.sj]);
+      if (k == 0) xk = {xk.real(), R(0)}, xc = {xc.real(), R(0)};
+      const cx<R> e = {xk.real() + xc.real(), xk.imag() + xc.imag()};
+      const cx<R> o = cmul(cx<R>{xk.real() - xc.real(), xk.imag() - xc.imag()},
+                           std::conj(E.real_tw[static_cast<std::size_t>(k)]));
+      buf[k] = {e.real() - o.imag(), e.imag() + o.real()};
+    }
+    f.run(buf, buf, es, 1);
+    for (std::int64_t j = 0; j < h; ++j) {
+      y[2 * j * g.dj] = buf[j].real() * scale;
+      y[(2 * j + 1) * g.dj] = buf[j].imag() * scale;
     }
   });
 }
