@@ -15,9 +15,14 @@ function(tessera_target_defaults target)
 endfunction()
 
 # Each instruction-set file is its own object with its own flags; generic code never sees them.
-set(TESSERA_AVX2_FLAGS -mavx2 -mfma -mf16c)
+# GCC's generic tuning splits every unaligned 256-bit load and store in two 128-bit halves (for
+# CPUs of 2011); on anything with AVX2 that costs, and where a vector array is then read back
+# whole it stalls store forwarding (the 32-point FFT codelet ran 2x slower).
+set(TESSERA_NO_SPLIT_FLAGS
+    $<$<CXX_COMPILER_ID:GNU>:-mno-avx256-split-unaligned-load$<SEMICOLON>-mno-avx256-split-unaligned-store>)
+set(TESSERA_AVX2_FLAGS -mavx2 -mfma -mf16c ${TESSERA_NO_SPLIT_FLAGS})
 set(TESSERA_AVX512_FLAGS -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512bf16 -mavx512vnni
-    -mfma -mf16c)
+    -mfma -mf16c ${TESSERA_NO_SPLIT_FLAGS})
 function(tessera_isa_sources)
   cmake_parse_arguments(ARG "" "" "AVX2;AVX512" ${ARGN})
   foreach(src IN LISTS ARG_AVX2)

@@ -16,13 +16,17 @@
 namespace tessera::fft::detail {
 
 // How a length is transformed: the radices of its passes in order, or Bluestein with a
-// sub-transform of length `bluestein`.
+// sub-transform of length `bluestein`. `codelet`: single lines of a short power of two run as
+// one in-register codelet instead (the passes still serve interleaved columns).
 struct Factors {
   std::vector<int> radices;
   std::int64_t bluestein = 0;
-  std::string name() const;  // "8x8x4x4", "bluestein(2048: 8x8x8x4)"
+  bool codelet = false;
+  std::string name() const;  // "8x8x4x4", "bluestein(2048)", "8x8+codelet"
   bool operator==(const Factors&) const = default;
 };
+
+inline constexpr std::int64_t kMaxCodeletLength = 128;  // J W with J <= 16, W <= 8
 
 // Every factorisation the planner considers for n, the estimate's choice first.
 std::vector<Factors> candidate_factors(std::int64_t n);
@@ -38,7 +42,8 @@ class Fft1d {
 
   std::int64_t n() const { return n_; }
   const Factors& factors() const { return factors_; }
-  const char* isa() const { return k_->isa; }
+  // The ISA of the vectors a single line runs in (the codelet's, where there is one).
+  const char* isa() const { return codelet_ ? codelet_isa_ : k_->isa; }
   // Scratch elements run() needs for v interleaved sequences.
   std::int64_t scratch_size(std::int64_t v) const;
   // out may equal in (in place); scratch must not overlap either.
@@ -53,6 +58,7 @@ class Fft1d {
     std::int64_t tw = 0;  // offsets into table_ (twiddles), twl_ (lane twiddles), trig_
     std::int64_t twl = -1, trig = -1;
   };
+  void setup_codelet(Isa isa);
   void run_stockham(const cx<R>* in, cx<R>* out, cx<R>* scratch, std::int64_t v) const;
   void run_bluestein(const cx<R>* in, cx<R>* out, cx<R>* scratch, std::int64_t v) const;
 
@@ -61,6 +67,9 @@ class Fft1d {
   Factors factors_;
   const Kernels<R>* k_ = nullptr;
   std::vector<Pass> passes_;
+  CodeletFn<R> codelet_ = nullptr;
+  const char* codelet_isa_ = nullptr;
+  std::vector<cx<R>> codelet_tw_;
   std::vector<cx<R>> table_, twl_;
   std::vector<R> trig_;
   // Bluestein: chirp c[i] = exp(sign pi i i^2 / n) (i < n) and the spectrum of the

@@ -268,7 +268,8 @@ Status Plan::Impl::run(const void* vin, void* vout) const {
     // One contiguous line: no geometry, no threads.
     const detail::Fft1d<R>& f = *E.dims[0];
     cx<R>* y = static_cast<cx<R>*>(vout);
-    f.run(static_cast<const cx<R>*>(vin), y, detail::scratch<R>(f.scratch_size(1)), 1);
+    const std::int64_t ns = f.scratch_size(1);  // 0 for a codelet: no thread-local lookup
+    f.run(static_cast<const cx<R>*>(vin), y, ns > 0 ? detail::scratch<R>(ns) : nullptr, 1);
     if (scale != R(1)) f.kernels().scale(y, y, f.n(), scale);
     return Status::ok();
   }

@@ -12,6 +12,9 @@
 //   lane passes serve s < W with W % s == 0 (the first passes of a transform): a vector holds
 //     W / s consecutive p of all s sub-sequences, loads stay contiguous, twiddles come from a
 //     per-lane table, and the r outputs go through a small transpose to their places.
+// Short powers of two on a single line skip the passes: a codelet holds the whole transform
+// in registers (one radix-J step down the vectors, twiddles, W x W transposes, one radix-W
+// step), loads and stores each element once and runs no loop.
 #pragma once
 
 #include <complex>
@@ -43,12 +46,18 @@ struct PassArgs {
 template <typename R>
 using PassFn = void (*)(const PassArgs<R>& a, const cx<R>* x, cx<R>* y);
 
+// A whole power-of-two transform of J * W points in registers (kernels_body.inc, codelet).
+template <typename R>
+using CodeletFn = void (*)(const cx<R>* x, cx<R>* y, const cx<R>* tw);
+inline constexpr int kMaxCodeletLog2J = 4;  // J = 2 ... 16
+
 template <typename R>
 struct Kernels {
   int lanes = 1;  // complex elements per vector (W)
   const char* isa = "generic";
   PassFn<R> q[kRadixKinds][2] = {};  // [radix kind][0 forward, 1 inverse]
   PassFn<R> lane[kRadixKinds][2] = {};
+  CodeletFn<R> codelet[kMaxCodeletLog2J + 1][2] = {};  // [log2 J]; null where J < lanes
   // y[i] = x[i] * c (contiguous, n elements); the final scaling of a transform.
   void (*scale)(const cx<R>* x, cx<R>* y, std::int64_t n, R c) = nullptr;
 };

@@ -39,16 +39,16 @@ struct OpsF {
     std::memcpy(&d, &c, sizeof d);
     return _mm256_castpd_ps(_mm256_set1_pd(d));
   }
-  // 4 x 4 complex (64-bit elements).
-  [[gnu::always_inline]] static void transpose_store(const T* v, cx<R>* y, std::int64_t ld) {
+  // 4 x 4 complex (64-bit elements) in registers.
+  [[gnu::always_inline]] static void transpose(T* v) {
     const __m256d a0 = _mm256_castps_pd(v[0]), a1 = _mm256_castps_pd(v[1]);
     const __m256d a2 = _mm256_castps_pd(v[2]), a3 = _mm256_castps_pd(v[3]);
     const __m256d t0 = _mm256_unpacklo_pd(a0, a1), t1 = _mm256_unpackhi_pd(a0, a1);
     const __m256d t2 = _mm256_unpacklo_pd(a2, a3), t3 = _mm256_unpackhi_pd(a2, a3);
-    _mm256_storeu_pd(reinterpret_cast<double*>(y), _mm256_permute2f128_pd(t0, t2, 0x20));
-    _mm256_storeu_pd(reinterpret_cast<double*>(y + ld), _mm256_permute2f128_pd(t1, t3, 0x20));
-    _mm256_storeu_pd(reinterpret_cast<double*>(y + 2 * ld), _mm256_permute2f128_pd(t0, t2, 0x31));
-    _mm256_storeu_pd(reinterpret_cast<double*>(y + 3 * ld), _mm256_permute2f128_pd(t1, t3, 0x31));
+    v[0] = _mm256_castpd_ps(_mm256_permute2f128_pd(t0, t2, 0x20));
+    v[1] = _mm256_castpd_ps(_mm256_permute2f128_pd(t1, t3, 0x20));
+    v[2] = _mm256_castpd_ps(_mm256_permute2f128_pd(t0, t2, 0x31));
+    v[3] = _mm256_castpd_ps(_mm256_permute2f128_pd(t1, t3, 0x31));
   }
 };
 
@@ -73,10 +73,11 @@ struct OpsD {
   static T neg_re(T a) { return _mm256_xor_pd(a, _mm256_set_pd(0.0, -0.0, 0.0, -0.0)); }
   static T neg_im(T a) { return _mm256_xor_pd(a, _mm256_set_pd(-0.0, 0.0, -0.0, 0.0)); }
   static T bcast(cx<R> c) { return _mm256_broadcast_pd(reinterpret_cast<const __m128d*>(&c)); }
-  // 2 x 2 complex (128-bit halves).
-  [[gnu::always_inline]] static void transpose_store(const T* v, cx<R>* y, std::int64_t ld) {
-    _mm256_storeu_pd(reinterpret_cast<double*>(y), _mm256_permute2f128_pd(v[0], v[1], 0x20));
-    _mm256_storeu_pd(reinterpret_cast<double*>(y + ld), _mm256_permute2f128_pd(v[0], v[1], 0x31));
+  // 2 x 2 complex (128-bit halves) in registers.
+  [[gnu::always_inline]] static void transpose(T* v) {
+    const T t0 = _mm256_permute2f128_pd(v[0], v[1], 0x20);
+    v[1] = _mm256_permute2f128_pd(v[0], v[1], 0x31);
+    v[0] = t0;
   }
 };
 

@@ -48,8 +48,8 @@ struct OpsF {
     std::memcpy(&d, &c, sizeof d);
     return _mm512_castpd_ps(_mm512_set1_pd(d));
   }
-  // 8 x 8 complex (64-bit elements): pairs, then 128-bit blocks twice.
-  [[gnu::always_inline]] static void transpose_store(const T* v, cx<R>* y, std::int64_t ld) {
+  // 8 x 8 complex (64-bit elements) in registers: pairs, then 128-bit blocks twice.
+  [[gnu::always_inline]] static void transpose(T* v) {
     __m512d t[8], u[8];
     for (int i = 0; i < 8; i += 2) {
       t[i] = _mm512_unpacklo_pd(_mm512_castps_pd(v[i]), _mm512_castps_pd(v[i + 1]));
@@ -64,8 +64,8 @@ struct OpsF {
     // u[0]: columns 0/4, u[1]: 2/6, u[2]: 1/5, u[3]: 3/7 of rows 0-3; u[4..7] rows 4-7.
     const int col[4][2] = {{0, 4}, {2, 6}, {1, 5}, {3, 7}};
     for (int i = 0; i < 4; ++i) {
-      _mm512_storeu_pd(reinterpret_cast<double*>(y + col[i][0] * ld), _mm512_shuffle_f64x2(u[i], u[i + 4], 0x88));
-      _mm512_storeu_pd(reinterpret_cast<double*>(y + col[i][1] * ld), _mm512_shuffle_f64x2(u[i], u[i + 4], 0xDD));
+      v[col[i][0]] = _mm512_castpd_ps(_mm512_shuffle_f64x2(u[i], u[i + 4], 0x88));
+      v[col[i][1]] = _mm512_castpd_ps(_mm512_shuffle_f64x2(u[i], u[i + 4], 0xDD));
     }
   }
 };
@@ -107,14 +107,14 @@ struct OpsD {
                                                  static_cast<long long>(0x8000000000000000ULL), 0)));
   }
   static T bcast(cx<R> c) { return _mm512_broadcast_f64x2(_mm_loadu_pd(reinterpret_cast<const double*>(&c))); }
-  // 4 x 4 complex (128-bit blocks).
-  [[gnu::always_inline]] static void transpose_store(const T* v, cx<R>* y, std::int64_t ld) {
+  // 4 x 4 complex (128-bit blocks) in registers.
+  [[gnu::always_inline]] static void transpose(T* v) {
     const T t0 = _mm512_shuffle_f64x2(v[0], v[1], 0x44), t1 = _mm512_shuffle_f64x2(v[0], v[1], 0xEE);
     const T t2 = _mm512_shuffle_f64x2(v[2], v[3], 0x44), t3 = _mm512_shuffle_f64x2(v[2], v[3], 0xEE);
-    _mm512_storeu_pd(reinterpret_cast<double*>(y), _mm512_shuffle_f64x2(t0, t2, 0x88));
-    _mm512_storeu_pd(reinterpret_cast<double*>(y + ld), _mm512_shuffle_f64x2(t0, t2, 0xDD));
-    _mm512_storeu_pd(reinterpret_cast<double*>(y + 2 * ld), _mm512_shuffle_f64x2(t1, t3, 0x88));
-    _mm512_storeu_pd(reinterpret_cast<double*>(y + 3 * ld), _mm512_shuffle_f64x2(t1, t3, 0xDD));
+    v[0] = _mm512_shuffle_f64x2(t0, t2, 0x88);
+    v[1] = _mm512_shuffle_f64x2(t0, t2, 0xDD);
+    v[2] = _mm512_shuffle_f64x2(t1, t3, 0x88);
+    v[3] = _mm512_shuffle_f64x2(t1, t3, 0xDD);
   }
 };
 

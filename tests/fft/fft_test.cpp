@@ -14,6 +14,7 @@
 
 #include "test_util.hpp"
 #include "tessera/fft.hpp"
+#include "tessera/tune/tune_db.hpp"
 
 namespace tessera::fft {
 namespace {
@@ -515,6 +516,61 @@ TEST(FftPlan, MeasureRecordsAndTheNextPlanReadsTheDatabase) {
   EXPECT_EQ(0, std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(y1[0])));
   o.use_tune_db = false;
   EXPECT_NE(value_or_fail(Plan::create(d, o)).describe().find("(estimate)"), std::string::npos);
+}
+
+// Every factorisation the planner considers (radix-16/8/4 pass lists, codelets, odd radices
+// first or last, Bluestein), each forced through the tuning database as a user's wisdom would
+// be, against the reference in single and double precision, forward and inverse.
+TEST(FftPlan, EveryCandidateFactorisationIsExact) {
+  testing::TempDir dir;
+  const std::int64_t sizes[] = {8, 16, 32, 64, 128, 256, 2048, 60, 97, 2310};
+  for_each_isa([&](Isa) {
+    for (std::int64_t n : sizes)
+      for (const auto& [prec, dir_] : {std::pair{Precision::kSingle, Direction::kForward},
+                                       std::pair{Precision::kDouble, Direction::kInverse}}) {
+          SCOPED_TRACE("n=" + std::to_string(n));
+          PlanDesc d;
+          d.lengths = {n};
+          d.precision = prec;
+          d.direction = dir_;
+          d.planning = Planning::kMeasure;
+          PlanOptions o;
+          o.tune_db = dir.file("forced.sqlite");
+          o.measure_seconds = 1e-4;
+          (void)value_or_fail(Plan::create(d, o));  // records every candidate
+          tune::TuneDb db = value_or_fail(tune::TuneDb::open(o.tune_db));
+          std::vector<tune::TuneRecord> recs = value_or_fail(db.list({"fft", "dft1d", ""}));
+          ASSERT_EQ(recs.size(), 1u);
+          tune::TuneRecord rec = recs.front();
+          ASSERT_GE(rec.candidates.size(), 1u);
+          d.planning = Planning::kEstimate;
+          for (const tune::Candidate& c : rec.candidates) {
+            rec.solution = c.solution;
+            rec.params.clear();
+            ASSERT_TRUE(db.record(rec).is_ok());
+            const Plan plan = value_or_fail(Plan::create(d, o));
+            ASSERT_NE(plan.describe().find("(tune-db)"), std::string::npos) << plan.describe();
+            // A codelet the ISA cannot run falls back to the passes and says so.
+            const std::string want = c.solution.substr(0, c.solution.find('+'));
+            EXPECT_NE(plan.describe().find(want), std::string::npos) << plan.describe();
+            const int sign = static_cast<int>(dir_);
+            if (prec == Precision::kSingle) {
+              const auto x = random_complex<float>(n, 21);
+              std::vector<std::complex<float>> y(x.size(), {NAN, NAN});
+              ASSERT_TRUE(plan.execute(x.data(), y.data()).is_ok());
+              EXPECT_LE(rms_error(y, reference_nd({x.begin(), x.end()}, {n}, 1, sign)), bound<float>(n))
+                  << plan.describe();
+            } else {
+              const auto x = random_complex<double>(n, 22);
+              std::vector<std::complex<double>> y(x.size(), {NAN, NAN});
+              ASSERT_TRUE(plan.execute(x.data(), y.data()).is_ok());
+              EXPECT_LE(rms_error(y, reference_nd({x.begin(), x.end()}, {n}, 1, sign)), bound<double>(n))
+                  << plan.describe();
+            }
+          }
+          ASSERT_TRUE(db.clear({"fft", "", ""}).is_ok());
+        }
+  });
 }
 
 TEST(FftPlan, ConcurrentExecuteOfOnePlan) {
