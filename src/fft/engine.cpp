@@ -47,6 +47,12 @@ cx<R> unit(std::int64_t t, std::int64_t n, int sign) {
   return {static_cast<R>(std::cos(a)), static_cast<R>(sign * std::sin(a))};
 }
 
+// (re, re) for part 0, (im, im) for part 1: the split twiddles of cmul_split.
+template <typename R>
+cx<R> dup(cx<R> w, int part) {
+  return part == 0 ? cx<R>{w.real(), w.real()} : cx<R>{w.imag(), w.imag()};
+}
+
 template <typename R>
 inline cx<R> mul(cx<R> a, cx<R> b) {
   return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
@@ -233,7 +239,11 @@ std::unique_ptr<Fft1d<R>> Fft1d<R>::create(std::int64_t n, int sign, const Facto
     ps.s1 = s1;
     ps.tw = static_cast<std::int64_t>(p->table_.size());
     for (std::int64_t q = 0; q < ps.m; ++q)
-      for (int k = 1; k < r; ++k) p->table_.push_back(unit<R>(q * k, left, sign));
+      for (int k = 1; k < r; ++k) {
+        const cx<R> w = unit<R>(q * k, left, sign);
+        p->table_.push_back({w.real(), w.real()});
+        p->table_.push_back({w.imag(), w.imag()});
+      }
     if (s1 < W && W % s1 == 0) {
       ps.twl = static_cast<std::int64_t>(p->twl_.size());
       for (int k = 1; k < r; ++k)
@@ -269,8 +279,9 @@ void Fft1d<R>::setup_codelet(Isa isa) {
     codelet_isa_ = k.isa;
     factors_.codelet = true;
     codelet_tw_.clear();
-    for (std::int64_t k1 = 1; k1 < J; ++k1)
-      for (std::int64_t l = 0; l < W; ++l) codelet_tw_.push_back(unit<R>(l * k1, n_, sign_));
+    for (int part = 0; part < 2; ++part)
+      for (std::int64_t k1 = 1; k1 < J; ++k1)
+        for (std::int64_t l = 0; l < W; ++l) codelet_tw_.push_back(dup(unit<R>(l * k1, n_, sign_), part));
     return;
   }
 }

@@ -37,8 +37,9 @@ struct PassArgs {
   int radix = 0;
   std::int64_t m = 0;  // butterflies per sub-sequence
   std::int64_t s = 0;  // interleaved sub-sequences
-  const cx<R>* tw = nullptr;   // q-passes: tw[p (r - 1) + k - 1] = w^(p k)
-  const cx<R>* twl = nullptr;  // lane passes: twl[(k - 1) m s + p s + q] = w^(p k)
+  // Twiddles w^(p k): q-passes split into (re, re) and (im, im) pairs for cmul_split,
+  const cx<R>* tw = nullptr;   // tw[2 (p (r - 1) + k - 1) + {0, 1}]
+  const cx<R>* twl = nullptr;  // lane passes: twl[(k - 1) m s + p s + q], interleaved
   const R* cosv = nullptr;     // odd radices: cos(2 pi t / r), t < r
   const R* sinv = nullptr;     // and sin(2 pi t / r)
 };

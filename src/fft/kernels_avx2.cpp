@@ -25,10 +25,9 @@ struct OpsF {
   static T sub(T a, T b) { return _mm256_sub_ps(a, b); }
   static T mul(T a, R c) { return _mm256_mul_ps(a, _mm256_set1_ps(c)); }
   static T fmadd(T a, R c, T acc) { return _mm256_fmadd_ps(a, _mm256_set1_ps(c), acc); }
-  static T cmul(T a, T b) {
-    return _mm256_fmaddsub_ps(a, _mm256_moveldup_ps(b),
-                              _mm256_mul_ps(_mm256_permute_ps(a, 0xB1), _mm256_movehdup_ps(b)));
-  }
+  static T cmul_split(T a, T re, T im) { return _mm256_fmaddsub_ps(a, re, _mm256_mul_ps(swap(a), im)); }
+  static T dup_re(T a) { return _mm256_moveldup_ps(a); }
+  static T dup_im(T a) { return _mm256_movehdup_ps(a); }
   static T swap(T a) { return _mm256_permute_ps(a, 0xB1); }
   static T neg_re(T a) { return _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi64x(0x80000000LL))); }
   static T neg_im(T a) {
@@ -65,10 +64,9 @@ struct OpsD {
   static T sub(T a, T b) { return _mm256_sub_pd(a, b); }
   static T mul(T a, R c) { return _mm256_mul_pd(a, _mm256_set1_pd(c)); }
   static T fmadd(T a, R c, T acc) { return _mm256_fmadd_pd(a, _mm256_set1_pd(c), acc); }
-  static T cmul(T a, T b) {
-    return _mm256_fmaddsub_pd(a, _mm256_movedup_pd(b),
-                              _mm256_mul_pd(_mm256_permute_pd(a, 0x5), _mm256_permute_pd(b, 0xF)));
-  }
+  static T cmul_split(T a, T re, T im) { return _mm256_fmaddsub_pd(a, re, _mm256_mul_pd(swap(a), im)); }
+  static T dup_re(T a) { return _mm256_movedup_pd(a); }
+  static T dup_im(T a) { return _mm256_permute_pd(a, 0xF); }
   static T swap(T a) { return _mm256_permute_pd(a, 0x5); }
   static T neg_re(T a) { return _mm256_xor_pd(a, _mm256_set_pd(0.0, -0.0, 0.0, -0.0)); }
   static T neg_im(T a) { return _mm256_xor_pd(a, _mm256_set_pd(-0.0, 0.0, -0.0, 0.0)); }

@@ -31,10 +31,9 @@ struct OpsF {
   static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
   static T mul(T a, R c) { return _mm512_mul_ps(a, _mm512_set1_ps(c)); }
   static T fmadd(T a, R c, T acc) { return _mm512_fmadd_ps(a, _mm512_set1_ps(c), acc); }
-  static T cmul(T a, T b) {
-    return _mm512_fmaddsub_ps(a, _mm512_moveldup_ps(b),
-                              _mm512_mul_ps(_mm512_shuffle_ps(a, a, 0xB1), _mm512_movehdup_ps(b)));
-  }
+  static T cmul_split(T a, T re, T im) { return _mm512_fmaddsub_ps(a, re, _mm512_mul_ps(swap(a), im)); }
+  static T dup_re(T a) { return _mm512_moveldup_ps(a); }
+  static T dup_im(T a) { return _mm512_movehdup_ps(a); }
   static T swap(T a) { return _mm512_shuffle_ps(a, a, 0xB1); }
   static T neg_re(T a) {
     return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi64(0x80000000LL)));
@@ -87,10 +86,9 @@ struct OpsD {
   static T sub(T a, T b) { return _mm512_sub_pd(a, b); }
   static T mul(T a, R c) { return _mm512_mul_pd(a, _mm512_set1_pd(c)); }
   static T fmadd(T a, R c, T acc) { return _mm512_fmadd_pd(a, _mm512_set1_pd(c), acc); }
-  static T cmul(T a, T b) {
-    return _mm512_fmaddsub_pd(a, _mm512_movedup_pd(b),
-                              _mm512_mul_pd(_mm512_shuffle_pd(a, a, 0x55), _mm512_shuffle_pd(b, b, 0xFF)));
-  }
+  static T cmul_split(T a, T re, T im) { return _mm512_fmaddsub_pd(a, re, _mm512_mul_pd(swap(a), im)); }
+  static T dup_re(T a) { return _mm512_movedup_pd(a); }
+  static T dup_im(T a) { return _mm512_shuffle_pd(a, a, 0xFF); }
   static T swap(T a) { return _mm512_shuffle_pd(a, a, 0x55); }
   static T neg_re(T a) {
     return _mm512_castsi512_pd(_mm512_xor_si512(

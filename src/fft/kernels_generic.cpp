@@ -23,9 +23,11 @@ struct Scalar {
   static T sub(T a, T b) { return {a.real() - b.real(), a.imag() - b.imag()}; }
   static T mul(T a, R c) { return {a.real() * c, a.imag() * c}; }
   static T fmadd(T a, R c, T acc) { return {acc.real() + a.real() * c, acc.imag() + a.imag() * c}; }
-  static T cmul(T a, T b) {
-    return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+  static T cmul_split(T a, T re, T im) {  // re = (wr, wr), im = (wi, wi)
+    return {a.real() * re.real() - a.imag() * im.real(), a.imag() * re.real() + a.real() * im.real()};
   }
+  static T dup_re(T a) { return {a.real(), a.real()}; }
+  static T dup_im(T a) { return {a.imag(), a.imag()}; }
   static T swap(T a) { return {a.imag(), a.real()}; }
   static T neg_re(T a) { return {-a.real(), a.imag()}; }
   static T neg_im(T a) { return {a.real(), -a.imag()}; }
