@@ -280,7 +280,7 @@ enum class ConvAlgo : int {
   kWinogradF2x3,   // Winograd F(2x2, 3x3)
   kWinogradF4x3,   // Winograd F(4x4, 3x3)
   kDepthwise,      // groups == C == K, specialised
-  kFft,            // reserved: FFT convolution (after the FFT library)
+  kFft,            // FFT: spectra products (stride 1, no dilation; large kernels)
   kReference,      // the plain reference (always accepts)
 };
 std::string_view algo_name(ConvAlgo a);  // "direct", "im2col", "gemm1x1", "winograd_f2x3", ...

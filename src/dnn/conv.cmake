@@ -9,6 +9,7 @@ list(APPEND DNN_SOURCES
   ops/conv/depthwise_avx2.cpp
   ops/conv/depthwise_avx512.cpp
   ops/conv/direct.cpp
+  ops/conv/fft_conv.cpp
   ops/conv/brgemm.cpp
   ops/conv/brgemm_avx512.cpp
   ops/conv/impls.cpp

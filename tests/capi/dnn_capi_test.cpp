@@ -753,8 +753,8 @@ TEST_F(ConvBadArgs, WhatCppRejectsComesBackWithItsMessage) {
   tsr_tensor_desc xi = x, wi = w, yi = y;
   xi.dtype = wi.dtype = yi.dtype = TSR_DTYPE_I32;
   EXPECT_TRUE(fails(forward(&xi, &wi, &yi), TSR_STATUS_UNSUPPORTED, fn, "supported: f32"));
-  EXPECT_TRUE(fails(forward(&x, &w, &y, nullptr, TSR_DNN_CONV_ALGO_FFT), TSR_STATUS_UNSUPPORTED, fn,
-                    "fft"));
+  EXPECT_TRUE(fails(forward(&x, &w, &y, nullptr, TSR_DNN_CONV_ALGO_DEPTHWISE), TSR_STATUS_UNSUPPORTED, fn,
+                    "depthwise"));
   EXPECT_TRUE(untouched());
 
   // Output descriptors and choices are not written on failure either.

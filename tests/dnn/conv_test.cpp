@@ -22,7 +22,8 @@ using tessera::testing::TempDir;
 
 constexpr ConvAlgo kAllAlgos[] = {ConvAlgo::kDirect,       ConvAlgo::kIm2col,
                                   ConvAlgo::kGemm1x1,      ConvAlgo::kWinogradF2x3,
-                                  ConvAlgo::kWinogradF4x3, ConvAlgo::kDepthwise};
+                                  ConvAlgo::kWinogradF4x3, ConvAlgo::kDepthwise,
+                                  ConvAlgo::kFft};
 
 struct Bufs {
   std::vector<std::uint8_t> x, w, y, res;
@@ -97,7 +98,8 @@ bool compare(Handle& h, const ConvCase& cc, ConvDir dir, ConvAlgo algo, bool pos
     auto choice = choose_convolution(h, dir, cc.desc(), cc.x_desc(), cc.w_desc(), cc.y_desc());
     if (choice.is_ok()) ran = choice->algo;
   }
-  const bool wino = ran == ConvAlgo::kWinogradF2x3 || ran == ConvAlgo::kWinogradF4x3;
+  // Winograd and FFT round through transforms: errors scale with the whole signal's norm.
+  const bool wino = ran == ConvAlgo::kWinogradF2x3 || ran == ConvAlgo::kWinogradF4x3 || ran == ConvAlgo::kFft;
   double tol = (wino ? 2e-4 : 2e-6) * std::sqrt(std::max(red, 1.0)) + 1e-6;
   if (od.dtype != DType::kF32) tol = (od.dtype == DType::kBF16 ? 1.6e-2 : 2e-3) * (1 + std::sqrt(red));
   const std::size_t n = static_cast<std::size_t>(od.span());
@@ -140,6 +142,9 @@ std::vector<ConvCase> sweep_cases() {
     add({1, 3, 5, 1, {5, 6, 4}, {3, 2, 3}, {1, 2, 1}, {}, {1, 0, 1}, {1, 1, 0}});  // 3-D
     add({2, 32, 32, 1, {8, 8}, {3, 3}, {}, {}, {1, 1}, {1, 1}});           // winograd-sized
     add({1, 19, 21, 1, {10, 9}, {3, 3}, {}, {}, {1, 1}, {0, 0}});          // winograd tails
+    add({2, 6, 10, 2, {17, 15}, {7, 7}, {}, {}, {3, 3}, {2, 3}});          // 7x7: FFT, groups
+    add({1, 3, 4, 1, {19}, {11}, {}, {}, {5}, {4}});                       // 1-D, long kernel
+    add({1, 2, 3, 1, {6, 7, 5}, {3, 5, 4}, {}, {}, {1, 2, 0}, {1, 2, 3}});  // 3-D, odd sizes
   }
   return v;
 }

@@ -345,7 +345,7 @@ void add_suite_options(CLI::App* cmd, ConvArgs& a, bool single) {
   o["--algo"] = cmd->add_option(
       "--algo", a.algo,
       "auto (default: the tuning database, else the heuristic), direct, im2col, gemm1x1, "
-      "winograd_f2x3, winograd_f4x3, depthwise, reference");
+      "winograd_f2x3, winograd_f4x3, depthwise, fft, reference");
 }
 
 }  // namespace

@@ -332,7 +332,7 @@ typedef enum tsr_dnn_conv_algo {
   TSR_DNN_CONV_ALGO_WINOGRAD_F2X3 = 4, /* Winograd F(2x2, 3x3) */
   TSR_DNN_CONV_ALGO_WINOGRAD_F4X3 = 5, /* Winograd F(4x4, 3x3) */
   TSR_DNN_CONV_ALGO_DEPTHWISE = 6,     /* groups == C == K */
-  TSR_DNN_CONV_ALGO_FFT = 7,           /* reserved */
+  TSR_DNN_CONV_ALGO_FFT = 7,           /* stride 1, no dilation; large kernels */
   TSR_DNN_CONV_ALGO_REFERENCE = 8,     /* the plain reference (always accepts) */
   TSR_DNN_CONV_ALGO_INT_RANGE_ = -0x7fffffff - 1
 } tsr_dnn_conv_algo;

@@ -92,6 +92,13 @@ Status winograd_f4x3_bwd_weights_accepts(const Problem& p);
 Status winograd_f2x3_bwd_weights(Handle& h, const Problem& p);
 Status winograd_f4x3_bwd_weights(Handle& h, const Problem& p);
 
+// FFT (fft_conv.cpp): stride 1, no dilation, packed NCHW or NHWC; any kernel size, spectra
+// of every plane through the FFT library. Preferred in NCHW from 11x11 taps up.
+Status fft_accepts(const Problem& p);
+Status fft_prefers(const Problem& p);
+Status fft_fwd(Handle& h, const Problem& p);
+Status fft_bwd_weights(Handle& h, const Problem& p);
+
 // Shared pieces.
 // Weights of group g as a dense row-major [Kg][taps][Cg] (channels-inner, "ohwi") or
 // [Kg][Cg][taps] ("oihw") matrix, from any weight strides. taps = KD*KH*KW in row-major order.

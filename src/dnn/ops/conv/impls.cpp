@@ -36,6 +36,7 @@ constexpr Algo kForward[] = {
     {ConvAlgo::kWinogradF2x3,
      {"conv_f32_winograd_f2x3", nonempty<winograd_f2x3_accepts>, winograd_f2x3_fwd},
      winograd_prefers, winograd_f2x3_pack},
+    {ConvAlgo::kFft, {"conv_f32_fft", nonempty<fft_accepts>, fft_fwd}, fft_prefers},
     {ConvAlgo::kDirect, {"conv_f32_direct_nhwc", nonempty<direct_accepts>, direct_fwd},
      direct_prefers, brgemm_pack},
     {ConvAlgo::kIm2col, {"conv_f32_im2col", nonempty<im2col_accepts>, im2col_fwd}},
@@ -156,13 +157,16 @@ constexpr Algo kBackwardData[] = {
      via_forward_prefers<2>},
     {ConvAlgo::kWinogradF2x3, {"conv_bwd_data_f32_winograd_f2x3_flipped", via_forward_accepts<3>, via_forward_run<3>},
      via_forward_prefers<3>},
-    {ConvAlgo::kDirect, {"conv_bwd_data_f32_direct_flipped", via_forward_accepts<4>, via_forward_run<4>},
+    {ConvAlgo::kFft, {"conv_bwd_data_f32_fft_flipped", via_forward_accepts<4>, via_forward_run<4>},
      via_forward_prefers<4>},
+    {ConvAlgo::kDirect, {"conv_bwd_data_f32_direct_flipped", via_forward_accepts<5>, via_forward_run<5>},
+     via_forward_prefers<5>},
     {ConvAlgo::kIm2col, {"conv_bwd_data_f32_col2im", nonempty<im2col_accepts>, im2col_bwd_data}},
     {ConvAlgo::kReference, {"conv_bwd_data_f32_reference", detail::accepts_all<Problem>, ref_run}},
 };
 static_assert(kForward[0].algo == ConvAlgo::kDepthwise && kForward[2].algo == ConvAlgo::kWinogradF4x3 &&
-              kForward[3].algo == ConvAlgo::kWinogradF2x3 && kForward[4].algo == ConvAlgo::kDirect);
+              kForward[3].algo == ConvAlgo::kWinogradF2x3 && kForward[4].algo == ConvAlgo::kFft &&
+              kForward[5].algo == ConvAlgo::kDirect);
 
 constexpr Algo kBackwardWeights[] = {
     {ConvAlgo::kDepthwise, {"conv_bwd_weights_f32_depthwise", nonempty<depthwise_accepts>, depthwise_bwd_weights}},
@@ -173,6 +177,7 @@ constexpr Algo kBackwardWeights[] = {
     {ConvAlgo::kWinogradF2x3,
      {"conv_bwd_weights_f32_winograd_f2x3", nonempty<winograd_f2x3_bwd_weights_accepts>, winograd_f2x3_bwd_weights},
      winograd_prefers},
+    {ConvAlgo::kFft, {"conv_bwd_weights_f32_fft", nonempty<fft_accepts>, fft_bwd_weights}, fft_prefers},
     {ConvAlgo::kIm2col, {"conv_bwd_weights_f32_im2col", nonempty<im2col_accepts>, im2col_bwd_weights}},
     {ConvAlgo::kReference, {"conv_bwd_weights_f32_reference", detail::accepts_all<Problem>, ref_run}},
 };
