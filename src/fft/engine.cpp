@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <string_view>
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <string_view>
 
 namespace tessera::fft::detail {
 
@@ -241,8 +241,8 @@ std::unique_ptr<Fft1d<R>> Fft1d<R>::create(std::int64_t n, int sign, const Facto
     for (std::int64_t q = 0; q < ps.m; ++q)
       for (int k = 1; k < r; ++k) {
         const cx<R> w = unit<R>(q * k, left, sign);
-        p->table_.push_back({w.real(), w.real()});
-        p->table_.push_back({w.imag(), w.imag()});
+        p->table_.push_back(dup(w, 0));
+        p->table_.push_back(dup(w, 1));
       }
     if (s1 < W && W % s1 == 0) {
       ps.twl = static_cast<std::int64_t>(p->twl_.size());
