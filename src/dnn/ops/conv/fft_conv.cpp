@@ -85,19 +85,37 @@ inline std::int64_t at(const Strides5& st, std::int64_t d, std::int64_t h, std::
   return d * st.d + h * st.h + w * st.w;
 }
 
-// Spectrum of one plane: src (strides st, extents ext) placed at offset `off` of a zeroed
-// F-sized real buffer, transformed into `out` (s.bins values).
-void plane_spectrum(const Shape& s, const fft::Plan& r2c, const float* src, const Strides5& st,
-                    const std::array<std::int64_t, 3>& ext, const std::array<std::int64_t, 3>& off,
-                    float* buf, cf* out) {
-  std::fill(buf, buf + s.real, 0.0f);
-  for (std::int64_t d = 0; d < ext[0]; ++d)
-    for (std::int64_t h = 0; h < ext[1]; ++h) {
-      float* row = buf + ((d + off[0]) * s.F[1] + h + off[1]) * s.F[2] + off[2];
-      const float* in = src + at(st, d, h, 0);
-      for (std::int64_t w = 0; w < ext[2]; ++w) row[w] = in[w * st.w];
+// Spectra of the rows x cols planes src + r st.n + c st.c (extents ext), each placed at
+// offset `off` of a zeroed F-sized real buffer and transformed into out[(r cols + c) bins];
+// planes in parallel.
+void spectra(Handle& h, const Shape& s, const fft::Plan& r2c, const float* src, const Strides5& st,
+             const std::array<std::int64_t, 3>& ext, const std::array<std::int64_t, 3>& off,
+             std::int64_t rows, std::int64_t cols, cf* out) {
+  detail::parallel_for(h, 0, rows * cols, 1, [&](std::int64_t b, std::int64_t e) {
+    float* buf = thread_scratch(static_cast<std::size_t>(s.real));
+    for (std::int64_t i = b; i < e; ++i) {
+      const float* plane = src + (i / cols) * st.n + (i % cols) * st.c;
+      std::fill(buf, buf + s.real, 0.0f);
+      for (std::int64_t d = 0; d < ext[0]; ++d)
+        for (std::int64_t hh = 0; hh < ext[1]; ++hh) {
+          float* row = buf + ((d + off[0]) * s.F[1] + hh + off[1]) * s.F[2] + off[2];
+          const float* in = plane + at(st, d, hh, 0);
+          for (std::int64_t w = 0; w < ext[2]; ++w) row[w] = in[w * st.w];
+        }
+      (void)r2c.execute(buf, out + i * s.bins);
     }
-  (void)r2c.execute(buf, out);
+  });
+}
+
+// The leading ext corner of an F-sized real plane, written to dst (strides st).
+void crop(const Shape& s, const float* buf, float* dst, const Strides5& st,
+          const std::array<std::int64_t, 3>& ext) {
+  for (std::int64_t d = 0; d < ext[0]; ++d)
+    for (std::int64_t hh = 0; hh < ext[1]; ++hh) {
+      const float* row = buf + (d * s.F[1] + hh) * s.F[2];
+      float* out = dst + at(st, d, hh, 0);
+      for (std::int64_t w = 0; w < ext[2]; ++w) out[w * st.w] = row[w];
+    }
 }
 
 // acc[b] = (first ? 0 : acc[b]) + a[b] * conj(c[b]) over the bins, in real arithmetic the
@@ -153,20 +171,8 @@ Status fft_fwd(Handle& h, const Problem& p) {
   std::vector<cf> xs(static_cast<std::size_t>(p.N * p.C) * bins), ws(static_cast<std::size_t>(p.K * p.Cg) * bins);
   const std::array<std::int64_t, 3> zero{0, 0, 0};
   // Filter spectra [k][c], input spectra [n][c].
-  detail::parallel_for(h, 0, p.K * p.Cg, 1, [&](std::int64_t b, std::int64_t e) {
-    float* buf = thread_scratch(static_cast<std::size_t>(s.real));
-    for (std::int64_t i = b; i < e; ++i) {
-      const std::int64_t k = i / p.Cg, c = i % p.Cg;
-      plane_spectrum(s, r2c, p.w + k * p.ws.n + c * p.ws.c, p.ws, p.ker, zero, buf, ws.data() + i * s.bins);
-    }
-  });
-  detail::parallel_for(h, 0, p.N * p.C, 1, [&](std::int64_t b, std::int64_t e) {
-    float* buf = thread_scratch(static_cast<std::size_t>(s.real));
-    for (std::int64_t i = b; i < e; ++i) {
-      const std::int64_t n = i / p.C, c = i % p.C;
-      plane_spectrum(s, r2c, p.x + n * p.xs.n + c * p.xs.c, p.xs, p.in, p.pad_b, buf, xs.data() + i * s.bins);
-    }
-  });
+  spectra(h, s, r2c, p.w, p.ws, p.ker, zero, p.K, p.Cg, ws.data());
+  spectra(h, s, r2c, p.x, p.xs, p.in, p.pad_b, p.N, p.C, xs.data());
   // Output planes: products summed over the group's channels, inverse transform, crop.
   const std::int64_t osp = p.out_spatial();
   detail::parallel_for(h, 0, p.N * p.K, 1, [&](std::int64_t b, std::int64_t e) {
@@ -178,13 +184,7 @@ Status fft_fwd(Handle& h, const Problem& p) {
         mac_conj(xs.data() + (n * p.C + g * p.Cg + c) * s.bins, ws.data() + (k * p.Cg + c) * s.bins, acc,
                  s.bins, c == 0);
       (void)c2r.execute(acc, buf);
-      float* y = p.y_out + n * p.ys.n + k * p.ys.c;
-      for (std::int64_t d = 0; d < p.out[0]; ++d)
-        for (std::int64_t hh = 0; hh < p.out[1]; ++hh) {
-          const float* row = buf + (d * s.F[1] + hh) * s.F[2];
-          float* out = y + at(p.ys, d, hh, 0);
-          for (std::int64_t w = 0; w < p.out[2]; ++w) out[w * p.ys.w] = row[w];
-        }
+      crop(s, buf, p.y_out + n * p.ys.n + k * p.ys.c, p.ys, p.out);
     }
   });
   if (p.has_post_ops()) {
@@ -212,21 +212,9 @@ Status fft_bwd_weights(Handle& h, const Problem& p) {
   const std::size_t bins = static_cast<std::size_t>(s.bins);
   std::vector<cf> xs(static_cast<std::size_t>(p.N * p.C) * bins), ds(static_cast<std::size_t>(p.N * p.K) * bins);
   const std::array<std::int64_t, 3> zero{0, 0, 0};
-  detail::parallel_for(h, 0, p.N * p.C, 1, [&](std::int64_t b, std::int64_t e) {
-    float* buf = thread_scratch(static_cast<std::size_t>(s.real));
-    for (std::int64_t i = b; i < e; ++i) {
-      const std::int64_t n = i / p.C, c = i % p.C;
-      plane_spectrum(s, r2c, p.x + n * p.xs.n + c * p.xs.c, p.xs, p.in, p.pad_b, buf, xs.data() + i * s.bins);
-    }
-  });
+  spectra(h, s, r2c, p.x, p.xs, p.in, p.pad_b, p.N, p.C, xs.data());
   // dy at the origin: dW[t] = sum_o x[o + t - pad] dy[o] is the correlation of x with dy.
-  detail::parallel_for(h, 0, p.N * p.K, 1, [&](std::int64_t b, std::int64_t e) {
-    float* buf = thread_scratch(static_cast<std::size_t>(s.real));
-    for (std::int64_t i = b; i < e; ++i) {
-      const std::int64_t n = i / p.K, k = i % p.K;
-      plane_spectrum(s, r2c, p.y_in + n * p.ys.n + k * p.ys.c, p.ys, p.out, zero, buf, ds.data() + i * s.bins);
-    }
-  });
+  spectra(h, s, r2c, p.y_in, p.ys, p.out, zero, p.N, p.K, ds.data());
   detail::parallel_for(h, 0, p.K * p.Cg, 1, [&](std::int64_t b, std::int64_t e) {
     float* buf = thread_scratch(static_cast<std::size_t>(s.real + 2 * s.bins));
     cf* acc = reinterpret_cast<cf*>(buf + s.real);
@@ -236,13 +224,7 @@ Status fft_bwd_weights(Handle& h, const Problem& p) {
         mac_conj(xs.data() + (n * p.C + g * p.Cg + c) * s.bins, ds.data() + (n * p.K + k) * s.bins, acc,
                  s.bins, n == 0);
       (void)c2r.execute(acc, buf);
-      float* w = p.w_out + k * p.ws.n + c * p.ws.c;
-      for (std::int64_t d = 0; d < p.ker[0]; ++d)
-        for (std::int64_t hh = 0; hh < p.ker[1]; ++hh) {
-          const float* row = buf + (d * s.F[1] + hh) * s.F[2];
-          float* out = w + at(p.ws, d, hh, 0);
-          for (std::int64_t t = 0; t < p.ker[2]; ++t) out[t * p.ws.w] = row[t];
-        }
+      crop(s, buf, p.w_out + k * p.ws.n + c * p.ws.c, p.ws, p.ker);
     }
   });
   if (p.dbias) bias_grad(p);
