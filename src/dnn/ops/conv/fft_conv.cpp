@@ -27,7 +27,8 @@ using cf = std::complex<float>;
 // The smallest 2^a 3^b 5^c >= n (even when n > 1: the real transforms take the half-length
 // complex path).
 std::int64_t fft_size(std::int64_t n) {
-  std::int64_t best = std::int64_t{1} << 62;
+  std::int64_t best = 2;  // a power of two >= n bounds the search (and every product below)
+  while (best < n) best *= 2;
   for (std::int64_t a = 1; a < best; a *= 2)
     for (std::int64_t b = a; b < best; b *= 3)
       for (std::int64_t c = b; c < best; c *= 5)
