@@ -58,27 +58,38 @@ Shape shape_of(const Problem& p) {
   return s;
 }
 
-// Plans are immutable and thread-safe: one per (shape, kind) for the process.
-Result<const fft::Plan*> plan_for(const Shape& s, fft::Kind kind) {
+// The forward (r2c) and scaled inverse (c2r) plans of a shape. Plans are immutable and
+// thread-safe: one pair per shape for the process.
+struct Transforms {
+  const fft::Plan* r2c;
+  const fft::Plan* c2r;
+};
+
+Result<Transforms> transforms_for(const Shape& s) {
   static std::mutex mu;
   static std::map<std::pair<std::array<std::int64_t, 3>, int>, fft::Plan> cache;
   std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_pair(s.F, static_cast<int>(kind));
-  auto it = cache.find(key);
-  if (it == cache.end()) {
-    fft::PlanDesc d;
-    d.kind = kind;
-    d.lengths.assign(s.F.begin() + s.d0, s.F.end());
-    if (kind == fft::Kind::kC2R) {
-      d.direction = fft::Direction::kInverse;
-      d.scale = 1.0 / static_cast<double>(s.real);
+  auto get = [&](fft::Kind kind) -> Result<const fft::Plan*> {
+    const auto key = std::make_pair(s.F, static_cast<int>(kind));
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+      fft::PlanDesc d;
+      d.kind = kind;
+      d.lengths.assign(s.F.begin() + s.d0, s.F.end());
+      if (kind == fft::Kind::kC2R) {
+        d.direction = fft::Direction::kInverse;
+        d.scale = 1.0 / static_cast<double>(s.real);
+      }
+      fft::PlanOptions o;
+      o.threads = 1;  // the convolution runs planes in parallel
+      TESSERA_ASSIGN_OR_RETURN(fft::Plan plan, fft::Plan::create(d, o));
+      it = cache.emplace(key, std::move(plan)).first;
     }
-    fft::PlanOptions o;
-    o.threads = 1;  // the convolution runs planes in parallel
-    TESSERA_ASSIGN_OR_RETURN(fft::Plan plan, fft::Plan::create(d, o));
-    it = cache.emplace(key, std::move(plan)).first;
-  }
-  return &it->second;
+    return &it->second;
+  };
+  TESSERA_ASSIGN_OR_RETURN(const fft::Plan* r2c, get(fft::Kind::kR2C));
+  TESSERA_ASSIGN_OR_RETURN(const fft::Plan* c2r, get(fft::Kind::kC2R));
+  return Transforms{r2c, c2r};
 }
 
 // Element offset of spatial point (d, h, w) under strides st.
@@ -165,9 +176,8 @@ Status fft_prefers(const Problem& p) {
 
 Status fft_fwd(Handle& h, const Problem& p) {
   const Shape s = shape_of(p);
-  TESSERA_ASSIGN_OR_RETURN(const fft::Plan* r2c_plan, plan_for(s, fft::Kind::kR2C));
-  TESSERA_ASSIGN_OR_RETURN(const fft::Plan* c2r_plan, plan_for(s, fft::Kind::kC2R));
-  const fft::Plan &r2c = *r2c_plan, &c2r = *c2r_plan;
+  TESSERA_ASSIGN_OR_RETURN(const Transforms t, transforms_for(s));
+  const fft::Plan &r2c = *t.r2c, &c2r = *t.c2r;
   const std::size_t bins = static_cast<std::size_t>(s.bins);
   std::vector<cf> xs(static_cast<std::size_t>(p.N * p.C) * bins), ws(static_cast<std::size_t>(p.K * p.Cg) * bins);
   const std::array<std::int64_t, 3> zero{0, 0, 0};
@@ -207,9 +217,8 @@ Status fft_fwd(Handle& h, const Problem& p) {
 
 Status fft_bwd_weights(Handle& h, const Problem& p) {
   const Shape s = shape_of(p);
-  TESSERA_ASSIGN_OR_RETURN(const fft::Plan* r2c_plan, plan_for(s, fft::Kind::kR2C));
-  TESSERA_ASSIGN_OR_RETURN(const fft::Plan* c2r_plan, plan_for(s, fft::Kind::kC2R));
-  const fft::Plan &r2c = *r2c_plan, &c2r = *c2r_plan;
+  TESSERA_ASSIGN_OR_RETURN(const Transforms t, transforms_for(s));
+  const fft::Plan &r2c = *t.r2c, &c2r = *t.c2r;
   const std::size_t bins = static_cast<std::size_t>(s.bins);
   std::vector<cf> xs(static_cast<std::size_t>(p.N * p.C) * bins), ds(static_cast<std::size_t>(p.N * p.K) * bins);
   const std::array<std::int64_t, 3> zero{0, 0, 0};
