@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <new>
 
 #include "plan_impl.hpp"
 #include "tessera/core/thread_pool.hpp"
@@ -25,15 +27,22 @@ struct Geom {
   std::vector<Dim> others;   // the other dimensions and the batch
 };
 
+// Per-thread work space, 64-byte aligned: whole-vector loads from a misaligned buffer would
+// each straddle two cache lines.
 template <typename R>
 cx<R>* scratch(std::int64_t n) {
-  thread_local std::vector<cx<R>> buf;
-  if (static_cast<std::int64_t>(buf.size()) < n) {
-    buf.clear();
-    buf.shrink_to_fit();
-    buf.resize(static_cast<std::size_t>(n));
+  struct Free {
+    void operator()(cx<R>* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  thread_local std::unique_ptr<cx<R>[], Free> buf;
+  thread_local std::int64_t size = 0;
+  if (size < n) {
+    buf.reset();
+    size = 0;
+    buf.reset(static_cast<cx<R>*>(::operator new[](static_cast<std::size_t>(n) * sizeof(cx<R>), std::align_val_t{64})));
+    size = n;
   }
-  return buf.data();
+  return buf.get();
 }
 
 void parallel_items(int threads, std::int64_t items,
