@@ -16,17 +16,21 @@
 namespace tessera::fft::detail {
 
 // How a length is transformed: the radices of its passes in order, or Bluestein with a
-// sub-transform of length `bluestein`. `codelet`: single lines of a short power of two run as
-// one in-register codelet instead (the passes still serve interleaved columns).
+// sub-transform of length `bluestein`. `codelet`: single lines of a power of two run as one
+// in-register codelet instead, or with `rows` = N1 > 0 as N1 codelets of n / N1 points
+// between a radix-N1 sweep and a transposing one (the passes still serve interleaved columns).
 struct Factors {
   std::vector<int> radices;
   std::int64_t bluestein = 0;
   bool codelet = false;
-  std::string name() const;  // "8x8x4x4", "bluestein(2048)", "8x8+codelet"
+  int rows = 0;
+  // "8x8x4x4", "bluestein(2048)", "8x8+codelet", "8x8x8x4+rows16+codelet"
+  std::string name() const;
   bool operator==(const Factors&) const = default;
 };
 
 inline constexpr std::int64_t kMaxCodeletLength = 128;  // J W with J <= 16, W <= 8
+inline constexpr int kMaxRows = 16;                     // N1 of a rows-of-codelets line
 
 // Every factorisation the planner considers for n, the estimate's choice first.
 std::vector<Factors> candidate_factors(std::int64_t n);
@@ -70,6 +74,8 @@ class Fft1d {
   CodeletFn<R> codelet_ = nullptr;
   const char* codelet_isa_ = nullptr;
   std::vector<cx<R>> codelet_tw_;
+  RowsFn<R> rows_ = nullptr;  // with rows: the whole line, and the radix-N1 sweep's twiddles
+  std::vector<cx<R>> rows_tw_;
   std::vector<cx<R>> table_, twl_;
   std::vector<R> trig_;
   // Bluestein: chirp c[i] = exp(sign pi i i^2 / n) (i < n) and the spectrum of the

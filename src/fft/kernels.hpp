@@ -14,7 +14,10 @@
 //     per-lane table, and the r outputs go through a small transpose to their places.
 // Short powers of two on a single line skip the passes: a codelet holds the whole transform
 // in registers (one radix-J step down the vectors, twiddles, W x W transposes, one radix-W
-// step), loads and stores each element once and runs no loop.
+// step), loads and stores each element once and runs no loop. Powers of two up to 16 times
+// that run as rows of codelets: one radix-N1 sweep into N1 rows, a codelet per row, and one
+// sweep of W x W transposes back to natural order (three sweeps over the data where the
+// passes take four to five).
 #pragma once
 
 #include <complex>
@@ -51,6 +54,11 @@ using PassFn = void (*)(const PassArgs<R>& a, const cx<R>* x, cx<R>* y);
 template <typename R>
 using CodeletFn = void (*)(const cx<R>* x, cx<R>* y, const cx<R>* tw);
 inline constexpr int kMaxCodeletLog2J = 4;  // J = 2 ... 16
+// A longer power of two n = N1 J W as N1 codelets of J W points between a radix-N1 sweep
+// into scratch t (n elements) and a transposing sweep back (kernels_body.inc, rows_codelet);
+// tw: the radix-N1 sweep's twiddles, ctw: the codelet's.
+template <typename R>
+using RowsFn = void (*)(const cx<R>* x, cx<R>* y, cx<R>* t, const cx<R>* tw, const cx<R>* ctw);
 
 template <typename R>
 struct Kernels {
@@ -59,6 +67,8 @@ struct Kernels {
   PassFn<R> q[kRadixKinds][2] = {};  // [radix kind][0 forward, 1 inverse]
   PassFn<R> lane[kRadixKinds][2] = {};
   CodeletFn<R> codelet[kMaxCodeletLog2J + 1][2] = {};  // [log2 J]; null where J < lanes
+  // [log2 N1][log2 J]; null where N1 or J < lanes
+  RowsFn<R> rows[kMaxCodeletLog2J + 1][kMaxCodeletLog2J + 1][2] = {};
   // y[i] = x[i] * c (contiguous, n elements); the final scaling of a transform.
   void (*scale)(const cx<R>* x, cx<R>* y, std::int64_t n, R c) = nullptr;
 };

@@ -128,6 +128,7 @@ Result<std::unique_ptr<detail::Fft1d<R>>> choose(const PlanDesc& desc, const Pla
     const double per = o.measure_seconds / static_cast<double>(cands.size());
     for (const detail::Factors& f : cands) {
       auto e = detail::Fft1d<R>::create(n, sign, f, isa);
+      if (e->factors() != f) continue;  // a codelet this machine cannot run
       const double us = time_engine(*e, per);
       rec.candidates.push_back({f.name(), "{}", us, 0.0, 5, true, ""});
       TESSERA_VLOG(kTune) << "fft " << key.signature << ": " << f.name() << " " << us << " us";
@@ -152,6 +153,8 @@ Result<std::unique_ptr<detail::Fft1d<R>>> choose(const PlanDesc& desc, const Pla
     }
   }
   source = "estimate";
+  for (const detail::Factors& f : cands)  // the first this machine runs as named
+    if (auto e = detail::Fft1d<R>::create(n, sign, f, isa); e->factors() == f) return e;
   return detail::Fft1d<R>::create(n, sign, cands.front(), isa);
 }
 
