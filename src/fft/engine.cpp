@@ -146,7 +146,11 @@ std::vector<Factors> candidate_factors(std::int64_t n) {
       odd.push_back(static_cast<int>(p));
   }
   std::sort(odd.rbegin(), odd.rend());  // largest first: later passes get wide strides
-  if (odd.empty() && n <= kMaxCodeletLength) add(Factors{pow2_radices(k2, false), 0, true});
+  if (n <= kMaxCodeletLength && big <= 7) {  // one codelet (J <= 16 made of 2, 3, 5, 7)
+    std::vector<int> r = pow2_radices(k2, false);
+    r.insert(r.end(), odd.begin(), odd.end());
+    add(Factors{r, 0, true});
+  }
   // Rows of codelets of 16-128 points (which ISA runs which depends on its vector width; the
   // planner skips those none can). Ahead of the passes up to 1024 points (5-15% faster); at
   // 2048 the 16-point first sweep makes them 10% slower, a candidate for measurement only.
@@ -213,8 +217,9 @@ bool parse_factors(const std::string& text_in, std::int64_t n, Factors& out) {
     if (x == std::string::npos) break;
     at = x + 1;
   }
-  return prod == n && (!out.codelet || (n & (n - 1)) == 0) &&
-         (out.rows == 0 || n / out.rows <= kMaxCodeletLength);
+  if (prod != n || !out.codelet) return prod == n;
+  if (out.rows > 0) return (n & (n - 1)) == 0 && n / out.rows <= kMaxCodeletLength;
+  return n <= kMaxCodeletLength && prime_factors(n).back() <= 7;
 }
 
 template <typename R>
@@ -302,10 +307,12 @@ void Fft1d<R>::setup_codelet(Isa isa) {
     if (i > isa) continue;
     const Kernels<R>& k = detail::kernels<R>(i);
     const std::int64_t W = k.lanes, J = m / W;
-    if (J * W != m || J < 2 || J > (1 << kMaxCodeletLog2J) || (J & (J - 1)) != 0) continue;
-    CodeletFn<R> fn = k.codelet[log2(J)][dir];
+    if (J * W != m || J < 2 || J > (1 << kMaxCodeletLog2J)) continue;
+    CodeletFn<R> fn = k.codelet[J][dir];
     if (fn == nullptr) continue;
-    if (N1 > 1 && (N1 % W != 0 || N1 > kMaxRows || k.rows[log2(N1)][log2(J)][dir] == nullptr)) continue;
+    if (N1 > 1 && (N1 % W != 0 || N1 > kMaxRows || (J & (J - 1)) != 0 ||
+                   k.rows[log2(N1)][log2(J)][dir] == nullptr))
+      continue;
     codelet_ = fn;
     codelet_isa_ = k.isa;
     factors_.codelet = true;

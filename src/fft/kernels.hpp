@@ -22,6 +22,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <utility>
 
 #include "tessera/core/cpu.hpp"
 
@@ -50,7 +51,7 @@ struct PassArgs {
 template <typename R>
 using PassFn = void (*)(const PassArgs<R>& a, const cx<R>* x, cx<R>* y);
 
-// A whole power-of-two transform of J * W points in registers (kernels_body.inc, codelet).
+// A whole transform of J * W points in registers (kernels_body.inc, codelet).
 template <typename R>
 using CodeletFn = void (*)(const cx<R>* x, cx<R>* y, const cx<R>* tw);
 inline constexpr int kMaxCodeletLog2J = 4;  // J = 2 ... 16
@@ -66,7 +67,8 @@ struct Kernels {
   const char* isa = "generic";
   PassFn<R> q[kRadixKinds][2] = {};  // [radix kind][0 forward, 1 inverse]
   PassFn<R> lane[kRadixKinds][2] = {};
-  CodeletFn<R> codelet[kMaxCodeletLog2J + 1][2] = {};  // [log2 J]; null where J < lanes
+  // [J]: J <= 16 made of 2, 3, 5 and 7; null where J < lanes
+  CodeletFn<R> codelet[(1 << kMaxCodeletLog2J) + 1][2] = {};
   // [log2 N1][log2 J]; null where N1 or J < lanes
   RowsFn<R> rows[kMaxCodeletLog2J + 1][kMaxCodeletLog2J + 1][2] = {};
   // y[i] = x[i] * c (contiguous, n elements); the final scaling of a transform.

@@ -523,7 +523,7 @@ TEST(FftPlan, MeasureRecordsAndTheNextPlanReadsTheDatabase) {
 // wisdom would be, against the reference in single and double precision, forward and inverse.
 TEST(FftPlan, EveryCandidateFactorisationIsExact) {
   testing::TempDir dir;
-  const std::int64_t sizes[] = {8, 16, 32, 64, 128, 256, 512, 1024, 2048, 60, 97, 2310};
+  const std::int64_t sizes[] = {8, 16, 32, 64, 128, 256, 512, 1024, 2048, 12, 60, 72, 120, 97, 2310};
   for_each_isa([&](Isa) {
     for (std::int64_t n : sizes)
       for (const auto& [prec, dir_] : {std::pair{Precision::kSingle, Direction::kForward},
