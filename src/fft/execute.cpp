@@ -198,6 +198,10 @@ void r2c_pass(int threads, const Engines<R>& E, const R* src, cx<R>* dst, const 
       f.run(buf, buf, es, 1);
     }
     const R half = R(0.5) * scale;
+    if (g.dj == 1) {
+      f.kernels().r2c_post(buf, y, h, E.real_tw.data(), half);
+      return;
+    }
     for (std::int64_t k = 0; k <= h; ++k) {
       const cx<R> zk = buf[k == h ? 0 : k], zc = std::conj(buf[k == 0 ? 0 : h - k]);
       const cx<R> e = {(zk.real() + zc.real()) * half, (zk.imag() + zc.imag()) * half};
@@ -230,15 +234,23 @@ void c2r_pass(int threads, const Engines<R>& E, const cx<R>* src, R* dst, const 
     }
     // E'_k = X_k + conj X_h-k, O'_k = (X_k - conj X_h-k) w^-k, Z'_k = E' + i O';
     // IFFT_h(Z') = n (x_2j + i x_2j+1).
-    for (std::int64_t k = 0; k < h; ++k) {
-      cx<R> xk = x[k * g.sj], xc = std::conj(x[(h - k) * g.sj]);
-      if (k == 0) xk = {xk.real(), R(0)}, xc = {xc.real(), R(0)};
-      const cx<R> e = {xk.real() + xc.real(), xk.imag() + xc.imag()};
-      const cx<R> o = cmul(cx<R>{xk.real() - xc.real(), xk.imag() - xc.imag()},
-                           std::conj(E.real_tw[static_cast<std::size_t>(k)]));
-      buf[k] = {e.real() - o.imag(), e.imag() + o.real()};
+    if (g.sj == 1) {
+      f.kernels().c2r_pre(x, buf, h, E.real_tw.data());
+    } else {
+      for (std::int64_t k = 0; k < h; ++k) {
+        cx<R> xk = x[k * g.sj], xc = std::conj(x[(h - k) * g.sj]);
+        if (k == 0) xk = {xk.real(), R(0)}, xc = {xc.real(), R(0)};
+        const cx<R> e = {xk.real() + xc.real(), xk.imag() + xc.imag()};
+        const cx<R> o = cmul(cx<R>{xk.real() - xc.real(), xk.imag() - xc.imag()},
+                             std::conj(E.real_tw[static_cast<std::size_t>(k)]));
+        buf[k] = {e.real() - o.imag(), e.imag() + o.real()};
+      }
     }
     f.run(buf, buf, es, 1);
+    if (g.dj == 1) {  // x_2j, x_2j+1 are the parts of a complex number, in place
+      f.kernels().scale(buf, reinterpret_cast<cx<R>*>(y), h, scale);
+      return;
+    }
     for (std::int64_t j = 0; j < h; ++j) {
       y[2 * j * g.dj] = buf[j].real() * scale;
       y[(2 * j + 1) * g.dj] = buf[j].imag() * scale;

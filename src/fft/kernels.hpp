@@ -73,6 +73,10 @@ struct Kernels {
   RowsFn<R> rows[kMaxCodeletLog2J + 1][kMaxCodeletLog2J + 1][2] = {};
   // y[i] = x[i] * c (contiguous, n elements); the final scaling of a transform.
   void (*scale)(const cx<R>* x, cx<R>* y, std::int64_t n, R c) = nullptr;
+  // The real transforms' post- and pre-processing of a contiguous half-length line
+  // (kernels_body.inc, r2c_post / c2r_pre; tw[k] = exp(-2 pi i k / 2h), k <= h).
+  void (*r2c_post)(const cx<R>* z, cx<R>* y, std::int64_t h, const cx<R>* tw, R c) = nullptr;
+  void (*c2r_pre)(const cx<R>* x, cx<R>* z, std::int64_t h, const cx<R>* tw) = nullptr;
 };
 
 template <typename R>

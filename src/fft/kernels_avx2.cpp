@@ -29,6 +29,7 @@ struct OpsF {
   static T dup_re(T a) { return _mm256_moveldup_ps(a); }
   static T dup_im(T a) { return _mm256_movehdup_ps(a); }
   static T swap(T a) { return _mm256_permute_ps(a, 0xB1); }
+  static T reverse(T a) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(a), 0x1B)); }
   static T neg_re(T a) { return _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi64x(0x80000000LL))); }
   static T neg_im(T a) {
     return _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi64x(static_cast<long long>(0x8000000000000000ULL))));
@@ -68,6 +69,7 @@ struct OpsD {
   static T dup_re(T a) { return _mm256_movedup_pd(a); }
   static T dup_im(T a) { return _mm256_permute_pd(a, 0xF); }
   static T swap(T a) { return _mm256_permute_pd(a, 0x5); }
+  static T reverse(T a) { return _mm256_permute2f128_pd(a, a, 0x01); }
   static T neg_re(T a) { return _mm256_xor_pd(a, _mm256_set_pd(0.0, -0.0, 0.0, -0.0)); }
   static T neg_im(T a) { return _mm256_xor_pd(a, _mm256_set_pd(-0.0, 0.0, -0.0, 0.0)); }
   static T bcast(cx<R> c) { return _mm256_broadcast_pd(reinterpret_cast<const __m128d*>(&c)); }

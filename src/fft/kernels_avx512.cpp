@@ -35,6 +35,9 @@ struct OpsF {
   static T dup_re(T a) { return _mm512_moveldup_ps(a); }
   static T dup_im(T a) { return _mm512_movehdup_ps(a); }
   static T swap(T a) { return _mm512_shuffle_ps(a, a, 0xB1); }
+  static T reverse(T a) {
+    return _mm512_castpd_ps(_mm512_permutexvar_pd(_mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_castps_pd(a)));
+  }
   static T neg_re(T a) {
     return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi64(0x80000000LL)));
   }
@@ -90,6 +93,7 @@ struct OpsD {
   static T dup_re(T a) { return _mm512_movedup_pd(a); }
   static T dup_im(T a) { return _mm512_shuffle_pd(a, a, 0xFF); }
   static T swap(T a) { return _mm512_shuffle_pd(a, a, 0x55); }
+  static T reverse(T a) { return _mm512_shuffle_f64x2(a, a, 0x1B); }
   static T neg_re(T a) {
     return _mm512_castsi512_pd(_mm512_xor_si512(
         _mm512_castpd_si512(a), _mm512_set_epi64(0, static_cast<long long>(0x8000000000000000ULL), 0,

@@ -29,6 +29,7 @@ struct Scalar {
   static T dup_re(T a) { return {a.real(), a.real()}; }
   static T dup_im(T a) { return {a.imag(), a.imag()}; }
   static T swap(T a) { return {a.imag(), a.real()}; }
+  static T reverse(T a) { return a; }
   static T neg_re(T a) { return {-a.real(), a.imag()}; }
   static T neg_im(T a) { return {a.real(), -a.imag()}; }
   static T bcast(cx<R> c) { return c; }
