@@ -92,10 +92,6 @@ struct Items {
 };
 
 template <typename R>
-inline cx<R> cmul(cx<R> a, cx<R> b) {
-  return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
-}
-template <typename R>
 inline cx<R> scaled(cx<R> a, R c) {
   return {a.real() * c, a.imag() * c};
 }
@@ -159,17 +155,20 @@ void c2c_pass(int threads, const Fft1d<R>& f, const cx<R>* src, cx<R>* dst, cons
   });
 }
 
-// Runs fn(source offset, destination offset, line buffer of n, engine scratch) on every
-// line of a pass (one line per item), the lines split over threads.
+// Runs fn(source offset, destination offset, line buffer of n + 2, engine scratch) on every
+// line of a pass (one line per item), the lines split over threads. The scratch starts on a
+// 64-byte boundary.
 template <typename R, typename Fn>
 void for_each_line(int threads, const Fft1d<R>& f, const Geom& g, Fn&& fn) {
   const Items items(g, -1, 1);
+  constexpr std::int64_t kLine = 64 / sizeof(cx<R>);
+  const std::int64_t line = (g.n + 2 + kLine - 1) / kLine * kLine;
   parallel_items(threads, items.count, [&](std::int64_t i0, std::int64_t i1) {
-    cx<R>* buf = scratch<R>(g.n + f.scratch_size(1));
+    cx<R>* buf = scratch<R>(line + f.scratch_size(1));
     for (std::int64_t it = i0; it < i1; ++it) {
       std::int64_t so, dof, nb;
       items.offsets(it, so, dof, nb);
-      fn(so, dof, buf, buf + g.n);
+      fn(so, dof, buf, buf + line);
     }
   });
 }
@@ -197,18 +196,11 @@ void r2c_pass(int threads, const Engines<R>& E, const R* src, cx<R>* dst, const 
       for (std::int64_t j = 0; j < h; ++j) buf[j] = {x[2 * j * g.sj], x[(2 * j + 1) * g.sj]};
       f.run(buf, buf, es, 1);
     }
-    const R half = R(0.5) * scale;
-    if (g.dj == 1) {
-      f.kernels().r2c_post(buf, y, h, E.real_tw.data(), half);
-      return;
-    }
-    for (std::int64_t k = 0; k <= h; ++k) {
-      const cx<R> zk = buf[k == h ? 0 : k], zc = std::conj(buf[k == 0 ? 0 : h - k]);
-      const cx<R> e = {(zk.real() + zc.real()) * half, (zk.imag() + zc.imag()) * half};
-      const cx<R> o = {(zk.imag() - zc.imag()) * half, (zc.real() - zk.real()) * half};
-      const cx<R> wo = cmul(E.real_tw[static_cast<std::size_t>(k)], o);
-      y[k * g.dj] = {e.real() + wo.real(), e.imag() + wo.imag()};
-    }
+    // Contiguous output takes the spectrum where it lies; strided goes through buf[h ... 2h].
+    cx<R>* out = g.dj == 1 ? y : buf + h;
+    f.kernels().r2c_post(buf, out, h, E.real_tw.data(), R(0.5) * scale);
+    if (g.dj != 1)
+      for (std::int64_t k = 0; k <= h; ++k) y[k * g.dj] = out[k];
   });
 }
 
@@ -234,18 +226,13 @@ void c2r_pass(int threads, const Engines<R>& E, const cx<R>* src, R* dst, const 
     }
     // E'_k = X_k + conj X_h-k, O'_k = (X_k - conj X_h-k) w^-k, Z'_k = E' + i O';
     // IFFT_h(Z') = n (x_2j + i x_2j+1).
-    if (g.sj == 1) {
-      f.kernels().c2r_pre(x, buf, h, E.real_tw.data());
-    } else {
-      for (std::int64_t k = 0; k < h; ++k) {
-        cx<R> xk = x[k * g.sj], xc = std::conj(x[(h - k) * g.sj]);
-        if (k == 0) xk = {xk.real(), R(0)}, xc = {xc.real(), R(0)};
-        const cx<R> e = {xk.real() + xc.real(), xk.imag() + xc.imag()};
-        const cx<R> o = cmul(cx<R>{xk.real() - xc.real(), xk.imag() - xc.imag()},
-                             std::conj(E.real_tw[static_cast<std::size_t>(k)]));
-        buf[k] = {e.real() - o.imag(), e.imag() + o.real()};
-      }
+    // Contiguous input is read where it lies; strided is gathered into buf[h ... 2h] first.
+    const cx<R>* in = x;
+    if (g.sj != 1) {
+      for (std::int64_t k = 0; k <= h; ++k) buf[h + k] = x[k * g.sj];
+      in = buf + h;
     }
+    f.kernels().c2r_pre(in, buf, h, E.real_tw.data());
     f.run(buf, buf, es, 1);
     if (g.dj == 1) {  // x_2j, x_2j+1 are the parts of a complex number, in place
       f.kernels().scale(buf, reinterpret_cast<cx<R>*>(y), h, scale);
