@@ -350,11 +350,10 @@ void Fft1d<R>::run(const cx<R>* in, cx<R>* out, cx<R>* scratch, std::int64_t v) 
 template <typename R>
 void Fft1d<R>::run_stockham(const cx<R>* in, cx<R>* out, cx<R>* scratch, std::int64_t v) const {
   if (v == 1 && codelet_) {
-    if (!rows_) {
+    if (rows_)
+      rows_(in, out, scratch, rows_tw_.data(), codelet_tw_.data());
+    else
       codelet_(in, out, codelet_tw_.data());
-      return;
-    }
-    rows_(in, out, scratch, rows_tw_.data(), codelet_tw_.data());
     return;
   }
   const int k = static_cast<int>(passes_.size());

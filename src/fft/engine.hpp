@@ -16,9 +16,10 @@
 namespace tessera::fft::detail {
 
 // How a length is transformed: the radices of its passes in order, or Bluestein with a
-// sub-transform of length `bluestein`. `codelet`: single lines of a power of two run as one
-// in-register codelet instead, or with `rows` = N1 > 0 as N1 codelets of n / N1 points
-// between a radix-N1 sweep and a transposing one (the passes still serve interleaved columns).
+// sub-transform of length `bluestein`. `codelet`: single lines (n <= 128 made of 2, 3, 5, 7)
+// run as one in-register codelet instead, or (powers of two) with `rows` = N1 > 0 as N1
+// codelets of n / N1 points between a radix-N1 sweep and a transposing one; the passes still
+// serve interleaved columns, and a machine whose vectors fit no codelet of n.
 struct Factors {
   std::vector<int> radices;
   std::int64_t bluestein = 0;

@@ -12,7 +12,7 @@
 //   lane passes serve s < W with W % s == 0 (the first passes of a transform): a vector holds
 //     W / s consecutive p of all s sub-sequences, loads stay contiguous, twiddles come from a
 //     per-lane table, and the r outputs go through a small transpose to their places.
-// Short powers of two on a single line skip the passes: a codelet holds the whole transform
+// Short lengths on a single line skip the passes: a codelet holds the whole transform
 // in registers (one radix-J step down the vectors, twiddles, W x W transposes, one radix-W
 // step), loads and stores each element once and runs no loop. Powers of two up to 16 times
 // that run as rows of codelets: one radix-N1 sweep into N1 rows, a codelet per row, and one
