@@ -31,7 +31,7 @@ struct Factors {
 };
 
 inline constexpr std::int64_t kMaxCodeletLength = 128;  // J W with J <= 16, W <= 8
-inline constexpr int kMaxRows = 16;                     // N1 of a rows-of-codelets line
+inline constexpr int kMaxRows = 1 << kMaxCodeletLog2J;  // N1 of a rows-of-codelets line
 
 // Every factorisation the planner considers for n, the estimate's choice first.
 std::vector<Factors> candidate_factors(std::int64_t n);
