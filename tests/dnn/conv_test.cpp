@@ -547,6 +547,16 @@ TEST(ConvTest, ForwardPlansMatchConvForward) {
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(s.message().find("ConvForwardPlan::run"), std::string::npos) << s.message();
     EXPECT_EQ(b.y, before);
+    // The residual may be y itself (in place, as a graph's residual add): the plan keeps a
+    // copy before the tiles overwrite y.
+    Bufs alias = b, sep = b;
+    PostOps po;
+    po.residual = alias.y.data();
+    ASSERT_TRUE(plan->run(h, alias.x.data(), alias.y.data(), po).is_ok());
+    po.residual = b.y.data();
+    ASSERT_TRUE(plan->run(h, sep.x.data(), sep.y.data(), po).is_ok());
+    EXPECT_EQ(alias.y, sep.y);
+    EXPECT_NE(alias.y, before);
   }
   ConvDesc g3 = cc.desc();
   g3.groups = 5;

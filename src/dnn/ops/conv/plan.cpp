@@ -7,6 +7,9 @@ namespace tessera::dnn {
 
 struct ConvForwardPlan::State {
   conv::Problem p;  // pointers unset; w_desc describes `w` (f32, the caller's strides)
+  // p without its descriptors (the algorithms read the normalised fields only): an f32 run
+  // copies this one, so a call allocates nothing before the algorithm does.
+  conv::Problem bare;
   const conv::Algo* algo = nullptr;
   std::string impl;
   std::vector<float> w;       // the caller's weights, f32, over w_desc's span
@@ -33,16 +36,37 @@ Result<ConvForwardPlan> ConvForwardPlan::create(Handle& h, const ConvDesc& c,
     q.w = s->w.data();
     s->algo->pack(h, q, s->packed);
   }
+  s->bare = p;
+  s->bare.conv = {};
+  s->bare.x_desc = s->bare.w_desc = s->bare.y_desc = {};
   s->p = std::move(p);
   return ConvForwardPlan(std::move(s));
 }
 
 Status ConvForwardPlan::run(Handle& h, const void* x, void* y, const PostOps& post) const {
-  const std::string fn = "ConvForwardPlan::run";
-  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "ConvForwardPlan::run"));
-  TESSERA_ASSIGN_OR_RETURN(auto pr, conv::prepare(fn, s_->p, x, s_->w.data(), y, post, nullptr));
+  static constexpr const char* kFn = "ConvForwardPlan::run";
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, kFn));
+  const conv::Problem& p = s_->p;
+  if (p.dtype == DType::kF32 && (post.residual == nullptr || post.residual != y)) {
+    // Nothing to stage: run on the caller's memory (small layers run in microseconds, and
+    // the general path's descriptor copies cost a tenth of that).
+    if (x == nullptr || y == nullptr) {  // (check_ptr builds strings: only on the way to an error)
+      const bool need = p.y_desc.numel() > 0;
+      TESSERA_RETURN_IF_ERROR(detail::check_ptr(kFn, "x", x, need && p.x_desc.numel() > 0));
+      TESSERA_RETURN_IF_ERROR(detail::check_ptr(kFn, "y", y, need));
+    }
+    conv::Problem q = s_->bare;
+    q.x = static_cast<const float*>(x);
+    q.w = s_->w.data();
+    q.y_out = static_cast<float*>(y);
+    q.post = post;
+    q.w_packed = s_->packed.data();
+    Status st = s_->algo->impl.run(h, q);
+    return st.is_ok() ? st : st.with_context(kFn);
+  }
+  TESSERA_ASSIGN_OR_RETURN(auto pr, conv::prepare(kFn, p, x, s_->w.data(), y, post, nullptr));
   pr->p.w_packed = s_->packed.data();
-  TESSERA_RETURN_IF_ERROR(s_->algo->impl.run(h, pr->p).with_context(fn));
+  TESSERA_RETURN_IF_ERROR(s_->algo->impl.run(h, pr->p).with_context(kFn));
   pr->commit();
   return Status::ok();
 }
