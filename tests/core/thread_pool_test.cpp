@@ -1,4 +1,5 @@
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -35,6 +36,72 @@ TEST(ThreadPool, EveryIndexRunsExactlyOnce) {
         for (std::int64_t i = b; i < e; ++i) hits[static_cast<std::size_t>(i)]++;
       });
     for (auto& h : hits) ASSERT_EQ(h.load(), 50);
+  }
+}
+
+// parallel_for's chunks are exactly partition()'s, whichever thread runs them; workers
+// that went to sleep between calls (gaps longer than their spin) and a caller that blocks on
+// a slow chunk both wake up.
+TEST(ThreadPool, ChunksArePartitionsAndSleepersWake) {
+  for (int threads : {2, 3, 5}) {
+    ThreadPool pool(threads);
+    for (std::int64_t n : {2, 3, 7, 100, 1001}) {
+      for (std::int64_t grain : {1, 4, 40}) {
+        const auto want = ThreadPool::partition(-3, n, grain, threads);
+        std::vector<std::pair<std::int64_t, std::int64_t>> got(want.size() - 1, {0, 0});
+        std::atomic<int> calls{0};
+        pool.parallel_for(-3, n, grain, [&](std::int64_t b, std::int64_t e) {
+          for (std::size_t i = 0; i + 1 < want.size(); ++i)
+            if (want[i] == b) got[i] = {b, e};
+          ++calls;
+        });
+        ASSERT_EQ(calls.load(), static_cast<int>(want.size()) - 1) << n << " " << grain;
+        for (std::size_t i = 0; i + 1 < want.size(); ++i) EXPECT_EQ(got[i], std::make_pair(want[i], want[i + 1]));
+      }
+    }
+    for (int rep = 0; rep < 3; ++rep) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // workers block on the futex
+      std::atomic<int> ran{0};
+      pool.parallel_for(0, threads, 1, [&](std::int64_t b, std::int64_t e) {
+        if (b == threads - 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the caller blocks
+        ran += static_cast<int>(e - b);
+      });
+      EXPECT_EQ(ran.load(), threads);
+    }
+  }
+}
+
+// Every item is taken exactly once, whether a share's own thread runs it or another steals
+// it from the back; a slow share loses items, a share run inline takes them all.
+TEST(ThreadPool, WorkSharesHandOutEveryItemOnce) {
+  for (int threads : {1, 2, 3, 4}) {
+    ThreadPool pool(threads);
+    for (std::vector<std::int64_t> bounds :
+         {std::vector<std::int64_t>{0, 0}, {0, 5, 5, 9}, {0, 1, 2, 3, 4}, {3, 40, 41, 100, 300}}) {
+      bounds.resize(static_cast<std::size_t>(std::min<int>(threads, static_cast<int>(bounds.size()) - 1)) + 1);
+      WorkShares work(bounds);
+      const std::int64_t lo = bounds.front(), hi = bounds.back();
+      std::vector<std::atomic<int>> hits(static_cast<std::size_t>(hi));
+      std::atomic<int> stolen{0}, others_done{0};
+      pool.parallel_for(0, work.shares(), 1, [&](std::int64_t b, std::int64_t e) {
+        const int s = static_cast<int>(b);
+        // Share 0 (when it has a thread of its own) starts only after the others ran out.
+        if (s == 0 && e == 1)
+          while (others_done.load() < work.shares() - 1) std::this_thread::yield();
+        for (std::int64_t i; (i = work.next(s)) >= 0;) {
+          hits[static_cast<std::size_t>(i)]++;
+          if (s != 0 && i < bounds[1]) ++stolen;  // share 0's item, run by another thread
+        }
+        if (s != 0) ++others_done;
+      });
+      for (std::int64_t i = 0; i < hi; ++i) {
+        EXPECT_EQ(hits[static_cast<std::size_t>(i)].load(), i >= lo ? 1 : 0) << i;
+      }
+      // The others took all of share 0's items.
+      if (work.shares() > 1) {
+        EXPECT_EQ(stolen.load(), bounds[1] - bounds[0]);
+      }
+    }
   }
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -44,18 +45,51 @@ class ThreadPool {
 
  private:
   void worker_loop(int index);
+  // Waits until worker `index` has finished generation g.
+  void wait_for(int index, std::uint32_t g);
+
+  // One cache line per worker: the last generation it finished. The caller spins on these,
+  // each written by one worker only.
+  struct alignas(64) Slot {
+    std::atomic<std::uint32_t> done{0};
+  };
 
   int num_threads_;
   std::vector<std::thread> workers_;
+  std::unique_ptr<Slot[]> slots_;
   std::mutex run_mutex_;  // one parallel_for at a time; others run inline
-  // Job state published to workers through generation_.
+  // Job state published to workers through generation_ (chunk i is computed by each thread
+  // from the range: nothing is allocated per call).
   const std::function<void(std::int64_t, std::int64_t)>* job_ = nullptr;
-  std::vector<std::int64_t> bounds_;
-  std::atomic<std::uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
+  std::int64_t begin_ = 0, end_ = 0, chunks_ = 0;
+  alignas(64) std::atomic<std::uint32_t> generation_{0};
+  std::atomic<int> sleepers_{0};       // workers blocked on generation_ (notify only then)
+  std::atomic<bool> caller_waits_{false};  // the caller is blocked on a slot
   std::atomic<bool> stop_{false};
-  std::mutex error_mutex_;
+  alignas(64) std::mutex error_mutex_;
   std::exception_ptr error_;
+};
+
+// Items [0, n) cut into contiguous shares, one per thread of a parallel_for over the shares:
+// the thread of share s takes its own items from the front, then single items from the backs
+// of the other shares. A thread that starts late (a worker waking up) or runs slow loses
+// items to the others instead of holding up the call, and each thread still walks mostly its
+// own contiguous run (the data it touched on the last call). Which thread runs an item must
+// not change its result: use it for items that each write their own outputs.
+class WorkShares {
+ public:
+  // bounds[s] .. bounds[s + 1] is share s; bounds ascending, at most 2^32 - 1 items.
+  explicit WorkShares(const std::vector<std::int64_t>& bounds);
+  int shares() const { return n_; }
+  // The next item for share s's thread, or -1 when every item has been taken.
+  std::int64_t next(int s);
+
+ private:
+  struct alignas(64) Range {
+    std::atomic<std::uint64_t> front_back{0};  // front << 32 | back: items [front, back) left
+  };
+  std::unique_ptr<Range[]> r_;
+  int n_ = 0;
 };
 
 // The process-wide pool: TESSERA_NUM_THREADS threads, default the CPUs in the affinity mask.

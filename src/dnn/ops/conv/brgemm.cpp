@@ -24,6 +24,7 @@
 #include "algos.hpp"
 #include "brgemm_kernels.hpp"
 #include "tessera/core/cpu.hpp"
+#include "tessera/core/thread_pool.hpp"
 
 namespace tessera::dnn::conv {
 namespace {
@@ -191,19 +192,23 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
   // Pixel blocks are whole tiles: run tiles of the first channel tile's height, else 6.
   const std::int64_t unit = run.on ? br_run_pixels(static_cast<int>(std::min<std::int64_t>(Kg, kBrChannels))) : kBrPixels;
   const std::vector<Item> items = work_items(M, unit, KT, G, Kg, detail::max_threads(h));
-  // Each thread takes a contiguous run of items of near-equal cost (pixels x channels: a
-  // narrow last channel tile costs less than a full one).
-  std::vector<std::int64_t> cost(items.size() + 1, 0);
-  for (std::size_t i = 0; i < items.size(); ++i)
-    cost[i + 1] = cost[i] + (items[i].m1 - items[i].m0) *
-                                (std::min(Kg, items[i].t1 * kBrChannels) - items[i].t0 * kBrChannels);
+  // Each thread's share is a contiguous run of items of near-equal cost (pixels x channels:
+  // a narrow last channel tile costs less than a full one); a thread that runs out takes
+  // items from the back of the other's share.
   const int shares = detail::max_threads(h);
-  auto first_item = [&](std::int64_t share) {  // the first item whose cost midpoint is in share
-    const std::int64_t target = cost.back() * share;
-    std::size_t i = 0;
-    while (i < items.size() && (cost[i] + cost[i + 1]) * shares < 2 * target) ++i;
-    return i;
-  };
+  std::vector<std::int64_t> bounds(static_cast<std::size_t>(shares) + 1, 0);
+  {
+    std::vector<std::int64_t> cost(items.size() + 1, 0);
+    for (std::size_t i = 0; i < items.size(); ++i)
+      cost[i + 1] = cost[i] + (items[i].m1 - items[i].m0) *
+                                  (std::min(Kg, items[i].t1 * kBrChannels) - items[i].t0 * kBrChannels);
+    for (int s = 1; s <= shares; ++s) {  // the first item whose cost midpoint is in share s
+      std::size_t i = static_cast<std::size_t>(bounds[static_cast<std::size_t>(s) - 1]);
+      while (i < items.size() && (cost[i] + cost[i + 1]) * shares < 2 * cost.back() * s) ++i;
+      bounds[static_cast<std::size_t>(s)] = static_cast<std::int64_t>(i);
+    }
+  }
+  WorkShares work(bounds);
 
   // An output larger than a quarter of the last-level cache is streamed (non-temporal
   // stores skip reading each line before writing it), unless the post-ops run over it
@@ -215,15 +220,15 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
   const bool stream = (!p.has_post_ops() || fuse) && K % 16 == 0 &&
                       reinterpret_cast<std::uintptr_t>(p.y_out) % 64 == 0 && llc > 0 &&
                       M * K * static_cast<std::int64_t>(sizeof(float)) > llc / 4;
-  detail::parallel_for(h, 0, shares, 1, [&](std::int64_t b, std::int64_t e) {
+  detail::parallel_for(h, 0, shares, 1, [&](std::int64_t b, std::int64_t) {  // share b (run inline: share 0 takes every item)
     struct Pixel {
       const float* image;    // x at image n, group g's channel 0
       std::int64_t d, h, w;  // input coordinates of tap (0, 0, 0); may lie in the padding
     };
     std::vector<const float*> xr(static_cast<std::size_t>(max_taps * kBrPixels));
     std::vector<BrSeg> segs0(static_cast<std::size_t>(max_taps)), segs(segs0.size());
-    for (std::size_t it = first_item(b), end = first_item(e); it < end; ++it) {
-      const auto [g, m0, m1, t0, t1] = items[it];
+    for (std::int64_t it; (it = work.next(static_cast<int>(b))) >= 0;) {
+      const auto [g, m0, m1, t0, t1] = items[static_cast<std::size_t>(it)];
       auto pixel = [&](std::int64_t m) {
         const std::int64_t n = m / osp, q = m % osp;
         const std::int64_t od = q / (OH * OW), oh = (q / OW) % OH, ow = q % OW;
