@@ -283,6 +283,52 @@ TEST(ConvTest, BatchReduceBlocksTailsAndStrides) {
   }
 }
 
+// Backward data of 1x1 convolutions through the run tiles (channels-last, Cg a multiple of
+// 16, AVX-512): W's rows read in place, any stride (the dx pixels between the strided ones
+// zeroed: dx starts as NaN), channel tiles with a narrow last one, groups, 3-D.
+TEST(ConvTest, BatchReduceBackwardData1x1) {
+  std::vector<ConvCase> cases = {
+      ConvCase{2, 32, 16, 1, {13, 11}, {1, 1}},
+      ConvCase{1, 144, 40, 1, {9, 7}, {1, 1}},
+      ConvCase{1, 64, 600, 1, {5, 6}, {1, 1}},
+      ConvCase{2, 96, 70, 2, {8, 9}, {1, 1}},
+      ConvCase{1, 32, 24, 1, {14, 13}, {1, 1}, {2, 2}},
+      ConvCase{1, 48, 20, 1, {9, 10}, {1, 1}, {2, 3}},
+      ConvCase{2, 16, 12, 1, {5, 6, 7}, {1, 1, 1}, {2, 1, 2}},
+      ConvCase{1, 64, 256, 4, {7, 7}, {1, 1}, {2, 2}},
+      ConvCase{1, 40, 8, 1, {6, 6}, {1, 1}, {2, 2}}};  // Cg 40: the GEMM (stride 2 refused)
+  for (ConvCase& cc : cases) cc.layout = Layout::kNHWC;
+  Handle h;
+  int ran = 0;
+  for_each_isa([&](Isa) {
+    for (ConvCase cc : cases)
+      for (Layout wl : {Layout::kNCHW, Layout::kNHWC}) {
+        cc.wlayout = wl;
+        if (compare(h, cc, ConvDir::kBackwardData, ConvAlgo::kGemm1x1, false)) ++ran;
+      }
+  });
+  EXPECT_GE(ran, 10);  // stride 1 on every ISA; strides through the tiles on AVX-512
+  const bool avx512 = cpu_info().usable(CpuFeature::kAvx512f);
+  for (const ConvCase& cc : cases) {
+    Handle h1, h2;
+    ASSERT_TRUE(h1.set_num_threads(1).is_ok());
+    ASSERT_TRUE(h2.set_num_threads(2).is_ok());
+    Bufs b1 = inputs(cc, ConvDir::kBackwardData, 5), b2 = b1;
+    const Status s1 = run_dir(h1, cc, ConvDir::kBackwardData, ConvAlgo::kGemm1x1, b1, false, nullptr);
+    const Status s2 = run_dir(h2, cc, ConvDir::kBackwardData, ConvAlgo::kGemm1x1, b2, false, nullptr);
+    ASSERT_EQ(s1.code(), s2.code());
+    const bool strided = !cc.stride.empty() && cc.stride[0] * cc.stride[1] > 1;
+    if (avx512 && cc.c % 16 == 0) {
+      EXPECT_TRUE(s1.is_ok()) << cc.name() << ": " << s1.to_string();
+    } else if (strided) {
+      EXPECT_EQ(s1.code(), StatusCode::kUnsupported) << cc.name();
+    }
+    if (s1.is_ok()) {
+      EXPECT_EQ(b1.x, b2.x) << cc.name();
+    }
+  }
+}
+
 // Outputs larger than 1/4 of the last-level cache are written with non-temporal stores when
 // y is 64-byte aligned: the same bits as the ordinary stores into a misaligned y (1x1 run
 // tiles with a narrow last channel tile; a 3x3 over kernel rows with per-pixel edge tiles).

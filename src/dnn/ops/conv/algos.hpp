@@ -44,7 +44,8 @@ Status im2col_accepts(const Problem& p);
 Status im2col_fwd(Handle& h, const Problem& p);
 Status im2col_bwd_data(Handle& h, const Problem& p);
 Status im2col_bwd_weights(Handle& h, const Problem& p);
-Status gemm1x1_accepts(const Problem& p);      // backward: stride 1
+Status gemm1x1_accepts(const Problem& p);      // bwd-weights: stride 1
+Status gemm1x1_bwd_data_accepts(const Problem& p);  // stride 1, or any through brgemm
 Status gemm1x1_fwd_accepts(const Problem& p);  // forward: any stride (channels-last above 1)
 Status gemm1x1_fwd(Handle& h, const Problem& p);
 Status gemm1x1_bwd_data(Handle& h, const Problem& p);
@@ -59,6 +60,10 @@ bool brgemm_usable(const Problem& p);
 bool brgemm_kernel_rows(const Problem& p);
 // Runs on p.w_packed when set (packed by brgemm_pack), else packs per call.
 Status brgemm_fwd(Handle& h, const Problem& p);
+// Backward data of 1x1 unpadded convolutions (any stride), channels-last, Cg a multiple of
+// 16: W's rows read in place by the run tiles.
+bool brgemm_bwd_data_1x1_usable(const Problem& p);
+Status brgemm_bwd_data_1x1(Handle& h, const Problem& p);
 // A plan's weights for brgemm_fwd when brgemm_usable(p), else nothing.
 void brgemm_pack(Handle& h, const Problem& p, PackedWeights& out);
 

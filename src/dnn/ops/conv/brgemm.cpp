@@ -339,4 +339,83 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
   return Status::ok();
 }
 
+// ---- backward data of 1x1 convolutions ---------------------------------------------------
+// dx[pixel][c] = sum over k of dy[pixel][k] W[k][c]: run tiles over dy's pixels (operands read
+// in place, pixel stride K) against W's rows read in place (row stride Cg, no packing: the
+// plain GEMM packed all of W per call, 4 MB for ResNet-50's res5 layers). A stride s puts dy
+// pixel (oh, ow) at dx pixel (s*oh, s*ow): runs stay in one output row and store every s-th
+// dx pixel; the pixels between are zeroed first. One reduction over all of Kg per output
+// element, in k order: the same result for any thread count.
+
+bool brgemm_bwd_data_1x1_usable(const Problem& p) {
+  for (int i = 0; i < 3; ++i)
+    if (p.ker[i] != 1 || p.pad_b[i] != 0 || p.pad_e[i] != 0) return false;
+  // Whole 16-float vectors of every weight row: Cg a multiple of 16.
+  return brgemm_usable(p) && p.Cg % 16 == 0;
+}
+
+Status brgemm_bwd_data_1x1(Handle& h, const Problem& p) {
+  const std::int64_t Cg = p.Cg, Kg = p.Kg, G = p.G, C = p.C, K = p.K;
+  std::vector<float> wbuf;
+  const float* W = p.w;  // [K][Cg] (for 1x1 both dense layouts are)
+  if (!p.w_ohwi && !p.w_oihw) {
+    wbuf.resize(static_cast<std::size_t>(K * Cg));
+    pack_weights(p, true, wbuf.data());
+    W = wbuf.data();
+  }
+  const std::int64_t OD = p.out[0], OH = p.out[1], OW = p.out[2];
+  const std::int64_t sd = p.stride[0], sh = p.stride[1], sw = p.stride[2];
+  const bool flat = sd == 1 && sh == 1 && sw == 1;
+  const std::int64_t ID = p.in[0], IH = p.in[1], IW = p.in[2];
+  if (!flat) {  // dx pixels no dy pixel lands on: zero
+    detail::parallel_for(h, 0, p.N * ID * IH, 16, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t r = b; r < e; ++r) {
+        const std::int64_t n = r / (ID * IH), id = (r / IH) % ID, ih = r % IH;
+        float* row = p.x_out + n * p.xs.n + id * p.xs.d + ih * p.xs.h;
+        const bool hit = id % sd == 0 && ih % sh == 0;
+        for (std::int64_t iw = 0; iw < IW; ++iw)
+          if (!hit || iw % sw != 0) std::fill_n(row + iw * p.xs.w, C, 0.0f);
+      }
+    });
+  }
+  const std::int64_t M = p.N * OD * OH * OW, KT = (Cg + kBrChannels - 1) / kBrChannels;
+  const std::int64_t unit = br_run_pixels(static_cast<int>(std::min<std::int64_t>(Cg, kBrChannels)));
+  const std::vector<Item> items = work_items(M, unit, KT, G, Cg, detail::max_threads(h));
+  const int shares = detail::max_threads(h);
+  std::vector<std::int64_t> bounds(static_cast<std::size_t>(shares) + 1);
+  for (int s = 0; s <= shares; ++s)
+    bounds[static_cast<std::size_t>(s)] = static_cast<std::int64_t>(items.size()) * s / shares;
+  WorkShares work(bounds);
+  detail::parallel_for(h, 0, shares, 1, [&](std::int64_t b, std::int64_t) {
+    for (std::int64_t it; (it = work.next(static_cast<int>(b))) >= 0;) {
+      const auto [g, m0, m1, t0, t1] = items[static_cast<std::size_t>(it)];
+      for (std::int64_t m = m0; m < m1;) {
+        const std::int64_t me = flat ? m1 : std::min(m1, m + OW - m % OW);  // one dy row
+        const std::int64_t n = m / (OD * OH * OW), q = m % (OD * OH * OW);
+        const std::int64_t od = q / (OH * OW), oh = (q / OW) % OH, ow = q % OW;
+        float* dx = flat ? p.x_out + m * p.xs.w
+                         : p.x_out + n * p.xs.n + od * sd * p.xs.d + oh * sh * p.xs.h + ow * sw * p.xs.w;
+        const BrSeg seg{p.y_in + m * p.ys.w + g * Kg, W + g * Kg * Cg};
+        auto pieces = [&](std::int64_t ka, std::int64_t kb) {
+          BrSeg sg = seg;
+          sg.w += ka * kBrChannels;
+          BrRunTile t{&sg, 1, Kg, p.ys.w, dx + g * Cg + ka * kBrChannels, sw * p.xs.w,
+                      static_cast<int>(me - m),
+                      static_cast<int>(std::min<std::int64_t>(kBrChannels, Cg - ka * kBrChannels)),
+                      false, nullptr};
+          t.ntiles = static_cast<int>(kb - ka);
+          t.w_tile = kBrChannels;
+          t.ldw = Cg;
+          br_run_tile_avx512(t);
+        };
+        const std::int64_t kfull = std::min(t1, Cg / kBrChannels);  // tiles [t0, kfull) are full
+        if (t0 < kfull) pieces(t0, kfull);
+        if (std::max(t0, kfull) < t1) pieces(std::max(t0, kfull), t1);
+        m = me;
+      }
+    }
+  });
+  return Status::ok();
+}
+
 }  // namespace tessera::dnn::conv

@@ -119,7 +119,7 @@ void run_tile(const BrRunTile& t, std::int64_t off, int kt) {
     const float* w = t.seg[sg].w + kt * t.w_tile;
     const float* pf = t.seg[sg].x + (off + MP) * ld;  // the next tile's rows
     const std::int64_t lines = kt == 0 ? (MP * ld + 15) / 16 : 0;
-    for (std::int64_t r = 0; r < t.kc; ++r, w += kBrChannels) {
+    for (std::int64_t r = 0; r < t.kc; ++r, w += t.ldw) {
       if (r < lines) _mm_prefetch(reinterpret_cast<const char*>(pf + 16 * r), _MM_HINT_T0);
       __m512 wv[NV];
 #pragma GCC unroll 4
@@ -164,7 +164,7 @@ void run_tile_y3(const BrRunTile& t, std::int64_t off, int /*kt: always 0, one t
     const float* w = t.seg[sg].w;
     const float* pf = t.seg[sg].x + (off + MP) * ld;  // the next tile's rows
     const std::int64_t lines = (MP * ld + 15) / 16;
-    for (std::int64_t r = 0; r < t.kc; ++r, w += kBrChannels) {
+    for (std::int64_t r = 0; r < t.kc; ++r, w += t.ldw) {
       if (r < lines) _mm_prefetch(reinterpret_cast<const char*>(pf + 16 * r), _MM_HINT_T0);
       const __m256 w0 = _mm256_loadu_ps(w), w1 = _mm256_loadu_ps(w + 8), w2 = _mm256_loadu_ps(w + 16);
 #pragma GCC unroll 9

@@ -67,6 +67,9 @@ struct BrRunTile {
   // weights w_tile floats apart), pixels outer: a tile's rows are read once for all of them.
   int ntiles = 1;
   std::int64_t w_tile = 0;
+  // Floats between consecutive reduction steps' weights: kBrChannels for packed tiles; a
+  // row-major matrix read in place (rows at least NV * 16 floats readable) gives its row stride.
+  std::int64_t ldw = kBrChannels;
 };
 
 // AVX-512F. Every output element is one chain of fused multiply-adds in reduction order

@@ -459,6 +459,11 @@ Status gemm1x1_accepts(const Problem& p) {
   return im2col_accepts(p);
 }
 
+Status gemm1x1_bwd_data_accepts(const Problem& p) {
+  if (brgemm_bwd_data_1x1_usable(p)) return Status::ok();
+  return gemm1x1_accepts(p);
+}
+
 Status gemm1x1_fwd_accepts(const Problem& p) {
   for (int i = 0; i < 3; ++i)
     if (p.ker[i] != 1 || p.pad_b[i] != 0 || p.pad_e[i] != 0)
@@ -521,6 +526,7 @@ Status gemm1x1_fwd(Handle& h, const Problem& p) {
 // NHWC dx^T[Cg x pixels] = W^T[Cg x Kg] * dy^T[Kg x pixels], NCHW dx[pixels x Cg] =
 // dy[pixels x Kg] * W[Kg x Cg]. Chunks of pixels as in the forward pass.
 Status gemm1x1_bwd_data(Handle& h, const Problem& p) {
+  if (brgemm_bwd_data_1x1_usable(p)) return brgemm_bwd_data_1x1(h, p);
   const std::int64_t osp = p.out_spatial();
   std::vector<float> wbuf;
   const float* W = gemm_weights(p, true, wbuf);  // [K][Cg]

@@ -152,7 +152,7 @@ Status via_forward_prefers(const Problem& p) {
 
 constexpr Algo kBackwardData[] = {
     {ConvAlgo::kDepthwise, {"conv_bwd_data_f32_depthwise_flipped", via_forward_accepts<0>, via_forward_run<0>}},
-    {ConvAlgo::kGemm1x1, {"conv_bwd_data_f32_gemm1x1", nonempty<gemm1x1_accepts>, gemm1x1_bwd_data}},
+    {ConvAlgo::kGemm1x1, {"conv_bwd_data_f32_gemm1x1", nonempty<gemm1x1_bwd_data_accepts>, gemm1x1_bwd_data}},
     {ConvAlgo::kWinogradF4x3, {"conv_bwd_data_f32_winograd_f4x3_flipped", via_forward_accepts<2>, via_forward_run<2>},
      via_forward_prefers<2>},
     {ConvAlgo::kWinogradF2x3, {"conv_bwd_data_f32_winograd_f2x3_flipped", via_forward_accepts<3>, via_forward_run<3>},
