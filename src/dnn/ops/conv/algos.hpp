@@ -58,6 +58,16 @@ bool brgemm_usable(const Problem& p);
 // Few input channels (< 16), one group, no dilation along w, taps x channels <= 512: each
 // tile reduces over whole kernel rows (KW x Cg contiguous floats) instead of single taps.
 bool brgemm_kernel_rows(const Problem& p);
+// The weights the tiles read, for reduction channel c of tap t in channel tile kt of group
+// g: base + g*group + kt*tile + t*tap + c*ldw, 64 (16 * vectors of the tile) output
+// channels from there on. Packed tiles (brgemm_pack) are one view; a dense OHWI tensor read
+// flipped, in place, is another (backward data).
+struct BrWeights {
+  const float* base;
+  std::int64_t group, tile, tap, ldw;
+};
+// Runs the forward problem p (p.w unused) on the weights wv.
+Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv);
 // Runs on p.w_packed when set (packed by brgemm_pack), else packs per call.
 Status brgemm_fwd(Handle& h, const Problem& p);
 // Backward data of 1x1 unpadded convolutions (any stride), channels-last, Cg a multiple of

@@ -160,17 +160,21 @@ void brgemm_pack(Handle& h, const Problem& p, PackedWeights& out) {
 }
 
 Status brgemm_fwd(Handle& h, const Problem& p) {
-  const std::int64_t Cg = p.Cg, Kg = p.Kg, G = p.G, K = p.K, T = p.ker_spatial();
-  const std::int64_t KT = channel_tiles(p), tile_floats = conv::tile_floats(p);
-  const std::int64_t M = p.N * p.out_spatial();
+  const std::int64_t KT = channel_tiles(p), tf = tile_floats(p);
   std::unique_ptr<float[]> own;
   const float* wpk = p.w_packed;
   if (wpk == nullptr) {
-    own = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(G * KT * tile_floats));
+    own = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(p.G * KT * tf));
     pack_tiles(h, p, own.get());
     wpk = own.get();
   }
+  return brgemm_run(h, p, BrWeights{wpk, KT * tf, tf, p.Cg * kBrChannels, kBrChannels});
+}
 
+Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv) {
+  const std::int64_t Cg = p.Cg, Kg = p.Kg, G = p.G, K = p.K, T = p.ker_spatial();
+  const std::int64_t KT = channel_tiles(p);
+  const std::int64_t M = p.N * p.out_spatial();
   // Taps: offsets along d, h, w (dilation included).
   struct Tap {
     std::int64_t d, h, w;
@@ -249,7 +253,7 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
           }
           return post;
         };
-        const float* wb = wpk + g * KT * tile_floats;  // group g's packed weights
+        const float* wb = wv.base + g * wv.group;  // group g's weights
         auto nk_of = [&](std::int64_t kt) {
           return static_cast<int>(std::min<std::int64_t>(kBrChannels, Kg - kt * kBrChannels));
         };
@@ -272,9 +276,10 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
             }
             for (std::int64_t kt = t0; kt < t1; ++kt) {
               const BrEpilogue post = epilogue(m, g * Kg + kt * kBrChannels);
-              const BrTile t{xr.data(), wb + kt * tile_floats + (ba.t0 * Cg + ba.c0) * kBrChannels,
-                             Cg * kBrChannels, nseg, ba.kc, p.y_out + m * K + g * Kg + kt * kBrChannels,
-                             K, mp, nk_of(kt), !first, fused || post.stream ? &post : nullptr};
+              BrTile t{xr.data(), wb + kt * wv.tile + ba.t0 * wv.tap + ba.c0 * wv.ldw,
+                       wv.tap, nseg, ba.kc, p.y_out + m * K + g * Kg + kt * kBrChannels,
+                       K, mp, nk_of(kt), !first, fused || post.stream ? &post : nullptr};
+              t.ldw = wv.ldw;
               br_tile_avx512(t);
             }
           }
@@ -292,21 +297,22 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
             if (!run.flat && (id < 0 || id >= p.in[0] || ih < 0 || ih >= p.in[1])) continue;
             const float* x = run.flat ? p.x + m * p.xs.w + g * Cg + ba.c0
                                       : px0.image + id * p.xs.d + ih * p.xs.h + px0.w * p.xs.w + ba.c0;
-            segs0[static_cast<std::size_t>(nseg++)] = {x, wb + (tp * Cg + ba.c0) * kBrChannels};
+            segs0[static_cast<std::size_t>(nseg++)] = {x, wb + tp * wv.tap + ba.c0 * wv.ldw};
           }
           // Channel tiles [ka, kb) of one width over the whole run in one call (the kernel
           // steps through the pixels a tile's height at a time, every channel tile for each).
           auto pieces = [&](std::int64_t ka, std::int64_t kb) {
             for (int s = 0; s < nseg; ++s)
               segs[static_cast<std::size_t>(s)] = {segs0[static_cast<std::size_t>(s)].x,
-                                                   segs0[static_cast<std::size_t>(s)].w + ka * tile_floats};
+                                                   segs0[static_cast<std::size_t>(s)].w + ka * wv.tile};
             const std::int64_t k = g * Kg + ka * kBrChannels;
             const BrEpilogue post = epilogue(m, k);
             BrRunTile t{segs.data(), nseg, run.kw_run ? p.ker[2] * Cg : ba.kc, run.ldx,
                         p.y_out + m * K + k, K, static_cast<int>(me - m), nk_of(ka),
                         !first, fused || post.stream ? &post : nullptr};
             t.ntiles = static_cast<int>(kb - ka);
-            t.w_tile = tile_floats;
+            t.w_tile = wv.tile;
+            t.ldw = wv.ldw;
             br_run_tile_avx512(t);
           };
           const std::int64_t kfull = std::min(t1, Kg / kBrChannels);  // tiles [t0, kfull) are full

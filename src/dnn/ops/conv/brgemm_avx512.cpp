@@ -81,7 +81,7 @@ void tile(const BrTile& t) {
 #pragma GCC unroll 8
     for (int j = 0; j < MP; ++j) xr[j] = t.x[sg * kBrPixels + j];
     const float* w = t.w + sg * t.w_seg;
-    for (std::int64_t r = 0; r < t.kc; ++r, w += kBrChannels) {
+    for (std::int64_t r = 0; r < t.kc; ++r, w += t.ldw) {
       __m512 wv[NV];
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(w + 16 * v);

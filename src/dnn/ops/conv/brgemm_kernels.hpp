@@ -29,7 +29,7 @@ struct BrEpilogue {
 struct BrTile {
   const float* const* x;  // segment s, pixel j: x[s * kBrPixels + j], at the segment's first channel
   const float* w;         // packed weights of segment 0; segment s at w + s * w_seg
-  std::int64_t w_seg;     // floats between consecutive segments' packed weights
+  std::int64_t w_seg;     // floats between consecutive segments' weights (may be negative)
   int nseg;               // segments in the batch (>= 1)
   std::int64_t kc;        // reduction length of each segment (input channels)
   float* y;               // output of the first pixel at the tile's first channel
@@ -38,6 +38,7 @@ struct BrTile {
   int nk;                 // channels, 1..kBrChannels
   bool accumulate;        // add to y (a later batch) instead of overwriting it
   const BrEpilogue* post; // null: plain store
+  std::int64_t ldw = kBrChannels;  // floats between consecutive reduction steps' weights
 };
 
 // Run tiles: the pixels of a tile lie evenly spaced in memory (a 1x1 convolution's pixels, or

@@ -3,6 +3,8 @@
 // run. Find mode is in find.cpp.
 #include "impls.hpp"
 
+#include "brgemm_kernels.hpp"
+
 #include <filesystem>
 #include <mutex>
 #include <unordered_map>
@@ -150,6 +152,35 @@ Status via_forward_prefers(const Problem& p) {
   return prefers_or_ok(kForward[I], flipped_shape(p));
 }
 
+// Direct backward data without the flip: the batch-reduce tiles read the caller's dense OHWI
+// weights in place, flipped through the view (taps walked backwards, a channel row stride of
+// taps * Cg). Needs whole vectors of every weight row (Cg a multiple of 16) and reductions
+// over single taps (not whole kernel rows, which a reversed view does not make contiguous).
+bool direct_in_place(const Problem& p) {
+  if (p.Cg % 16 != 0 || !p.same_layout(Layout::kNHWC) || !flip_accepts(p).is_ok()) return false;
+  const Problem q = flipped_shape(p);
+  return brgemm_usable(q) && !brgemm_kernel_rows(q) && kForward[5].impl.accepts(q).is_ok();
+}
+
+Status direct_bwd_data(Handle& h, const Problem& p) {
+  if (!direct_in_place(p)) return via_forward_run<5>(h, p);
+  const std::int64_t T = p.ker_spatial();
+  std::vector<float> dense;
+  const float* W = p.w;
+  if (!p.w_ohwi) {
+    dense.resize(static_cast<std::size_t>(p.K * T * p.Cg));
+    pack_weights(p, true, dense.data());
+    W = dense.data();
+  }
+  return brgemm_run(h, flipped_shape(p),
+                    BrWeights{W + (T - 1) * p.Cg, p.Kg * T * p.Cg, kBrChannels, -p.Cg, T * p.Cg});
+}
+
+Status direct_bwd_data_prefers(const Problem& p) {
+  if (direct_in_place(p)) return prefers_or_ok(kForward[5], flipped_shape(p));
+  return via_forward_prefers<5>(p);
+}
+
 constexpr Algo kBackwardData[] = {
     {ConvAlgo::kDepthwise, {"conv_bwd_data_f32_depthwise_flipped", via_forward_accepts<0>, via_forward_run<0>}},
     {ConvAlgo::kGemm1x1, {"conv_bwd_data_f32_gemm1x1", nonempty<gemm1x1_bwd_data_accepts>, gemm1x1_bwd_data}},
@@ -159,8 +190,8 @@ constexpr Algo kBackwardData[] = {
      via_forward_prefers<3>},
     {ConvAlgo::kFft, {"conv_bwd_data_f32_fft_flipped", via_forward_accepts<4>, via_forward_run<4>},
      via_forward_prefers<4>},
-    {ConvAlgo::kDirect, {"conv_bwd_data_f32_direct_flipped", via_forward_accepts<5>, via_forward_run<5>},
-     via_forward_prefers<5>},
+    {ConvAlgo::kDirect, {"conv_bwd_data_f32_direct_flipped", via_forward_accepts<5>, direct_bwd_data},
+     direct_bwd_data_prefers},
     {ConvAlgo::kIm2col, {"conv_bwd_data_f32_col2im", nonempty<im2col_accepts>, im2col_bwd_data}},
     {ConvAlgo::kReference, {"conv_bwd_data_f32_reference", detail::accepts_all<Problem>, ref_run}},
 };
