@@ -104,25 +104,33 @@ struct Flipped {
   std::vector<float> w;
 };
 
-Flipped flip(const Problem& p) {
+Flipped flip(Handle& h, const Problem& p) {
   Flipped f{flipped_shape(p), {}};
   const bool inner = p.x_layout == Layout::kNHWC;
-  const std::int64_t T = p.ker_spatial();
-  f.w.resize(static_cast<std::size_t>(p.C * p.Kg * T));
-  for (std::int64_t g = 0; g < p.G; ++g)
-    for (std::int64_t kk = 0; kk < p.Kg; ++kk)
-      for (std::int64_t c = 0; c < p.Cg; ++c) {
-        std::int64_t t = 0;
-        for (std::int64_t kd = 0; kd < p.ker[0]; ++kd)
-          for (std::int64_t kh = 0; kh < p.ker[1]; ++kh)
-            for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t) {
-              const float v = p.w[(g * p.Kg + kk) * p.ws.n + c * p.ws.c + kd * p.ws.d +
-                                  kh * p.ws.h + kw * p.ws.w];
-              const std::int64_t ko = g * p.Cg + c, ft = T - 1 - t;
-              f.w[static_cast<std::size_t>(inner ? (ko * T + ft) * p.Kg + kk
-                                                 : (ko * p.Kg + kk) * T + ft)] = v;
-            }
-      }
+  const std::int64_t T = p.ker_spatial(), Cg = p.Cg, Kg = p.Kg;
+  f.w.resize(static_cast<std::size_t>(p.C * Kg * T));
+  // A blocked transpose: per (group, 16 channels c, tap), walking k writes 16 output rows a
+  // float at a time (their lines stay in L1) and reads 16 neighbouring input floats (OHWI).
+  constexpr std::int64_t kCb = 16;
+  const std::int64_t nb = (Cg + kCb - 1) / kCb;
+  float* out = f.w.data();
+  detail::parallel_for(h, 0, p.G * nb, 1, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) {
+      const std::int64_t g = i / nb, c0 = (i % nb) * kCb, c1 = std::min(Cg, c0 + kCb);
+      std::int64_t t = 0;
+      for (std::int64_t kd = 0; kd < p.ker[0]; ++kd)
+        for (std::int64_t kh = 0; kh < p.ker[1]; ++kh)
+          for (std::int64_t kw = 0; kw < p.ker[2]; ++kw, ++t) {
+            const std::int64_t ft = T - 1 - t;
+            const float* src = p.w + g * Kg * p.ws.n + kd * p.ws.d + kh * p.ws.h + kw * p.ws.w;
+            for (std::int64_t kk = 0; kk < Kg; ++kk, src += p.ws.n)
+              for (std::int64_t c = c0; c < c1; ++c) {
+                const std::int64_t ko = g * Cg + c;
+                out[inner ? (ko * T + ft) * Kg + kk : (ko * Kg + kk) * T + ft] = src[c * p.ws.c];
+              }
+          }
+    }
+  });
   f.q.w = f.w.data();
   return f;
 }
@@ -134,7 +142,7 @@ Status via_forward_accepts(const Problem& p) {
 }
 template <std::size_t I>
 Status via_forward_run(Handle& h, const Problem& p) {
-  Flipped f = flip(p);
+  Flipped f = flip(h, p);
   return kForward[I].impl.run(h, f.q);
 }
 
