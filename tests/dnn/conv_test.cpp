@@ -589,7 +589,7 @@ TEST(ConvTest, ForwardPlansMatchConvForward) {
         cc.layout = cc.wlayout = l;
         cc.dtype = dt;
         for (ConvAlgo a : {ConvAlgo::kAuto, ConvAlgo::kDirect, ConvAlgo::kGemm1x1, ConvAlgo::kIm2col,
-                           ConvAlgo::kWinogradF2x3, ConvAlgo::kWinogradF4x3}) {
+                           ConvAlgo::kWinogradF2x3, ConvAlgo::kWinogradF4x3, ConvAlgo::kFft}) {
           SCOPED_TRACE(cc.name() + " " + std::string(algo_name(a)) + " " + std::string(dtype_name(dt)));
           Bufs b = inputs(cc, ConvDir::kForward, 11), want = b;
           auto plan = ConvForwardPlan::create(h, cc.desc(), cc.x_desc(), cc.w_desc(), b.w.data(),
@@ -653,6 +653,21 @@ TEST(ConvTest, ForwardPlansMatchConvForward) {
   EXPECT_NE(bad.status().message().find("groups"), std::string::npos) << bad.status().message();
   bad = ConvForwardPlan::create(h, cc.desc(), cc.x_desc(), cc.w_desc(), nullptr, cc.y_desc());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+
+  // A plan pays the FFT's filter spectra once: from 7x7 up (NCHW) immediate mode plans the
+  // FFT, where a single call (spectra per call) takes another algorithm.
+  ConvCase big{1, 8, 8, 1, {20, 20}, {7, 7}, {}, {}, {3, 3}, {3, 3}};
+  Bufs bb = inputs(big, ConvDir::kForward, 9), want = bb;
+  auto fplan = ConvForwardPlan::create(h, big.desc(), big.x_desc(), big.w_desc(), bb.w.data(), big.y_desc());
+  ASSERT_TRUE(fplan.is_ok()) << fplan.status().to_string();
+  EXPECT_EQ(fplan->algo(), ConvAlgo::kFft);
+  EXPECT_GT(fplan->packed_bytes(), 0u);  // the filter spectra
+  auto single = choose_convolution(h, ConvDir::kForward, big.desc(), big.x_desc(), big.w_desc(), big.y_desc());
+  ASSERT_TRUE(single.is_ok());
+  EXPECT_NE(single->algo, ConvAlgo::kFft);
+  ASSERT_TRUE(fplan->run(h, bb.x.data(), bb.y.data()).is_ok());
+  ASSERT_TRUE(run_dir(h, big, ConvDir::kForward, ConvAlgo::kFft, want, false, nullptr).is_ok());
+  EXPECT_EQ(bb.y, want.y);
 }
 
 TEST(ConvTest, BadDescriptorsAreRejectedAndNothingIsWritten) {

@@ -112,6 +112,8 @@ Status winograd_f4x3_bwd_weights(Handle& h, const Problem& p);
 Status fft_accepts(const Problem& p);
 Status fft_prefers(const Problem& p);
 Status fft_fwd(Handle& h, const Problem& p);
+// A plan's filter spectra for fft_fwd: [K][Cg] planes of bins complex values (interleaved).
+void fft_pack(Handle& h, const Problem& p, PackedWeights& out);
 Status fft_bwd_weights(Handle& h, const Problem& p);
 
 // Shared pieces.

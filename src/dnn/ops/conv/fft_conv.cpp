@@ -166,12 +166,29 @@ Status fft_accepts(const Problem& p) {
 }
 
 Status fft_prefers(const Problem& p) {
-  // Measured (docs/performance.md, 2026-11-21, 32 -> 32 channels at 56x56): the channels-last
-  // direct convolution beats this FFT at every kernel size up to 15x15 (2-4x); in NCHW only
-  // im2col competes: they tie at 11x11 and the FFT is 1.7x faster at 15x15.
-  if (p.x_layout != Layout::kNCHW) return detail::refuse("channels-last: the direct convolution is faster");
+  // Measured (docs/performance.md, 2026-11-21/22, 32 -> 32 channels at 56x56, 2 threads).
+  // Per call (filter spectra computed every time): the channels-last direct convolution
+  // beats the FFT at every kernel size up to 15x15 (2-4x); in NCHW im2col ties it at 11x11
+  // and is 1.7x slower at 15x15. Planned (filter spectra once): NCHW 7x7 2.0 ms against
+  // im2col's 3.4; NHWC 7x7 1.8 against direct's 1.7, 11x11 2.2 against 4.3.
+  const bool nhwc = p.x_layout != Layout::kNCHW;
+  if (p.planned) {
+    if (p.ker_spatial() < (nhwc ? 100 : 49))
+      return detail::refuse(nhwc ? "planned, channels-last, fewer than 100 taps: the direct convolution is faster"
+                                 : "planned, fewer than 49 taps: im2col + GEMM is faster");
+    return Status::ok();
+  }
+  if (nhwc) return detail::refuse("channels-last, filter spectra per call: the direct convolution is faster");
   if (p.ker_spatial() < 121) return detail::refuse("fewer than 121 taps: im2col + GEMM is faster");
   return Status::ok();
+}
+
+void fft_pack(Handle& h, const Problem& p, PackedWeights& out) {
+  const Shape s = shape_of(p);
+  auto t = transforms_for(s);
+  if (!t.is_ok()) return;  // (the run reports it)
+  float* dst = out.allocate(static_cast<std::size_t>(2 * p.K * p.Cg * s.bins));
+  spectra(h, s, *t->r2c, p.w, p.ws, p.ker, {0, 0, 0}, p.K, p.Cg, reinterpret_cast<cf*>(dst));
 }
 
 Status fft_fwd(Handle& h, const Problem& p) {
@@ -179,10 +196,14 @@ Status fft_fwd(Handle& h, const Problem& p) {
   TESSERA_ASSIGN_OR_RETURN(const Transforms t, transforms_for(s));
   const fft::Plan &r2c = *t.r2c, &c2r = *t.c2r;
   const std::size_t bins = static_cast<std::size_t>(s.bins);
-  std::vector<cf> xs(static_cast<std::size_t>(p.N * p.C) * bins), ws(static_cast<std::size_t>(p.K * p.Cg) * bins);
-  const std::array<std::int64_t, 3> zero{0, 0, 0};
-  // Filter spectra [k][c], input spectra [n][c].
-  spectra(h, s, r2c, p.w, p.ws, p.ker, zero, p.K, p.Cg, ws.data());
+  std::vector<cf> xs(static_cast<std::size_t>(p.N * p.C) * bins), wown;
+  // Filter spectra [k][c] (a plan's, from fft_pack, or computed here), input spectra [n][c].
+  const cf* ws = reinterpret_cast<const cf*>(p.w_packed);
+  if (ws == nullptr) {
+    wown.resize(static_cast<std::size_t>(p.K * p.Cg) * bins);
+    spectra(h, s, r2c, p.w, p.ws, p.ker, {0, 0, 0}, p.K, p.Cg, wown.data());
+    ws = wown.data();
+  }
   spectra(h, s, r2c, p.x, p.xs, p.in, p.pad_b, p.N, p.C, xs.data());
   // Output planes: products summed over the group's channels, inverse transform, crop.
   const std::int64_t osp = p.out_spatial();
@@ -192,7 +213,7 @@ Status fft_fwd(Handle& h, const Problem& p) {
     for (std::int64_t i = b; i < e; ++i) {
       const std::int64_t n = i / p.K, k = i % p.K, g = k / p.Kg;
       for (std::int64_t c = 0; c < p.Cg; ++c)
-        mac_conj(xs.data() + (n * p.C + g * p.Cg + c) * s.bins, ws.data() + (k * p.Cg + c) * s.bins, acc,
+        mac_conj(xs.data() + (n * p.C + g * p.Cg + c) * s.bins, ws + (k * p.Cg + c) * s.bins, acc,
                  s.bins, c == 0);
       (void)c2r.execute(acc, buf);
       crop(s, buf, p.y_out + n * p.ys.n + k * p.ys.c, p.ys, p.out);

@@ -38,7 +38,7 @@ constexpr Algo kForward[] = {
     {ConvAlgo::kWinogradF2x3,
      {"conv_f32_winograd_f2x3", nonempty<winograd_f2x3_accepts>, winograd_f2x3_fwd},
      winograd_prefers, winograd_f2x3_pack},
-    {ConvAlgo::kFft, {"conv_f32_fft", nonempty<fft_accepts>, fft_fwd}, fft_prefers},
+    {ConvAlgo::kFft, {"conv_f32_fft", nonempty<fft_accepts>, fft_fwd}, fft_prefers, fft_pack},
     {ConvAlgo::kDirect, {"conv_f32_direct_nhwc", nonempty<direct_accepts>, direct_fwd},
      direct_prefers, brgemm_pack},
     {ConvAlgo::kIm2col, {"conv_f32_im2col", nonempty<im2col_accepts>, im2col_fwd}},

@@ -26,6 +26,7 @@ Result<ConvForwardPlan> ConvForwardPlan::create(Handle& h, const ConvDesc& c,
                                                                w_desc, y_desc));
   TESSERA_RETURN_IF_ERROR(detail::check_ptr(fn, "w", w, w_desc.numel() > 0));
   auto s = std::make_shared<State>();
+  p.planned = true;
   TESSERA_ASSIGN_OR_RETURN(s->algo, conv::select(h, p, algo, nullptr));
   s->impl = s->algo->impl.name;
   const detail::Staged staged = detail::stage_in(w_desc, w);

@@ -45,6 +45,9 @@ struct Problem {
   PostOps post;  // forward only; residual points at f32 data laid out like y
   // Forward, from a plan: w packed by the chosen algorithm's `pack` (null: pack per call).
   const float* w_packed = nullptr;
+  // Chosen for a plan: the weights' preparation (packing, transforms) is paid once, not per
+  // call, which moves the heuristic's thresholds (the FFT's filter spectra).
+  bool planned = false;
 
   std::int64_t in_spatial() const { return in[0] * in[1] * in[2]; }
   std::int64_t out_spatial() const { return out[0] * out[1] * out[2]; }
