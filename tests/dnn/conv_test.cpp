@@ -371,6 +371,57 @@ TEST(ConvTest, BatchReduceBackwardDataFlippedInPlace) {
   }
 }
 
+// Weight gradients of few-channel layers over whole kernel rows (channels-last, AVX-512):
+// strides, asymmetric and one-sided padding, kernel rows wholly in the padding, dilation
+// along h, 3-D, two input channels, 15 channels with a 64 + 32 split of K, and enough output
+// rows for many blocks. dW starts as NaN; dbias is checked too.
+TEST(ConvTest, WeightGradientsOverKernelRows) {
+  std::vector<ConvCase> cases = {
+      ConvCase{1, 3, 64, 1, {23, 21}, {7, 7}, {2, 2}, {}, {3, 3}, {3, 2}},
+      ConvCase{2, 3, 32, 1, {15, 16}, {3, 3}, {2, 2}, {}, {0, 1}, {1, 0}},
+      ConvCase{1, 5, 48, 1, {9, 11}, {3, 5}, {1, 1}, {2, 1}, {1, 2}, {2, 2}},
+      ConvCase{1, 2, 16, 1, {4, 5, 6}, {2, 3, 3}, {1, 2, 1}, {}, {1, 1, 1}, {0, 1, 1}},
+      ConvCase{2, 15, 96, 1, {6, 7}, {3, 3}, {}, {}, {1, 1}, {1, 1}},
+      ConvCase{1, 2, 16, 1, {2, 9}, {5, 3}, {}, {}, {3, 1}, {3, 1}},
+      ConvCase{2, 3, 16, 1, {70, 12}, {3, 3}, {}, {}, {1, 1}, {1, 1}}};
+  for (ConvCase& cc : cases) cc.layout = Layout::kNHWC;
+  Handle h;
+  for_each_isa([&](Isa isa) {
+    for (ConvCase cc : cases)
+      for (Layout wl : {Layout::kNCHW, Layout::kNHWC}) {
+        cc.wlayout = wl;
+        const bool ran = compare(h, cc, ConvDir::kBackwardWeights, ConvAlgo::kDirect, false);
+        if (isa >= Isa::kAvx512) {
+          EXPECT_TRUE(ran) << cc.name();
+        }
+      }
+  });
+  for (const ConvCase& cc : cases) {
+    Handle h1, h2;
+    ASSERT_TRUE(h1.set_num_threads(1).is_ok());
+    ASSERT_TRUE(h2.set_num_threads(2).is_ok());
+    Bufs b1 = inputs(cc, ConvDir::kBackwardWeights, 5), b2 = b1;
+    std::vector<float> d1(static_cast<std::size_t>(cc.k)), d2 = d1;
+    const Status s1 = run_dir(h1, cc, ConvDir::kBackwardWeights, ConvAlgo::kDirect, b1, false, &d1);
+    const Status s2 = run_dir(h2, cc, ConvDir::kBackwardWeights, ConvAlgo::kDirect, b2, false, &d2);
+    ASSERT_EQ(s1.code(), s2.code());
+    if (s1.is_ok()) {
+      EXPECT_EQ(b1.w, b2.w) << cc.name();
+      EXPECT_EQ(d1, d2) << cc.name();
+    }
+  }
+  // The heuristic takes it for a stem (3 channels) and leaves wide layers to the others.
+  if (cpu_info().usable(CpuFeature::kAvx512f)) {
+    ConvCase stem = cases[0], wide{1, 32, 32, 1, {9, 9}, {3, 3}, {}, {}, {1, 1}, {1, 1}};
+    wide.layout = Layout::kNHWC;
+    auto a = choose_convolution(h, ConvDir::kBackwardWeights, stem.desc(), stem.x_desc(), stem.w_desc(), stem.y_desc());
+    auto b = choose_convolution(h, ConvDir::kBackwardWeights, wide.desc(), wide.x_desc(), wide.w_desc(), wide.y_desc());
+    ASSERT_TRUE(a.is_ok() && b.is_ok());
+    EXPECT_EQ(a->algo, ConvAlgo::kDirect);
+    EXPECT_NE(b->algo, ConvAlgo::kDirect);
+  }
+}
+
 // Outputs larger than 1/4 of the last-level cache are written with non-temporal stores when
 // y is 64-byte aligned: the same bits as the ordinary stores into a misaligned y (1x1 run
 // tiles with a narrow last channel tile; a 3x3 over kernel rows with per-pixel edge tiles).

@@ -111,7 +111,7 @@ void run_tile(const BrRunTile& t, std::int64_t off, int kt) {
   for (int j = 0; j < MP; ++j)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_setzero_ps();
-  const std::int64_t ld = t.ldx, ld3 = 3 * t.ldx;
+  const std::int64_t ld = t.ldx, ld3 = 3 * t.ldx, xs = t.xstep;
   for (int sg = 0; sg < t.nseg; ++sg) {
     const float* q[NG];
 #pragma GCC unroll 6
@@ -141,7 +141,7 @@ void run_tile(const BrRunTile& t, std::int64_t off, int kt) {
         }
       }
 #pragma GCC unroll 6
-      for (int g = 0; g < NG; ++g) ++q[g];
+      for (int g = 0; g < NG; ++g) q[g] += xs;
     }
   }
   store<MP, NV>(acc, t.y, t.ldy, t.nk, t.accumulate, t.post, off, kt * kBrChannels);
@@ -156,7 +156,7 @@ void run_tile_y3(const BrRunTile& t, std::int64_t off, int /*kt: always 0, one t
   for (int j = 0; j < MP; ++j)
 #pragma GCC unroll 3
     for (int v = 0; v < 3; ++v) acc[j][v] = _mm256_setzero_ps();
-  const std::int64_t ld = t.ldx, ld3 = 3 * t.ldx;
+  const std::int64_t ld = t.ldx, ld3 = 3 * t.ldx, xs = t.xstep;
   for (int sg = 0; sg < t.nseg; ++sg) {
     const float* q[NG];
 #pragma GCC unroll 3
@@ -177,7 +177,7 @@ void run_tile_y3(const BrRunTile& t, std::int64_t off, int /*kt: always 0, one t
         acc[j][2] = _mm256_fmadd_ps(b, w2, acc[j][2]);
       }
 #pragma GCC unroll 3
-      for (int g = 0; g < NG; ++g) ++q[g];
+      for (int g = 0; g < NG; ++g) q[g] += xs;
     }
   }
   const __mmask8 last = static_cast<__mmask8>((1u << (t.nk - 16)) - 1u);

@@ -71,6 +71,9 @@ struct BrRunTile {
   // Floats between consecutive reduction steps' weights: kBrChannels for packed tiles; a
   // row-major matrix read in place (rows at least NV * 16 floats readable) gives its row stride.
   std::int64_t ldw = kBrChannels;
+  // Floats between consecutive reduction steps' operands of one pixel: 1 when the reduction
+  // runs over channels; a weight gradient reducing over output pixels steps by stride x C.
+  std::int64_t xstep = 1;
 };
 
 // AVX-512F. Every output element is one chain of fused multiply-adds in reduction order

@@ -207,6 +207,13 @@ static_assert(kForward[0].algo == ConvAlgo::kDepthwise && kForward[2].algo == Co
               kForward[3].algo == ConvAlgo::kWinogradF2x3 && kForward[4].algo == ConvAlgo::kFft &&
               kForward[5].algo == ConvAlgo::kDirect);
 
+Status direct_wgrad_accepts(const Problem& p) {
+  if (!brgemm_wgrad_rows_usable(p))
+    return detail::refuse("needs AVX-512, x and dy in NHWC, one group, fewer than 16 input channels, "
+                          "no dilation along w and output channels a multiple of 16");
+  return Status::ok();
+}
+
 constexpr Algo kBackwardWeights[] = {
     {ConvAlgo::kDepthwise, {"conv_bwd_weights_f32_depthwise", nonempty<depthwise_accepts>, depthwise_bwd_weights}},
     {ConvAlgo::kGemm1x1, {"conv_bwd_weights_f32_gemm1x1", nonempty<gemm1x1_accepts>, gemm1x1_bwd_weights}},
@@ -217,6 +224,7 @@ constexpr Algo kBackwardWeights[] = {
      {"conv_bwd_weights_f32_winograd_f2x3", nonempty<winograd_f2x3_bwd_weights_accepts>, winograd_f2x3_bwd_weights},
      winograd_prefers},
     {ConvAlgo::kFft, {"conv_bwd_weights_f32_fft", nonempty<fft_accepts>, fft_bwd_weights}, fft_prefers},
+    {ConvAlgo::kDirect, {"conv_bwd_weights_f32_direct_rows", nonempty<direct_wgrad_accepts>, brgemm_wgrad_rows}},
     {ConvAlgo::kIm2col, {"conv_bwd_weights_f32_im2col", nonempty<im2col_accepts>, im2col_bwd_weights}},
     {ConvAlgo::kReference, {"conv_bwd_weights_f32_reference", detail::accepts_all<Problem>, ref_run}},
 };
