@@ -47,27 +47,6 @@ bool ThreadPool::in_parallel_region() {
   return tl_in_region;
 }
 
-std::vector<std::int64_t> ThreadPool::partition(std::int64_t begin, std::int64_t end,
-                                                std::int64_t grain, int num_threads) {
-  std::vector<std::int64_t> bounds{begin};
-  if (end <= begin) {
-    bounds.push_back(begin);
-    return bounds;
-  }
-  const std::int64_t len = end - begin;
-  if (grain < 1) grain = 1;
-  std::int64_t chunks = (len + grain - 1) / grain;
-  if (chunks > num_threads) chunks = num_threads;
-  if (chunks < 1) chunks = 1;
-  const std::int64_t base = len / chunks, extra = len % chunks;
-  std::int64_t at = begin;
-  for (std::int64_t i = 0; i < chunks; ++i) {
-    at += base + (i < extra ? 1 : 0);
-    bounds.push_back(at);
-  }
-  return bounds;
-}
-
 namespace {
 
 // Spins of a waiting thread before it blocks: loops issued back to back are common, and a
@@ -75,7 +54,12 @@ namespace {
 // about 40 ns on Skylake and later: 4000 spins are 0.1-0.2 ms.
 constexpr int kSpins = 4000;
 
-// Chunk i of the static partition (what partition() lists), computed without allocating.
+// The static partition: the number of chunks, and chunk i's bounds (computed without
+// allocating, so parallel_for's workers each find their own).
+std::int64_t chunk_count(std::int64_t len, std::int64_t grain, int num_threads) {
+  if (grain < 1) grain = 1;
+  return std::clamp<std::int64_t>((len + grain - 1) / grain, 1, std::max(num_threads, 1));
+}
 void chunk_of(std::int64_t begin, std::int64_t end, std::int64_t chunks, std::int64_t i,
               std::int64_t& b, std::int64_t& e) {
   const std::int64_t len = end - begin, base = len / chunks, extra = len % chunks;
@@ -84,6 +68,19 @@ void chunk_of(std::int64_t begin, std::int64_t end, std::int64_t chunks, std::in
 }
 
 }  // namespace
+
+std::vector<std::int64_t> ThreadPool::partition(std::int64_t begin, std::int64_t end,
+                                                std::int64_t grain, int num_threads) {
+  if (end <= begin) return {begin, begin};
+  const std::int64_t chunks = chunk_count(end - begin, grain, num_threads);
+  std::vector<std::int64_t> bounds{begin};
+  for (std::int64_t i = 0; i < chunks; ++i) {
+    std::int64_t b = 0, e = 0;
+    chunk_of(begin, end, chunks, i, b, e);
+    bounds.push_back(e);
+  }
+  return bounds;
+}
 
 // Every generation wakes every worker, and the caller waits for all of them (a worker with
 // no chunk only marks it done): the job fields are then never rewritten while a worker may
@@ -137,8 +134,7 @@ void ThreadPool::parallel_for(std::int64_t begin, std::int64_t end, std::int64_t
   if (end <= begin) return;
   // Nested or concurrent use runs inline: never more threads than cores.
   std::unique_lock lock(run_mutex_, std::defer_lock);
-  if (grain < 1) grain = 1;
-  const std::int64_t chunks = std::min<std::int64_t>((end - begin + grain - 1) / grain, num_threads_);
+  const std::int64_t chunks = chunk_count(end - begin, grain, num_threads_);
   if (num_threads_ == 1 || chunks <= 1 || tl_in_region || !lock.try_lock()) {
     RegionGuard guard;
     fn(begin, end);
@@ -178,6 +174,16 @@ WorkShares::WorkShares(const std::vector<std::int64_t>& bounds)
     r_[static_cast<std::size_t>(s)].front_back.store(f << 32 | b, std::memory_order_relaxed);
   }
 }
+
+namespace {
+std::vector<std::int64_t> even_bounds(std::int64_t n, int shares) {
+  std::vector<std::int64_t> b(static_cast<std::size_t>(std::max(shares, 1)) + 1);
+  for (std::size_t s = 0; s < b.size(); ++s) b[s] = n * static_cast<std::int64_t>(s) / static_cast<std::int64_t>(b.size() - 1);
+  return b;
+}
+}  // namespace
+
+WorkShares::WorkShares(std::int64_t n, int shares) : WorkShares(even_bounds(n, shares)) {}
 
 std::int64_t WorkShares::next(int s) {
   // Own share: from the front.

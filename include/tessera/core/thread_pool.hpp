@@ -80,6 +80,8 @@ class WorkShares {
  public:
   // bounds[s] .. bounds[s + 1] is share s; bounds ascending, at most 2^32 - 1 items.
   explicit WorkShares(const std::vector<std::int64_t>& bounds);
+  // n items in `shares` near-equal contiguous shares.
+  WorkShares(std::int64_t n, int shares);
   int shares() const { return n_; }
   // The next item for share s's thread, or -1 when every item has been taken.
   std::int64_t next(int s);

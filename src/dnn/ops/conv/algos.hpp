@@ -68,6 +68,9 @@ struct BrWeights {
 };
 // Runs the forward problem p (p.w unused) on the weights wv.
 Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv);
+// Backward data p as its flipped forward problem q (stride 1; NHWC; p.Cg a multiple of 16),
+// the caller's weights read flipped in place: taps walked backwards, rows taps * Cg apart.
+Status brgemm_bwd_data_flipped(Handle& h, const Problem& p, const Problem& q);
 // Runs on p.w_packed when set (packed by brgemm_pack), else packs per call.
 Status brgemm_fwd(Handle& h, const Problem& p);
 // Backward data of 1x1 unpadded convolutions (any stride), channels-last, Cg a multiple of

@@ -117,6 +117,15 @@ RunShape run_shape(const Problem& p) {
   return r;
 }
 
+// Channel tiles [t0, t1) as at most two runs of one width each (one kernel call per run):
+// the full 64-channel tiles below `full`, then the narrower last one.
+template <typename F>
+void by_width(std::int64_t t0, std::int64_t t1, std::int64_t full, F&& run) {
+  const std::int64_t kf = std::min(t1, full);
+  if (t0 < kf) run(t0, kf);
+  if (std::max(t0, kf) < t1) run(std::max(t0, kf), t1);
+}
+
 }  // namespace
 
 bool brgemm_kernel_rows(const Problem& p) {
@@ -315,9 +324,7 @@ Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv) {
             t.ldw = wv.ldw;
             br_run_tile_avx512(t);
           };
-          const std::int64_t kfull = std::min(t1, Kg / kBrChannels);  // tiles [t0, kfull) are full
-          if (t0 < kfull) pieces(t0, kfull);
-          if (std::max(t0, kfull) < t1) pieces(std::max(t0, kfull), t1);
+          by_width(t0, t1, Kg / kBrChannels, pieces);
         };
         for (std::int64_t m = m0; m < m1;) {
           std::int64_t me = m1;
@@ -343,6 +350,20 @@ Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv) {
     if (stream) br_stream_fence();
   });
   return Status::ok();
+}
+
+Status brgemm_bwd_data_flipped(Handle& h, const Problem& p, const Problem& q) {
+  const std::int64_t T = p.ker_spatial();
+  std::vector<float> dense;
+  const float* W = p.w;  // dense OHWI: W[k][t][c]
+  if (!p.w_ohwi) {
+    dense.resize(static_cast<std::size_t>(p.K * T * p.Cg));
+    pack_weights(p, true, dense.data());
+    W = dense.data();
+  }
+  // q's reduction channel is p's k (rows T * Cg apart), its output channel p's c, its tap t
+  // p's tap T - 1 - t.
+  return brgemm_run(h, q, BrWeights{W + (T - 1) * p.Cg, p.Kg * T * p.Cg, kBrChannels, -p.Cg, T * p.Cg});
 }
 
 // ---- backward data of 1x1 convolutions ---------------------------------------------------
@@ -388,10 +409,7 @@ Status brgemm_bwd_data_1x1(Handle& h, const Problem& p) {
   const std::int64_t unit = br_run_pixels(static_cast<int>(std::min<std::int64_t>(Cg, kBrChannels)));
   const std::vector<Item> items = work_items(M, unit, KT, G, Cg, detail::max_threads(h));
   const int shares = detail::max_threads(h);
-  std::vector<std::int64_t> bounds(static_cast<std::size_t>(shares) + 1);
-  for (int s = 0; s <= shares; ++s)
-    bounds[static_cast<std::size_t>(s)] = static_cast<std::int64_t>(items.size()) * s / shares;
-  WorkShares work(bounds);
+  WorkShares work(static_cast<std::int64_t>(items.size()), shares);
   detail::parallel_for(h, 0, shares, 1, [&](std::int64_t b, std::int64_t) {
     for (std::int64_t it; (it = work.next(static_cast<int>(b))) >= 0;) {
       const auto [g, m0, m1, t0, t1] = items[static_cast<std::size_t>(it)];
@@ -414,9 +432,7 @@ Status brgemm_bwd_data_1x1(Handle& h, const Problem& p) {
           t.ldw = Cg;
           br_run_tile_avx512(t);
         };
-        const std::int64_t kfull = std::min(t1, Cg / kBrChannels);  // tiles [t0, kfull) are full
-        if (t0 < kfull) pieces(t0, kfull);
-        if (std::max(t0, kfull) < t1) pieces(std::max(t0, kfull), t1);
+        by_width(t0, t1, Cg / kBrChannels, pieces);
         m = me;
       }
     }
@@ -469,10 +485,7 @@ Status brgemm_wgrad_rows(Handle& h, const Problem& p) {
   const std::int64_t B = std::max<std::int64_t>(4, (rows + 63) / 64), nblk = (rows + B - 1) / B;
   std::vector<float> part(static_cast<std::size_t>(nblk * R * K));
   const int shares = detail::max_threads(h);
-  std::vector<std::int64_t> bounds(static_cast<std::size_t>(shares) + 1);
-  for (int s = 0; s <= shares; ++s) bounds[static_cast<std::size_t>(s)] = nblk * s / shares;
-  WorkShares work(bounds);
-  const std::int64_t kfull = K / kBrChannels;  // full 64-channel tiles, then one narrower
+  WorkShares work(nblk, shares);
   detail::parallel_for(h, 0, shares, 1, [&](std::int64_t sh, std::int64_t) {
     std::vector<BrSeg> segs(static_cast<std::size_t>(B)), sg(segs.size());
     for (std::int64_t blk; (blk = work.next(static_cast<int>(sh))) >= 0;) {
@@ -506,9 +519,7 @@ Status brgemm_wgrad_rows(Handle& h, const Problem& p) {
             t.xstep = p.stride[2] * C;
             br_run_tile_avx512(t);
           };
-          const std::int64_t KT = (K + kBrChannels - 1) / kBrChannels;
-          if (kfull > 0) pieces(0, kfull);
-          if (kfull < KT) pieces(kfull, KT);
+          by_width(0, (K + kBrChannels - 1) / kBrChannels, K / kBrChannels, pieces);
         }
     }
   });

@@ -3,8 +3,6 @@
 // run. Find mode is in find.cpp.
 #include "impls.hpp"
 
-#include "brgemm_kernels.hpp"
-
 #include <filesystem>
 #include <mutex>
 #include <unordered_map>
@@ -160,32 +158,24 @@ Status via_forward_prefers(const Problem& p) {
   return prefers_or_ok(kForward[I], flipped_shape(p));
 }
 
-// Direct backward data without the flip: the batch-reduce tiles read the caller's dense OHWI
-// weights in place, flipped through the view (taps walked backwards, a channel row stride of
-// taps * Cg). Needs whole vectors of every weight row (Cg a multiple of 16) and reductions
-// over single taps (not whole kernel rows, which a reversed view does not make contiguous).
-bool direct_in_place(const Problem& p) {
-  if (p.Cg % 16 != 0 || !p.same_layout(Layout::kNHWC) || !flip_accepts(p).is_ok()) return false;
-  const Problem q = flipped_shape(p);
-  return brgemm_usable(q) && !brgemm_kernel_rows(q) && kForward[5].impl.accepts(q).is_ok();
+// Direct backward data without the flip (brgemm_bwd_data_flipped): the batch-reduce tiles
+// read the caller's weights flipped in place. Needs whole vectors of every weight row (Cg a
+// multiple of 16) and reductions over single taps (not whole kernel rows, which a reversed
+// view does not make contiguous). q is flipped_shape(p) (flip_accepts(p) holds: the entry's
+// accepts ran first).
+bool direct_in_place(const Problem& p, const Problem& q) {
+  return p.Cg % 16 == 0 && brgemm_usable(q) && !brgemm_kernel_rows(q) && kForward[5].impl.accepts(q).is_ok();
 }
 
 Status direct_bwd_data(Handle& h, const Problem& p) {
-  if (!direct_in_place(p)) return via_forward_run<5>(h, p);
-  const std::int64_t T = p.ker_spatial();
-  std::vector<float> dense;
-  const float* W = p.w;
-  if (!p.w_ohwi) {
-    dense.resize(static_cast<std::size_t>(p.K * T * p.Cg));
-    pack_weights(p, true, dense.data());
-    W = dense.data();
-  }
-  return brgemm_run(h, flipped_shape(p),
-                    BrWeights{W + (T - 1) * p.Cg, p.Kg * T * p.Cg, kBrChannels, -p.Cg, T * p.Cg});
+  const Problem q = flipped_shape(p);
+  if (direct_in_place(p, q)) return brgemm_bwd_data_flipped(h, p, q);
+  return via_forward_run<5>(h, p);
 }
 
 Status direct_bwd_data_prefers(const Problem& p) {
-  if (direct_in_place(p)) return prefers_or_ok(kForward[5], flipped_shape(p));
+  const Problem q = flipped_shape(p);
+  if (direct_in_place(p, q)) return prefers_or_ok(kForward[5], q);
   return via_forward_prefers<5>(p);
 }
 
