@@ -379,3 +379,5 @@ std::string conv_signature(ConvDir dir, const ConvDesc& c, const TensorDesc& x_d
                            const TensorDesc& w_desc, const TensorDesc& y_desc);
 
 }  // namespace tessera::dnn
+
+#include "tessera/dnn/tensor_ops.hpp"  // elementwise operations and reductions

@@ -40,6 +40,36 @@ constexpr std::array<std::pair<ConvAlgo, std::string_view>, 9> kAlgoNames = {{
     {ConvAlgo::kReference, "reference"},
 }};
 
+constexpr std::array<std::pair<BinaryOp, std::string_view>, kNumBinaryOps> kBinaryNames = {{
+    {BinaryOp::kAdd, "add"},           {BinaryOp::kSub, "sub"},
+    {BinaryOp::kMul, "mul"},           {BinaryOp::kDiv, "div"},
+    {BinaryOp::kPow, "pow"},           {BinaryOp::kMod, "mod"},
+    {BinaryOp::kFmod, "fmod"},         {BinaryOp::kMin, "min"},
+    {BinaryOp::kMax, "max"},           {BinaryOp::kEqual, "equal"},
+    {BinaryOp::kNotEqual, "not_equal"}, {BinaryOp::kLess, "less"},
+    {BinaryOp::kLessEqual, "less_equal"}, {BinaryOp::kGreater, "greater"},
+    {BinaryOp::kGreaterEqual, "greater_equal"}, {BinaryOp::kAnd, "and"},
+    {BinaryOp::kOr, "or"},             {BinaryOp::kXor, "xor"},
+    {BinaryOp::kBitAnd, "bit_and"},    {BinaryOp::kBitOr, "bit_or"},
+    {BinaryOp::kBitXor, "bit_xor"},
+}};
+constexpr std::array<std::pair<UnaryOp, std::string_view>, kNumUnaryOps> kUnaryNames = {{
+    {UnaryOp::kNeg, "neg"},     {UnaryOp::kAbs, "abs"},     {UnaryOp::kSign, "sign"},
+    {UnaryOp::kReciprocal, "reciprocal"}, {UnaryOp::kSqrt, "sqrt"}, {UnaryOp::kRsqrt, "rsqrt"},
+    {UnaryOp::kExp, "exp"},     {UnaryOp::kLog, "log"},     {UnaryOp::kSin, "sin"},
+    {UnaryOp::kCos, "cos"},     {UnaryOp::kTan, "tan"},     {UnaryOp::kAsin, "asin"},
+    {UnaryOp::kAcos, "acos"},   {UnaryOp::kAtan, "atan"},   {UnaryOp::kSinh, "sinh"},
+    {UnaryOp::kCosh, "cosh"},   {UnaryOp::kTanh, "tanh"},   {UnaryOp::kErf, "erf"},
+    {UnaryOp::kFloor, "floor"}, {UnaryOp::kCeil, "ceil"},   {UnaryOp::kRound, "round"},
+    {UnaryOp::kNot, "not"},     {UnaryOp::kIsNan, "isnan"}, {UnaryOp::kIsInf, "isinf"},
+}};
+constexpr std::array<std::pair<ReduceOp, std::string_view>, kNumReduceOps> kReduceNames = {{
+    {ReduceOp::kSum, "sum"},   {ReduceOp::kMean, "mean"}, {ReduceOp::kProd, "prod"},
+    {ReduceOp::kMax, "max"},   {ReduceOp::kMin, "min"},   {ReduceOp::kL1, "l1"},
+    {ReduceOp::kL2, "l2"},     {ReduceOp::kSumSquare, "sum_square"},
+    {ReduceOp::kLogSum, "log_sum"}, {ReduceOp::kLogSumExp, "log_sum_exp"},
+}};
+
 template <typename E, std::size_t N>
 std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E e) {
   for (const auto& [k, n] : table)
@@ -57,6 +87,12 @@ std::optional<E> parse_name(const std::array<std::pair<E, std::string_view>, N>&
 }  // namespace
 
 std::string_view act_name(ActKind k) { return name_of(kActNames, k); }
+std::string_view binary_name(BinaryOp op) { return name_of(kBinaryNames, op); }
+std::optional<BinaryOp> parse_binary(std::string_view name) { return parse_name(kBinaryNames, name); }
+std::string_view unary_name(UnaryOp op) { return name_of(kUnaryNames, op); }
+std::optional<UnaryOp> parse_unary(std::string_view name) { return parse_name(kUnaryNames, name); }
+std::string_view reduce_name(ReduceOp op) { return name_of(kReduceNames, op); }
+std::optional<ReduceOp> parse_reduce(std::string_view name) { return parse_name(kReduceNames, name); }
 std::optional<ActKind> parse_act(std::string_view name) {
   if (name == "relu6") return ActKind::kClip;
   return parse_name(kActNames, name);

@@ -160,6 +160,7 @@ constexpr Kernels make_kernels(std::integer_sequence<int, K...>) {
   t.math[kMathSigmoid] = &math_array<act::sigmoid>;
   t.math[kMathLog1p01] = &math_array<math_log1p>;
   t.math[kMathLogGe1] = &math_array<math_log>;
+  t.math[kMathLog] = &math_array<math_log>;
   return t;
 }
 

@@ -74,6 +74,7 @@ enum Math : int {
   kMathSigmoid,
   kMathLog1p01,  // log(1 + u), u in [0, 1]
   kMathLogGe1,   // log s, s >= 1
+  kMathLog,      // log x, every x
   kNumMath
 };
 using MathFn = void (*)(std::int64_t n, const float* x, float* y);

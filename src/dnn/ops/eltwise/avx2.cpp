@@ -1,0 +1,18 @@
+// Elementwise tensor-operation kernels compiled for avx2 (body.inc over scalar.inc).
+#include <cmath>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "kernels.hpp"
+
+namespace tessera::dnn::elt_kernels {
+namespace {
+#include "scalar.inc"
+#include "body.inc"
+}  // namespace
+
+constinit const Kernels kAvx2 = make_table("avx2");
+
+}  // namespace tessera::dnn::elt_kernels

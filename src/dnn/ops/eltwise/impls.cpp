@@ -1,0 +1,360 @@
+// Entry points of the elementwise tensor operations (binary, where, unary): argument checks,
+// the replay line, then the first implementation of the ordered list that accepts the call.
+// The fast implementations walk the broadcast loop nest (nest.hpp) and call one ISA's kernels
+// on each row in blocks; operands that are strided along the row, or stored as f16/bf16, are
+// staged through contiguous (f32) blocks first. Elementwise work has no reductions, so any
+// split over threads gives the same bits.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "../../common.hpp"
+#include "../activation/kernels.hpp"
+#include "../activation/dense.hpp"
+#include "kernels.hpp"
+#include "nest.hpp"
+#include "ref.hpp"
+
+namespace tessera::dnn {
+namespace {
+
+namespace ek = elt_kernels;
+namespace ak = act_kernels;
+using i64 = std::int64_t;
+
+static_assert(ek::kBinaryOps == kNumBinaryOps && ek::kUnaryOps == kNumUnaryOps);
+
+constexpr i64 kBlock = 1024;      // elements per kernel call (staged operands fit in L1)
+constexpr i64 kSegment = 65536;   // elements of a row per work unit
+constexpr i64 kGrain = 65536;     // elements per thread chunk, at least
+
+// ---- the call ---------------------------------------------------------------------------------
+enum class Kind { kBinary, kUnary, kWhere };
+struct EltCall {
+  Kind kind;
+  int op;  // BinaryOp / UnaryOp
+  const TensorDesc* in[3];
+  const void* inp[3];
+  int inputs;
+  const TensorDesc& y;
+  void* yp;
+};
+
+bool is_half(DType t) { return t == DType::kF16 || t == DType::kBF16; }
+
+// One operand of a block: a pointer the kernel reads with step 0 or 1.
+struct Source {
+  const void* p;
+  int step;
+};
+// Element i of a tensor's storage as f32 (f16/bf16) into dst[0..n) with the given stride.
+void gather_f32(const void* base, DType t, i64 off, i64 stride, i64 n, float* dst) {
+  const auto* u = static_cast<const std::uint16_t*>(base) + off;
+  if (stride == 1) {
+    if (t == DType::kF16) convert_f16_to_f32(reinterpret_cast<const f16*>(u), dst, static_cast<std::size_t>(n));
+    else convert_bf16_to_f32(reinterpret_cast<const bf16*>(u), dst, static_cast<std::size_t>(n));
+    return;
+  }
+  for (i64 i = 0; i < n; ++i)
+    dst[i] = t == DType::kF16 ? f16_bits_to_f32(u[i * stride]) : bf16_bits_to_f32(u[i * stride]);
+}
+void gather_bytes(const void* base, i64 bytes, i64 off, i64 stride, i64 n, void* dst) {
+  const char* s = static_cast<const char*>(base) + off * bytes;
+  char* d = static_cast<char*>(dst);
+  for (i64 i = 0; i < n; ++i) std::memcpy(d + i * bytes, s + i * stride * bytes, static_cast<std::size_t>(bytes));
+}
+// `raw`: f16/bf16 elements are moved as bits (where), not converted.
+Source source(const void* base, DType t, bool raw, i64 off, i64 stride, i64 n, void* tmp) {
+  if (is_half(t) && !raw) {
+    gather_f32(base, t, off, stride, stride == 0 ? 1 : n, static_cast<float*>(tmp));
+    return {tmp, stride == 0 ? 0 : 1};
+  }
+  const i64 bytes = static_cast<i64>(dtype_size(t));
+  if (stride == 0 || stride == 1) return {static_cast<const char*>(base) + off * bytes, stride == 0 ? 0 : 1};
+  gather_bytes(base, bytes, off, stride, n, tmp);
+  return {tmp, 1};
+}
+// The kernel's contiguous result (compute type `ct`) into y at off with the given stride.
+void put(const void* src, DType ct, bool raw, void* base, DType t, i64 off, i64 stride, i64 n) {
+  if (is_half(t) && !raw) {
+    const auto* f = static_cast<const float*>(src);
+    auto* u = static_cast<std::uint16_t*>(base) + off;
+    if (stride == 1) {
+      if (t == DType::kF16) convert_f32_to_f16(f, reinterpret_cast<f16*>(u), static_cast<std::size_t>(n));
+      else convert_f32_to_bf16(f, reinterpret_cast<bf16*>(u), static_cast<std::size_t>(n));
+      return;
+    }
+    for (i64 i = 0; i < n; ++i)
+      u[i * stride] = t == DType::kF16 ? f32_to_f16_bits(f[i]) : f32_to_bf16_bits(f[i]);
+    return;
+  }
+  const i64 bytes = static_cast<i64>(dtype_size(ct));
+  char* d = static_cast<char*>(base) + off * bytes;
+  for (i64 i = 0; i < n; ++i)
+    std::memcpy(d + i * stride * bytes, static_cast<const char*>(src) + i * bytes, static_cast<std::size_t>(bytes));
+}
+
+DType compute_type(DType t) { return is_half(t) ? DType::kF32 : t; }
+int type_index(DType t) {
+  switch (compute_type(t)) {
+    case DType::kBool: return ek::kBool;
+    case DType::kI8: return ek::kI8;
+    case DType::kU8: return ek::kU8;
+    case DType::kI32: return ek::kI32;
+    case DType::kI64: return ek::kI64;
+    case DType::kF32: return ek::kF32;
+    case DType::kF64: return ek::kF64;
+    default: return -1;
+  }
+}
+
+// The f32 functions the activations' vector math computes (the rest use scalar.inc's).
+int vector_math(int op) {
+  switch (static_cast<UnaryOp>(op)) {
+    case UnaryOp::kExp: return ak::kMathExp;
+    case UnaryOp::kLog: return ak::kMathLog;
+    case UnaryOp::kTanh: return ak::kMathTanh;
+    case UnaryOp::kErf: return ak::kMathErf;
+    default: return -1;
+  }
+}
+
+template <const ek::Kernels* kK, const ak::Kernels* kA>
+Status elt_run(Handle& h, const EltCall& c) {
+  const i64 total = c.y.numel();
+  if (total == 0) return Status::ok();
+  const TensorDesc* ops[4] = {c.in[0], c.in[1], c.in[2], &c.y};
+  const int ny = c.inputs;  // the output's operand index
+  ops[ny] = &c.y;
+  const detail::Nest nest = detail::make_nest(c.y.dims, std::span<const TensorDesc* const>(ops, static_cast<std::size_t>(ny + 1)));
+  const DType in_t = c.kind == Kind::kWhere ? c.in[1]->dtype : c.in[0]->dtype;
+  const DType out_ct = compute_type(c.y.dtype);
+  const int ti = type_index(in_t);
+  ek::BinaryFn bin = nullptr;
+  ek::UnaryFn un = nullptr;
+  ak::MathFn math = nullptr;
+  ek::WhereFn wh = nullptr;
+  if (c.kind == Kind::kBinary) bin = kK->binary[c.op][ti];
+  if (c.kind == Kind::kUnary) {
+    un = kK->unary[c.op][ti];
+    if (ti == ek::kF32 && vector_math(c.op) >= 0) math = kA->math[vector_math(c.op)];
+  }
+  if (c.kind == Kind::kWhere) {
+    const std::size_t b = dtype_size(in_t);
+    wh = kK->where[b == 1 ? 0 : b == 2 ? 1 : b == 4 ? 2 : 3];
+  }
+
+  const i64 L = nest.inner(), rows = nest.rows();
+  const i64 segs = (L + kSegment - 1) / kSegment, seg_len = std::min(L, kSegment);
+  const i64 units = rows * segs;
+  const i64 grain = std::max<i64>(1, kGrain / seg_len);
+  const i64 ys = nest.inner_stride(ny);
+  // y is written in place (the kernel's own output) when it is stored as the compute type
+  // and contiguous along the row.
+  const bool raw = c.kind == Kind::kWhere;
+  const bool y_direct = (raw || !is_half(c.y.dtype)) && ys == 1;
+  const DType where_t = c.kind == Kind::kWhere ? in_t : out_ct;
+  detail::parallel_for(h, 0, units, grain, [&](i64 u0, i64 u1) {
+    constexpr std::size_t kTmp = kBlock * 8;
+    auto tmp = std::make_unique_for_overwrite<unsigned char[]>(4 * kTmp + 64);
+    unsigned char* t[4];
+    for (int k = 0; k < 4; ++k) t[k] = tmp.get() + k * kTmp;
+    detail::RowCursor cur(nest, u0 / segs);
+    for (i64 u = u0; u < u1; ++u) {
+      if (u != u0 && u % segs == 0) cur.next();
+      const i64 j0 = (u % segs) * kSegment, j1 = std::min(L, j0 + kSegment);
+      for (i64 j = j0; j < j1; j += kBlock) {
+        const i64 n = std::min(kBlock, j1 - j);
+        Source s[3];
+        for (int k = 0; k < c.inputs; ++k) {
+          const i64 st = nest.inner_stride(k);
+          s[k] = source(c.inp[k], c.in[k]->dtype, raw, cur.offset[static_cast<std::size_t>(k)] + j * st, st, n, t[k]);
+        }
+        const i64 yoff = cur.offset[static_cast<std::size_t>(ny)] + j * ys;
+        void* out = y_direct ? static_cast<void*>(static_cast<char*>(c.yp) + yoff * static_cast<i64>(dtype_size(c.y.dtype))) : t[3];
+        if (bin != nullptr) {
+          bin(n, s[0].p, s[0].step, s[1].p, s[1].step, out);
+        } else if (c.kind == Kind::kWhere) {
+          wh(n, static_cast<const bool*>(s[0].p), s[0].step, s[1].p, s[1].step, s[2].p, s[2].step, out);
+        } else if (s[0].step == 0) {  // a broadcast scalar input: one value, then filled
+          un(1, s[0].p, out);
+          const std::size_t b = dtype_size(out_ct);
+          for (i64 i = 1; i < n; ++i) std::memcpy(static_cast<char*>(out) + i * static_cast<i64>(b), out, b);
+        } else if (math != nullptr) {
+          math(n, static_cast<const float*>(s[0].p), static_cast<float*>(out));
+        } else {
+          un(n, s[0].p, out);
+        }
+        if (!y_direct) put(out, where_t, raw, c.yp, c.y.dtype, yoff, ys, n);
+      }
+    }
+  });
+  return Status::ok();
+}
+
+Status elt_ref_run(Handle&, const EltCall& c) {
+  switch (c.kind) {
+    case Kind::kBinary:
+      ref::binary(static_cast<BinaryOp>(c.op), *c.in[0], c.inp[0], *c.in[1], c.inp[1], c.y, c.yp);
+      break;
+    case Kind::kUnary: ref::unary(static_cast<UnaryOp>(c.op), *c.in[0], c.inp[0], c.y, c.yp); break;
+    case Kind::kWhere:
+      ref::where(*c.in[0], c.inp[0], *c.in[1], c.inp[1], *c.in[2], c.inp[2], c.y, c.yp);
+      break;
+  }
+  return Status::ok();
+}
+
+template <Isa kNeeds>
+Status elt_accepts(const EltCall&) {
+  return detail::isa_allows(kNeeds);
+}
+
+constexpr detail::Impl<EltCall> kEltImpls[] = {
+    {"elt_avx512", &elt_accepts<Isa::kAvx512>, &elt_run<&ek::kAvx512, &ak::kAvx512>},
+    {"elt_avx2", &elt_accepts<Isa::kAvx2>, &elt_run<&ek::kAvx2, &ak::kAvx2>},
+    {"elt_generic", &elt_accepts<Isa::kGeneric>, &elt_run<&ek::kGeneric, &ak::kGeneric>},
+    {"elt_ref", detail::accepts_all<EltCall>, &elt_ref_run},
+};
+
+// ---- checks -----------------------------------------------------------------------------------
+// Output elements must be distinct (no zero or interleaving strides along dims > 1).
+Status check_distinct(const std::string& fn, const char* name, const TensorDesc& d) {
+  std::vector<std::pair<i64, i64>> s;  // (stride, dim)
+  for (int i = 0; i < d.rank(); ++i)
+    if (d.dims[static_cast<std::size_t>(i)] > 1)
+      s.emplace_back(d.strides[static_cast<std::size_t>(i)], d.dims[static_cast<std::size_t>(i)]);
+  std::sort(s.begin(), s.end());
+  i64 extent = 1;  // elements spanned by the dims so far
+  for (const auto& [stride, dim] : s) {
+    if (stride < extent)
+      return invalid_argument(fn + ": " + name + " strides [" + detail::dims_string(d.strides) +
+                              "] make elements overlap; an output needs distinct elements");
+    extent = stride * (dim - 1) + extent;
+  }
+  return Status::ok();
+}
+
+Status check_dims(const std::string& fn, const TensorDesc& y, const std::vector<i64>& expect) {
+  if (y.dims == expect) return Status::ok();
+  return invalid_argument(fn + ": y dims [" + detail::dims_string(y.dims) +
+                          "] differ from the broadcast of the inputs [" +
+                          detail::dims_string(expect) + "]");
+}
+
+Status run(Handle& h, const char* fn, const EltCall& c) {
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, fn));
+  return detail::run_first_accepting(h, fn, kEltImpls, c);
+}
+
+std::string type_list(bool (*takes)(int, int), int op) {
+  std::string s;
+  for (DType t : {DType::kBool, DType::kI8, DType::kU8, DType::kI32, DType::kI64, DType::kF16,
+                  DType::kBF16, DType::kF32, DType::kF64})
+    if (takes(op, type_index(t))) s += (s.empty() ? "" : ", ") + std::string(dtype_name(t));
+  return s;
+}
+bool binary_takes(int op, int ti) { return ti >= 0 && ek::kGeneric.binary[op][ti] != nullptr; }
+bool unary_takes(int op, int ti) { return ti >= 0 && ek::kGeneric.unary[op][ti] != nullptr; }
+
+void log_bench(const Handle& h, const std::string& what, const TensorDesc& a, const TensorDesc* b) {
+  TESSERA_VLOG(kBench) << "tessera bench dnn eltwise " << what << " --dims " << detail::dims_x(a)
+                       << (b ? " --dims-b " + detail::dims_x(*b) : std::string())
+                       << " --dtype " << dtype_name(a.dtype) << " --threads "
+                       << detail::max_threads(h);
+}
+
+}  // namespace
+
+Result<std::vector<std::int64_t>> broadcast_dims(std::span<const std::int64_t> a,
+                                                 std::span<const std::int64_t> b) {
+  const std::size_t r = std::max(a.size(), b.size());
+  std::vector<std::int64_t> out(r);
+  for (std::size_t i = 0; i < r; ++i) {
+    const std::int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const std::int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return invalid_argument("broadcast: dims [" +
+                              detail::dims_string({a.begin(), a.end()}) + "] and [" +
+                              detail::dims_string({b.begin(), b.end()}) +
+                              "] do not broadcast (axis " + std::to_string(i) + ": " +
+                              std::to_string(da) + " vs " + std::to_string(db) + ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Status binary(Handle& h, BinaryOp op, const TensorDesc& a_desc, const void* a,
+              const TensorDesc& b_desc, const void* b, const TensorDesc& y_desc, void* y) {
+  const int k = static_cast<int>(op);
+  if (k < 0 || k >= kNumBinaryOps)
+    return invalid_argument("binary: unknown op " + std::to_string(k));
+  const std::string fn = "binary " + std::string(binary_name(op));
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "a", a_desc, a));
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "b", b_desc, b));
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y_desc, y));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "a", a_desc, "b", b_desc));
+  if (!binary_takes(k, type_index(a_desc.dtype)))
+    return unsupported(fn + ": dtype " + std::string(dtype_name(a_desc.dtype)) +
+                       " is not supported; supported: " + type_list(binary_takes, k));
+  const bool cmp = op >= BinaryOp::kEqual && op <= BinaryOp::kGreaterEqual;
+  const DType yt = cmp ? DType::kBool : a_desc.dtype;
+  if (y_desc.dtype != yt)
+    return invalid_argument(fn + ": y dtype " + std::string(dtype_name(y_desc.dtype)) +
+                            " must be " + std::string(dtype_name(yt)));
+  TESSERA_ASSIGN_OR_RETURN(auto dims, broadcast_dims(a_desc.dims, b_desc.dims));
+  TESSERA_RETURN_IF_ERROR(check_dims(fn, y_desc, dims));
+  TESSERA_RETURN_IF_ERROR(check_distinct(fn, "y", y_desc));
+  TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "a", a_desc, a));
+  TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "b", b_desc, b));
+  log_bench(h, "--op " + std::string(binary_name(op)), a_desc, &b_desc);
+  return run(h, "binary", EltCall{Kind::kBinary, k, {&a_desc, &b_desc, nullptr}, {a, b, nullptr}, 2, y_desc, y});
+}
+
+Status where(Handle& h, const TensorDesc& cond_desc, const void* cond, const TensorDesc& a_desc,
+             const void* a, const TensorDesc& b_desc, const void* b, const TensorDesc& y_desc,
+             void* y) {
+  const std::string fn = "where";
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "cond", cond_desc, cond));
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "a", a_desc, a));
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "b", b_desc, b));
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y_desc, y));
+  if (cond_desc.dtype != DType::kBool)
+    return invalid_argument(fn + ": cond dtype " + std::string(dtype_name(cond_desc.dtype)) + " must be bool");
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "a", a_desc, "b", b_desc));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "a", a_desc, "y", y_desc));
+  if (dtype_size(a_desc.dtype) > 8)
+    return unsupported(fn + ": dtype " + std::string(dtype_name(a_desc.dtype)) + " is not supported (elements of at most 8 bytes)");
+  TESSERA_ASSIGN_OR_RETURN(auto ab, broadcast_dims(a_desc.dims, b_desc.dims));
+  TESSERA_ASSIGN_OR_RETURN(auto dims, broadcast_dims(cond_desc.dims, ab));
+  TESSERA_RETURN_IF_ERROR(check_dims(fn, y_desc, dims));
+  TESSERA_RETURN_IF_ERROR(check_distinct(fn, "y", y_desc));
+  TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "cond", cond_desc, cond));
+  TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "a", a_desc, a));
+  TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "b", b_desc, b));
+  return run(h, "where", EltCall{Kind::kWhere, 0, {&cond_desc, &a_desc, &b_desc}, {cond, a, b}, 3, y_desc, y});
+}
+
+Status unary(Handle& h, UnaryOp op, const TensorDesc& x_desc, const void* x,
+             const TensorDesc& y_desc, void* y) {
+  const int k = static_cast<int>(op);
+  if (k < 0 || k >= kNumUnaryOps) return invalid_argument("unary: unknown op " + std::to_string(k));
+  const std::string fn = "unary " + std::string(unary_name(op));
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "x", x_desc, x));
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y_desc, y));
+  if (!unary_takes(k, type_index(x_desc.dtype)))
+    return unsupported(fn + ": dtype " + std::string(dtype_name(x_desc.dtype)) +
+                       " is not supported; supported: " + type_list(unary_takes, k));
+  const DType yt = op == UnaryOp::kIsNan || op == UnaryOp::kIsInf ? DType::kBool : x_desc.dtype;
+  if (y_desc.dtype != yt)
+    return invalid_argument(fn + ": y dtype " + std::string(dtype_name(y_desc.dtype)) +
+                            " must be " + std::string(dtype_name(yt)));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "y", y_desc));
+  TESSERA_RETURN_IF_ERROR(check_distinct(fn, "y", y_desc));
+  TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "x", x_desc, x));
+  log_bench(h, "--op " + std::string(unary_name(op)), x_desc, nullptr);
+  return run(h, "unary", EltCall{Kind::kUnary, k, {&x_desc, nullptr, nullptr}, {x, nullptr, nullptr}, 1, y_desc, y});
+}
+
+}  // namespace tessera::dnn

@@ -1,0 +1,40 @@
+// Elementwise kernels of the tensor operations (binary, unary, where) on contiguous runs, one
+// table per instruction set: avx512.cpp, avx2.cpp and generic.cpp compile the same bodies
+// (body.inc over scalar.inc) with their own flags, so the compiler vectorises each for its
+// ISA; the f32 math functions come from the activations' vector math. impls.cpp walks the
+// broadcast loop nest (loops.hpp) and calls these on the innermost dim.
+//
+// ISA files include only this header: declarations, no inline code.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera::dnn::elt_kernels {
+
+// Compute types, the second index of the tables; f16/bf16 are staged through f32.
+enum Type : int { kBool, kI8, kU8, kI32, kI64, kF32, kF64, kNumTypes };
+
+inline constexpr int kBinaryOps = 21;  // BinaryOp's values (impls.cpp checks)
+inline constexpr int kUnaryOps = 24;   // UnaryOp's values
+
+// y[i] = a[i * sa] op b[i * sb] for i in [0, n); sa, sb are 0 (a broadcast scalar) or 1. y is
+// contiguous, of the operand type, or bool for comparisons. Null where the op does not take
+// the type.
+using BinaryFn = void (*)(std::int64_t n, const void* a, int sa, const void* b, int sb, void* y);
+// y[i] = op(x[i]); y may be x (in place).
+using UnaryFn = void (*)(std::int64_t n, const void* x, void* y);
+// y[i] = c[i * sc] ? a[i * sa] : b[i * sb], on elements of 1, 2, 4 or 8 bytes (index log2).
+using WhereFn = void (*)(std::int64_t n, const bool* c, int sc, const void* a, int sa,
+                         const void* b, int sb, void* y);
+
+struct Kernels {
+  const char* isa;
+  BinaryFn binary[kBinaryOps][kNumTypes];
+  UnaryFn unary[kUnaryOps][kNumTypes];
+  WhereFn where[4];
+};
+extern const Kernels kGeneric;
+extern const Kernels kAvx2;
+extern const Kernels kAvx512;
+
+}  // namespace tessera::dnn::elt_kernels

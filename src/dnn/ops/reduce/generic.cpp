@@ -1,0 +1,17 @@
+// Reduction kernels compiled for generic (body.inc).
+#include <cmath>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "kernels.hpp"
+
+namespace tessera::dnn::red_kernels {
+namespace {
+#include "body.inc"
+}  // namespace
+
+constinit const Kernels kGeneric = make_table("generic");
+
+}  // namespace tessera::dnn::red_kernels

@@ -1,0 +1,574 @@
+// Entry points of the reductions (reduce, arg_reduce, reduce_output_desc): argument checks,
+// then the first implementation of the ordered list that accepts the call.
+//
+// The fast implementations split x's dims into kept and reduced ones, each side a loop nest
+// (eltwise/nest.hpp), and pick one of two walks:
+//   rows    each output reduces its elements in the reduced nest's order, cut into chunks of
+//           at most kChunk along the nest's rows; chunk results combine in order. A single
+//           run of reduced elements (the nest merged to one dim) is cut into units of one
+//           chunk each, so one big reduction still spreads over threads.
+//   columns the kept innermost dim is contiguous in x (and not reduced): blocks of outputs
+//           accumulate one reduced index after another, in the reference's order.
+// Both orders depend only on the shapes, never on the thread count.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "../../common.hpp"
+#include "../activation/dense.hpp"
+#include "../activation/kernels.hpp"
+#include "../eltwise/nest.hpp"
+#include "../eltwise/ref.hpp"
+#include "kernels.hpp"
+
+namespace tessera::dnn {
+namespace {
+
+namespace rk = red_kernels;
+namespace ak = act_kernels;
+using i64 = std::int64_t;
+
+constexpr i64 kChunk = 16384;
+constexpr i64 kColBlock = 512;
+constexpr i64 kGrain = 65536;  // elements per thread chunk, at least
+
+struct RedCall {
+  ReduceOp op;
+  std::vector<int> axes;  // normalised
+  const TensorDesc& x;
+  const void* xp;
+  const TensorDesc& y;
+  void* yp;
+};
+
+bool is_half(DType t) { return t == DType::kF16 || t == DType::kBF16; }
+int type_index(DType t) {
+  switch (t) {
+    case DType::kI8: return rk::kI8;
+    case DType::kU8: return rk::kU8;
+    case DType::kI32: return rk::kI32;
+    case DType::kI64: return rk::kI64;
+    case DType::kF16:
+    case DType::kBF16:
+    case DType::kF32: return rk::kF32;
+    case DType::kF64: return rk::kF64;
+    default: return -1;
+  }
+}
+bool is_float_type(int ti) { return ti == rk::kF32 || ti == rk::kF64; }
+std::size_t elem_bytes(int ti) {
+  switch (ti) {
+    case rk::kI8:
+    case rk::kU8: return 1;
+    case rk::kI32:
+    case rk::kF32: return 4;
+    default: return 8;
+  }
+}
+
+int acc_of(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kProd: return rk::kProd;
+    case ReduceOp::kMax:
+    case ReduceOp::kLogSumExp: return rk::kMax;  // (its first pass)
+    case ReduceOp::kMin: return rk::kMin;
+    case ReduceOp::kL1: return rk::kSumAbs;
+    case ReduceOp::kL2:
+    case ReduceOp::kSumSquare: return rk::kSumSquare;
+    default: return rk::kSum;
+  }
+}
+
+// A partial result: f64 for float types, i64 for integers.
+struct Part {
+  double d = 0.0;
+  i64 i = 0;
+};
+Part combine(int acc, bool fl, Part a, Part b) {
+  if (acc == rk::kMax || acc == rk::kMin) {
+    if (fl) {
+      if (a.d != a.d) return a;
+      if (b.d != b.d) return b;
+      return (acc == rk::kMax ? a.d < b.d : b.d < a.d) ? b : a;
+    }
+    return (acc == rk::kMax ? a.i < b.i : b.i < a.i) ? b : a;
+  }
+  if (acc == rk::kProd) {
+    if (fl) return {a.d * b.d, 0};
+    return {0, static_cast<i64>(static_cast<std::uint64_t>(a.i) * static_cast<std::uint64_t>(b.i))};
+  }
+  if (fl) return {a.d + b.d, 0};
+  return {0, static_cast<i64>(static_cast<std::uint64_t>(a.i) + static_cast<std::uint64_t>(b.i))};
+}
+
+// Stores the final value of output element `off`.
+void finish(ReduceOp op, const TensorDesc& y, void* yp, i64 off, Part p, i64 count) {
+  const DType t = y.dtype;
+  if (is_floating(t)) {
+    double v = p.d;
+    switch (op) {
+      case ReduceOp::kMean: v = v / static_cast<double>(count); break;
+      case ReduceOp::kL2: v = std::sqrt(v); break;
+      case ReduceOp::kLogSum: v = std::log(v); break;
+      default: break;
+    }
+    if (t == DType::kF64) static_cast<double*>(yp)[off] = v;
+    else detail::store_f32(yp, t, off, static_cast<float>(v));
+    return;
+  }
+  i64 v = p.i;
+  if (op == ReduceOp::kMean) v = count == 0 ? 0 : v / count;
+  switch (t) {
+    case DType::kI8: static_cast<std::int8_t*>(yp)[off] = static_cast<std::int8_t>(v); break;
+    case DType::kU8: static_cast<std::uint8_t*>(yp)[off] = static_cast<std::uint8_t>(v); break;
+    case DType::kI32: static_cast<std::int32_t*>(yp)[off] = static_cast<std::int32_t>(v); break;
+    default: static_cast<std::int64_t*>(yp)[off] = v; break;
+  }
+}
+
+// The kept and reduced nests of a call, and the output's element offsets.
+struct Plan {
+  detail::Nest kept;     // operands: x, y
+  detail::Nest reduced;  // operand: x
+  i64 n_out = 1, n_red = 1;
+};
+Plan plan_of(const RedCall& c) {
+  TensorDesc xk, yk, xr;
+  std::vector<bool> red(static_cast<std::size_t>(c.x.rank()), false);
+  for (int a : c.axes) red[static_cast<std::size_t>(a)] = true;
+  const bool keep = c.y.rank() == c.x.rank();
+  int yi = 0;
+  for (int i = 0; i < c.x.rank(); ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (red[k]) {
+      xr.dims.push_back(c.x.dims[k]);
+      xr.strides.push_back(c.x.strides[k]);
+      if (keep) ++yi;
+      continue;
+    }
+    xk.dims.push_back(c.x.dims[k]);
+    xk.strides.push_back(c.x.strides[k]);
+    yk.dims.push_back(c.x.dims[k]);
+    yk.strides.push_back(c.y.strides[static_cast<std::size_t>(yi++)]);
+  }
+  Plan p;
+  const TensorDesc* ko[2] = {&xk, &yk};
+  const TensorDesc* ro[1] = {&xr};
+  p.kept = detail::make_nest(xk.dims, ko);
+  p.reduced = detail::make_nest(xr.dims, ro);
+  p.n_out = xk.numel();
+  p.n_red = xr.numel();
+  return p;
+}
+
+// Runs fn(block pointer, n) over x's elements [off, off + n*stride) in blocks of at most
+// kChunk, contiguous in the compute type (halves converted, strided runs gathered).
+template <typename F>
+void for_blocks(const void* xp, DType t, i64 off, i64 stride, i64 n, void* tmp, F&& fn) {
+  const std::size_t b = dtype_size(t);
+  for (i64 j = 0; j < n; j += kChunk) {
+    const i64 m = std::min(kChunk, n - j);
+    const i64 at = off + j * stride;
+    if (is_half(t)) {
+      float* f = static_cast<float*>(tmp);
+      const auto* u = static_cast<const std::uint16_t*>(xp) + at;
+      if (stride == 1 && t == DType::kF16) convert_f16_to_f32(reinterpret_cast<const f16*>(u), f, static_cast<std::size_t>(m));
+      else if (stride == 1) convert_bf16_to_f32(reinterpret_cast<const bf16*>(u), f, static_cast<std::size_t>(m));
+      else for (i64 i = 0; i < m; ++i) f[i] = detail::load_f32(u, t, i * stride);
+      fn(static_cast<const void*>(f), m);
+    } else if (stride == 1) {
+      fn(static_cast<const void*>(static_cast<const char*>(xp) + at * static_cast<i64>(b)), m);
+    } else {
+      const char* s = static_cast<const char*>(xp) + at * static_cast<i64>(b);
+      for (i64 i = 0; i < m; ++i) std::memcpy(static_cast<char*>(tmp) + i * static_cast<i64>(b), s + i * stride * static_cast<i64>(b), b);
+      fn(static_cast<const void*>(tmp), m);
+    }
+  }
+}
+
+template <const rk::Kernels* kK, const ak::Kernels* kA>
+struct Engine {
+  const RedCall& c;
+  const Plan& p;
+  int ti;
+  bool fl;
+
+  // exp(v - m) over a block (f32 or f64 compute type) into out.
+  void exp_shift(const void* v, i64 n, double m, void* out) const {
+    if (ti == rk::kF32) {
+      const float* f = static_cast<const float*>(v);
+      float* o = static_cast<float*>(out);
+      const auto mf = static_cast<float>(m);
+      for (i64 i = 0; i < n; ++i) o[i] = f[i] - mf;
+      kA->math[ak::kMathExp](n, o, o);
+    } else {
+      const double* f = static_cast<const double*>(v);
+      double* o = static_cast<double*>(out);
+      for (i64 i = 0; i < n; ++i) o[i] = std::exp(f[i] - m);
+    }
+  }
+
+  // The reduction (acc kind) of output `o`'s reduced elements [chunk pieces of a rank-1 nest
+  // or all of them], with x at base offset `xoff`. For log_sum_exp's second pass `shift` is
+  // the max subtracted before exp.
+  Part row_part(int acc, i64 xoff, i64 piece, bool all, double shift, void* tmp, void* tmp2) const {
+    const detail::Nest& r = p.reduced;
+    Part part;
+    bool first = true;
+    auto take = [&](const void* blk, i64 n) {
+      Part q;
+      if (shift == shift && c.op == ReduceOp::kLogSumExp && acc == rk::kSum) {
+        exp_shift(blk, n, shift, tmp2);
+        blk = tmp2;
+      }
+      kK->row[acc][ti](n, blk, &q.d, &q.i);
+      part = first ? q : combine(acc, fl, part, q);
+      first = false;
+    };
+    const i64 L = r.inner(), s = r.inner_stride(0);
+    if (!all) {  // one chunk of the single run
+      const i64 j = piece * kChunk;
+      for_blocks(c.xp, c.x.dtype, xoff + j * s, s, std::min(kChunk, L - j), tmp, take);
+      return part;
+    }
+    detail::RowCursor cur(r, 0);
+    for (i64 row = 0, rows = r.rows(); row < rows; ++row, cur.next())
+      for_blocks(c.xp, c.x.dtype, xoff + cur.offset[0], s, L, tmp, take);
+    return part;
+  }
+
+  void rows() const {
+    const detail::Nest& r = p.reduced;
+    const bool single = r.rank == 1;
+    const i64 pieces = single ? (p.n_red + kChunk - 1) / kChunk : 1;
+    const int acc = acc_of(c.op);
+    const bool lse = c.op == ReduceOp::kLogSumExp;
+    const i64 units = p.n_out * pieces;
+    const i64 grain = std::max<i64>(1, kGrain / std::max<i64>(1, std::min(p.n_red, kChunk)));
+    std::vector<Part> parts(static_cast<std::size_t>(pieces > 1 ? units : 0));
+    std::vector<double> maxes(static_cast<std::size_t>(lse ? p.n_out : 0));
+    const double kNoShift = std::numeric_limits<double>::quiet_NaN();
+    // One pass over all units with accumulator `a`: returns the combined part per output
+    // through `out(o, part)`.
+    auto pass = [&](int a, auto&& out) {
+      // Output o is element o % L of kept row o / L.
+      const i64 L = p.kept.inner(), xs = p.kept.inner_stride(0), ys = p.kept.inner_stride(1);
+      detail::parallel_for(*handle, 0, units, grain, [&](i64 u0, i64 u1) {
+        auto tmp = std::make_unique_for_overwrite<double[]>(2 * kChunk);
+        detail::RowCursor cur(p.kept, u0 / pieces / L);
+        for (i64 u = u0; u < u1; ++u) {
+          const i64 o = u / pieces, j = o % L;
+          if (u != u0 && u % pieces == 0 && j == 0) cur.next();
+          const double sh = a == rk::kSum && lse ? maxes[static_cast<std::size_t>(o)] : kNoShift;
+          const Part q = row_part(a, cur.offset[0] + j * xs, u % pieces, !single, sh, tmp.get(), tmp.get() + kChunk);
+          if (pieces > 1) parts[static_cast<std::size_t>(u)] = q;
+          else out(o, cur.offset[1] + j * ys, q);
+        }
+      });
+      if (pieces > 1) {
+        detail::RowCursor cur(p.kept, 0);
+        for (i64 o = 0; o < p.n_out; ++o) {
+          if (o != 0 && o % L == 0) cur.next();
+          Part q = parts[static_cast<std::size_t>(o * pieces)];
+          for (i64 k = 1; k < pieces; ++k) q = combine(a, fl, q, parts[static_cast<std::size_t>(o * pieces + k)]);
+          out(o, cur.offset[1] + (o % L) * ys, q);
+        }
+      }
+    };
+    if (!lse) {
+      pass(acc, [&](i64, i64 yoff, Part q) { finish(c.op, c.y, c.yp, yoff, q, p.n_red); });
+      return;
+    }
+    pass(rk::kMax, [&](i64 o, i64, Part q) { maxes[static_cast<std::size_t>(o)] = q.d; });
+    // Infinite or NaN maxima give themselves (+inf, NaN) or -inf (all -inf) directly.
+    pass(rk::kSum, [&](i64 o, i64 yoff, Part q) {
+      const double m = maxes[static_cast<std::size_t>(o)];
+      const double v = std::isfinite(m) ? m + std::log(q.d) : m;
+      finish(ReduceOp::kSum, c.y, c.yp, yoff, {v, 0}, p.n_red);
+    });
+  }
+
+  void columns() const {
+    const detail::Nest& k = p.kept;
+    const detail::Nest& r = p.reduced;
+    const i64 L = k.inner(), rows = k.rows();
+    const i64 blocks = (L + kColBlock - 1) / kColBlock;
+    const int acc = acc_of(c.op);
+    const bool lse = c.op == ReduceOp::kLogSumExp;
+    const bool ext = c.op == ReduceOp::kMax || c.op == ReduceOp::kMin;
+    const i64 ys = k.inner_stride(1);
+    const i64 grain = std::max<i64>(1, kGrain / std::max<i64>(1, std::min(L, kColBlock) * p.n_red));
+    detail::parallel_for(*handle, 0, rows * blocks, grain, [&](i64 u0, i64 u1) {
+      // acc, staged x block, max (lse), exp block
+      auto mem = std::make_unique_for_overwrite<double[]>(4 * kColBlock);
+      double* a = mem.get();
+      void* xb = mem.get() + kColBlock;
+      double* mx = mem.get() + 2 * kColBlock;
+      void* eb = mem.get() + 3 * kColBlock;
+      detail::RowCursor cur(k, u0 / blocks);
+      for (i64 u = u0; u < u1; ++u) {
+        if (u != u0 && u % blocks == 0) cur.next();
+        const i64 j0 = (u % blocks) * kColBlock, n = std::min(kColBlock, L - j0);
+        const i64 xoff = cur.offset[0] + j0;
+        // Every reduced index in order: fn(block of n elements in the compute type).
+        auto each = [&](auto&& fn) {
+          detail::RowCursor rc(r, 0);
+          const i64 rl = r.inner(), rs = r.inner_stride(0);
+          for (i64 row = 0, nr = r.rows(); row < nr; ++row, rc.next())
+            for (i64 e = 0; e < rl; ++e) {
+              const i64 at = xoff + rc.offset[0] + e * rs;
+              if (is_half(c.x.dtype)) {
+                for (i64 j = 0; j < n; ++j) static_cast<float*>(xb)[j] = detail::load_f32(c.xp, c.x.dtype, at + j);
+                fn(static_cast<const void*>(xb));
+              } else {
+                fn(static_cast<const void*>(static_cast<const char*>(c.xp) + at * static_cast<i64>(elem_bytes(ti))));
+              }
+            }
+        };
+        auto first_into = [&](void* dst) {  // the first reduced index's elements, as the acc type
+          bool done = false;
+          each([&](const void* blk) {
+            if (done) return;
+            std::memcpy(dst, blk, static_cast<std::size_t>(n) * elem_bytes(ti));
+            done = true;
+          });
+        };
+        if (ext || lse) {  // extreme elements in the element type
+          first_into(lse ? static_cast<void*>(mx) : static_cast<void*>(a));
+          each([&](const void* blk) { kK->col[acc][ti](n, blk, lse ? static_cast<void*>(mx) : static_cast<void*>(a)); });
+        }
+        if (!ext) {
+          if (fl) std::fill(a, a + n, acc == rk::kProd ? 1.0 : 0.0);
+          else std::fill(reinterpret_cast<i64*>(a), reinterpret_cast<i64*>(a) + n, acc == rk::kProd ? 1 : 0);
+          each([&](const void* blk) {
+            if (lse) {
+              if (ti == rk::kF32) {
+                const float* f = static_cast<const float*>(blk);
+                const float* m = reinterpret_cast<const float*>(mx);
+                float* o = static_cast<float*>(eb);
+                for (i64 j = 0; j < n; ++j) o[j] = std::isfinite(m[j]) ? f[j] - m[j] : 0.0f;
+                kA->math[ak::kMathExp](n, o, o);
+              } else {
+                const double* f = static_cast<const double*>(blk);
+                double* o = static_cast<double*>(eb);
+                for (i64 j = 0; j < n; ++j) o[j] = std::isfinite(mx[j]) ? std::exp(f[j] - mx[j]) : 0.0;
+              }
+              blk = eb;
+            }
+            kK->col[lse ? rk::kSum : acc][ti](n, blk, a);
+          });
+        }
+        for (i64 j = 0; j < n; ++j) {
+          Part q;
+          const i64 yoff = cur.offset[1] + (j0 + j) * ys;
+          if (lse) {
+            const double m = ti == rk::kF32 ? reinterpret_cast<const float*>(mx)[j] : mx[j];
+            finish(ReduceOp::kSum, c.y, c.yp, yoff, {std::isfinite(m) ? m + std::log(a[j]) : m, 0}, p.n_red);
+            continue;
+          }
+          if (ext) {
+            if (ti == rk::kF32) q.d = reinterpret_cast<const float*>(a)[j];
+            else if (ti == rk::kF64) q.d = a[j];
+            else {
+              switch (ti) {
+                case rk::kI8: q.i = reinterpret_cast<const std::int8_t*>(a)[j]; break;
+                case rk::kU8: q.i = reinterpret_cast<const std::uint8_t*>(a)[j]; break;
+                case rk::kI32: q.i = reinterpret_cast<const std::int32_t*>(a)[j]; break;
+                default: q.i = reinterpret_cast<const i64*>(a)[j]; break;
+              }
+            }
+          } else if (fl) {
+            q.d = a[j];
+          } else {
+            q.i = reinterpret_cast<const i64*>(a)[j];
+          }
+          finish(c.op, c.y, c.yp, yoff, q, p.n_red);
+        }
+      }
+    });
+  }
+
+  Handle* handle = nullptr;
+};
+
+// The result of reducing zero elements.
+void fill_empty(const RedCall& c) {
+  const bool fl = is_floating(c.y.dtype);
+  const double inf = std::numeric_limits<double>::infinity();
+  double v = 0.0;
+  i64 iv = 0;
+  switch (c.op) {
+    case ReduceOp::kProd: v = 1.0, iv = 1; break;
+    case ReduceOp::kMean: v = std::numeric_limits<double>::quiet_NaN(); break;
+    case ReduceOp::kMax: v = -inf; break;
+    case ReduceOp::kMin: v = inf; break;
+    case ReduceOp::kLogSum:
+    case ReduceOp::kLogSumExp: v = -inf; break;
+    default: break;
+  }
+  if (!fl && (c.op == ReduceOp::kMax || c.op == ReduceOp::kMin)) {
+    const bool mx = c.op == ReduceOp::kMax;
+    switch (c.y.dtype) {
+      case DType::kI8: iv = mx ? INT8_MIN : INT8_MAX; break;
+      case DType::kU8: iv = mx ? 0 : UINT8_MAX; break;
+      case DType::kI32: iv = mx ? INT32_MIN : INT32_MAX; break;
+      default: iv = mx ? INT64_MIN : INT64_MAX; break;
+    }
+  }
+  const detail::Nest n = [&] {
+    const TensorDesc* o[1] = {&c.y};
+    return detail::make_nest(c.y.dims, o);
+  }();
+  if (c.y.numel() == 0) return;
+  detail::RowCursor cur(n, 0);
+  for (i64 row = 0; row < n.rows(); ++row, cur.next())
+    for (i64 j = 0; j < n.inner(); ++j)
+      finish(ReduceOp::kSum, c.y, c.yp, cur.offset[0] + j * n.inner_stride(0), {v, iv}, 0);
+}
+
+template <Isa kNeeds>
+Status red_accepts(const RedCall&) {
+  return detail::isa_allows(kNeeds);
+}
+
+template <const rk::Kernels* kK, const ak::Kernels* kA>
+Status red_run(Handle& h, const RedCall& c) {
+  if (c.y.numel() == 0) return Status::ok();
+  const Plan p = plan_of(c);
+  if (p.n_red == 0) {
+    fill_empty(c);
+    return Status::ok();
+  }
+  const int ti = type_index(c.x.dtype);
+  Engine<kK, kA> e{c, p, ti, is_float_type(ti)};
+  e.handle = &h;
+  // Columns when the kept innermost dim runs contiguously in x below every reduced stride.
+  bool col = p.kept.inner_stride(0) == 1 && p.kept.inner() >= 16 && p.n_out > 1;
+  for (int i = 0; col && i < p.reduced.rank; ++i)
+    col = p.reduced.strides[0][static_cast<std::size_t>(i)] >= p.kept.inner();
+  if (col && p.reduced.inner_stride(0) == 1 && p.n_red > 1) col = false;
+  if (col) e.columns();
+  else e.rows();
+  return Status::ok();
+}
+
+Status red_ref_run(Handle&, const RedCall& c) {
+  ref::reduce(c.op, c.axes, c.x, c.xp, c.y, c.yp);
+  return Status::ok();
+}
+
+constexpr detail::Impl<RedCall> kRedImpls[] = {
+    {"reduce_avx512", &red_accepts<Isa::kAvx512>, &red_run<&rk::kAvx512, &ak::kAvx512>},
+    {"reduce_avx2", &red_accepts<Isa::kAvx2>, &red_run<&rk::kAvx2, &ak::kAvx2>},
+    {"reduce_generic", &red_accepts<Isa::kGeneric>, &red_run<&rk::kGeneric, &ak::kGeneric>},
+    {"reduce_ref", detail::accepts_all<RedCall>, &red_ref_run},
+};
+
+Result<std::vector<int>> normalise_axes(const std::string& fn, std::span<const int> axes, int rank) {
+  std::vector<int> out;
+  if (axes.empty()) {
+    for (int i = 0; i < rank; ++i) out.push_back(i);
+    return out;
+  }
+  for (int a : axes) {
+    if (a < -rank || a >= rank)
+      return invalid_argument(fn + ": axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+    const int n = a < 0 ? a + rank : a;
+    if (std::find(out.begin(), out.end(), n) != out.end())
+      return invalid_argument(fn + ": axis " + std::to_string(a) + " is given twice");
+    out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<i64> out_dims(const TensorDesc& x, const std::vector<int>& axes, bool keepdims) {
+  std::vector<i64> d;
+  for (int i = 0; i < x.rank(); ++i) {
+    const bool r = std::find(axes.begin(), axes.end(), i) != axes.end();
+    if (!r) d.push_back(x.dims[static_cast<std::size_t>(i)]);
+    else if (keepdims) d.push_back(1);
+  }
+  return d;
+}
+
+Status check_out(const std::string& fn, const TensorDesc& y, const void* yp, const std::vector<i64>& dims,
+                 DType t, const TensorDesc& x, const void* xp) {
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y, yp));
+  if (y.dtype != t)
+    return invalid_argument(fn + ": y dtype " + std::string(dtype_name(y.dtype)) + " must be " + std::string(dtype_name(t)));
+  if (y.dims != dims)
+    return invalid_argument(fn + ": y dims [" + detail::dims_string(y.dims) + "] must be [" + detail::dims_string(dims) + "]");
+  // Distinct output elements.
+  std::vector<std::pair<i64, i64>> s;
+  for (int i = 0; i < y.rank(); ++i)
+    if (y.dims[static_cast<std::size_t>(i)] > 1) s.emplace_back(y.strides[static_cast<std::size_t>(i)], y.dims[static_cast<std::size_t>(i)]);
+  std::sort(s.begin(), s.end());
+  i64 extent = 1;
+  for (const auto& [st, d] : s) {
+    if (st < extent) return invalid_argument(fn + ": y strides make elements overlap");
+    extent += st * (d - 1);
+  }
+  // The output is written while x is still read: no overlap at all.
+  if (y.numel() > 0 && x.numel() > 0) {
+    const auto y0 = reinterpret_cast<std::uintptr_t>(yp), x0 = reinterpret_cast<std::uintptr_t>(xp);
+    const auto y1 = y0 + static_cast<std::uintptr_t>(y.span()) * dtype_size(y.dtype);
+    const auto x1 = x0 + static_cast<std::uintptr_t>(x.span()) * dtype_size(x.dtype);
+    if (!(y1 <= x0 || x1 <= y0)) return invalid_argument(fn + ": y overlaps x");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<TensorDesc> reduce_output_desc(const TensorDesc& x, std::span<const int> axes, bool keepdims) {
+  TESSERA_RETURN_IF_ERROR(detail::check_desc("reduce_output_desc", "x", x, 0, detail::kMaxTensorRank));
+  TESSERA_ASSIGN_OR_RETURN(auto ax, normalise_axes("reduce_output_desc", axes, x.rank()));
+  return TensorDesc::make(x.dtype, out_dims(x, ax, keepdims));
+}
+
+Status reduce(Handle& h, ReduceOp op, std::span<const int> axes, bool keepdims,
+              const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y) {
+  const int k = static_cast<int>(op);
+  if (k < 0 || k >= kNumReduceOps) return invalid_argument("reduce: unknown op " + std::to_string(k));
+  const std::string fn = "reduce " + std::string(reduce_name(op));
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "x", x_desc, x));
+  TESSERA_ASSIGN_OR_RETURN(auto ax, normalise_axes(fn, axes, x_desc.rank()));
+  const int ti = type_index(x_desc.dtype);
+  const bool int_ok = op != ReduceOp::kL2 && op != ReduceOp::kLogSum && op != ReduceOp::kLogSumExp;
+  if (ti < 0 || (!is_float_type(ti) && !int_ok))
+    return unsupported(fn + ": dtype " + std::string(dtype_name(x_desc.dtype)) + " is not supported; supported: " +
+                       (int_ok ? "i8, u8, i32, i64, f16, bf16, f32, f64" : "f16, bf16, f32, f64"));
+  TESSERA_RETURN_IF_ERROR(check_out(fn, y_desc, y, out_dims(x_desc, ax, keepdims), x_desc.dtype, x_desc, x));
+  TESSERA_VLOG(kBench) << "tessera bench dnn reduce --op " << reduce_name(op) << " --dims "
+                       << detail::dims_x(x_desc) << " --axes " << detail::dims_string({ax.begin(), ax.end()})
+                       << " --dtype " << dtype_name(x_desc.dtype) << " --threads " << detail::max_threads(h);
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "reduce"));
+  return detail::run_first_accepting(h, "reduce", kRedImpls, RedCall{op, ax, x_desc, x, y_desc, y});
+}
+
+Status arg_reduce(Handle& h, bool arg_max, int axis, bool keepdims, bool last_index,
+                  const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y) {
+  const std::string fn = arg_max ? "arg_max" : "arg_min";
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "x", x_desc, x));
+  if (x_desc.rank() == 0) return invalid_argument(fn + ": x must have rank >= 1");
+  const int one[1] = {axis};
+  TESSERA_ASSIGN_OR_RETURN(auto ax, normalise_axes(fn, one, x_desc.rank()));
+  if (type_index(x_desc.dtype) < 0)
+    return unsupported(fn + ": dtype " + std::string(dtype_name(x_desc.dtype)) + " is not supported; supported: i8, u8, i32, i64, f16, bf16, f32, f64");
+  const std::vector<i64> od = out_dims(x_desc, ax, keepdims);
+  i64 n_out = 1;
+  for (i64 d : od) n_out *= d;
+  if (x_desc.dims[static_cast<std::size_t>(ax[0])] == 0 && n_out > 0)
+    return invalid_argument(fn + ": axis " + std::to_string(axis) + " is empty (no index to return)");
+  TESSERA_RETURN_IF_ERROR(check_out(fn, y_desc, y, od, DType::kI64, x_desc, x));
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, fn.c_str()));
+  // One pass per output along the axis (memory-bound; the reference walk is the fast path).
+  ref::arg_reduce(arg_max, ax[0], last_index, x_desc, x, y_desc, y);
+  return Status::ok();
+}
+
+}  // namespace tessera::dnn

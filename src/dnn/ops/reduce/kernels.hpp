@@ -1,0 +1,37 @@
+// Reduction kernels of the tensor operations, one table per instruction set (body.inc
+// compiled by generic.cpp, avx2.cpp and avx512.cpp with their flags). impls.cpp reduces a
+// contiguous row with the row kernels (the reduced elements innermost) or accumulates
+// contiguous blocks of outputs over the reduced rows with the column kernels (the kept
+// elements innermost). ISA files include only this header.
+//
+// Accumulators: floating-point sums and products in f64 (f16/bf16 are staged as f32), integer
+// sums and products in 64 bits (wrapping); max/min in the element type, NaN propagating.
+// A row kernel's summation order depends on n only: 16 lanes, i-th element into lane i % 16,
+// lanes added pairwise at the end.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera::dnn::red_kernels {
+
+enum Type : int { kI8, kU8, kI32, kI64, kF32, kF64, kNumTypes };
+// What a kernel accumulates: the sum of x, |x| or x^2, the product, the max or the min.
+enum Acc : int { kSum, kSumAbs, kSumSquare, kProd, kMax, kMin, kNumAcc };
+
+// One row: for float types the f64 result in *d, for integer types the i64 result in *i (max
+// and min: the extreme element, converted). n >= 1.
+using RowFn = void (*)(std::int64_t n, const void* x, double* d, std::int64_t* i);
+// Columns: acc[j] (f64 for float types, i64 for integers; max/min: the element type) combined
+// with x[j] for j in [0, n).
+using ColFn = void (*)(std::int64_t n, const void* x, void* acc);
+
+struct Kernels {
+  const char* isa;
+  RowFn row[kNumAcc][kNumTypes];
+  ColFn col[kNumAcc][kNumTypes];
+};
+extern const Kernels kGeneric;
+extern const Kernels kAvx2;
+extern const Kernels kAvx512;
+
+}  // namespace tessera::dnn::red_kernels

@@ -1,0 +1,12 @@
+# Tensor operations: elementwise binary/unary/where with broadcasting and reductions. Per family
+# the entry points (impls.cpp), the reference (eltwise/ref.cpp) and one kernel file per
+# instruction set compiled from a shared body. The kernels do not read errno: -fno-math-errno
+# lets the compiler vectorise sqrt, floor, ceil and rounding.
+set(TENSOR_OPS_KERNELS
+  ops/eltwise/generic.cpp ops/eltwise/avx2.cpp ops/eltwise/avx512.cpp
+  ops/reduce/generic.cpp ops/reduce/avx2.cpp ops/reduce/avx512.cpp)
+list(APPEND DNN_SOURCES
+  ops/eltwise/nest.cpp ops/eltwise/ref.cpp ops/eltwise/impls.cpp ops/reduce/impls.cpp
+  ${TENSOR_OPS_KERNELS})
+list(APPEND DNN_AVX2 ops/eltwise/avx2.cpp ops/reduce/avx2.cpp)
+list(APPEND DNN_AVX512 ops/eltwise/avx512.cpp ops/reduce/avx512.cpp)

@@ -1,0 +1,491 @@
+// Tensor operations: every binary and unary op on every dtype it takes, and where(), against
+// the reference over broadcasting corner cases (scalars, size-1 axes, rank differences, empty
+// tensors, rows longer than a kernel block), strided and permuted operands, strided outputs
+// and in-place use, on every ISA path; the integer and NaN rules; the vector log's accuracy;
+// reductions over every axis set in both walks (rows, columns), keepdims, empty reductions,
+// arg max/min; thread-count independence; bad arguments.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <tessera/core/cpu.hpp>
+#include <tessera/dnn.hpp>
+
+#include "../../src/dnn/ops/activation/kernels.hpp"
+#include "../../src/dnn/ops/eltwise/ref.hpp"
+#include "test_util.hpp"
+
+namespace tessera::dnn {
+namespace {
+
+using i64 = std::int64_t;
+using testing::for_each_isa;
+
+constexpr DType kTypes[] = {DType::kBool, DType::kI8,   DType::kU8,  DType::kI32, DType::kI64,
+                            DType::kF16,  DType::kBF16, DType::kF32, DType::kF64};
+
+// A host tensor: dims, strides (packed row-major, dims reversed in memory, or with gaps) and
+// storage covering its span.
+struct T {
+  TensorDesc d;
+  std::vector<unsigned char> mem;
+  void* p() { return mem.data(); }
+  const void* p() const { return mem.data(); }
+};
+enum class Lay { kPacked, kReversed, kGaps };
+T make(DType t, std::vector<i64> dims, Lay lay = Lay::kPacked) {
+  T x;
+  x.d.dtype = t;
+  x.d.dims = dims;
+  x.d.strides.assign(dims.size(), 0);
+  i64 s = 1;
+  const int r = static_cast<int>(dims.size());
+  for (int k = 0; k < r; ++k) {
+    const int i = lay == Lay::kReversed ? k : r - 1 - k;
+    x.d.strides[static_cast<std::size_t>(i)] = s;
+    s *= std::max<i64>(1, dims[static_cast<std::size_t>(i)]) + (lay == Lay::kGaps ? 1 : 0);
+  }
+  x.mem.assign(static_cast<std::size_t>(std::max<i64>(1, x.d.span())) * dtype_size(t), 0xA5);
+  return x;
+}
+
+// Random values for every element of the span: small integers with 0 and the extremes; floats
+// with NaN, infinities, -0 and zeros mixed in (unless `plain`).
+void fill(T& x, std::mt19937& rng, bool plain = false) {
+  const i64 n = static_cast<i64>(x.mem.size() / dtype_size(x.d.dtype));
+  std::uniform_int_distribution<int> small(-9, 9), pick(0, 40);
+  std::uniform_real_distribution<double> real(-4.0, 4.0);
+  for (i64 i = 0; i < n; ++i) {
+    const int k = pick(rng);
+    double v = real(rng);
+    if (!plain && k == 0) v = std::numeric_limits<double>::quiet_NaN();
+    if (!plain && k == 1) v = std::numeric_limits<double>::infinity();
+    if (!plain && k == 2) v = -std::numeric_limits<double>::infinity();
+    if (!plain && k == 3) v = -0.0;
+    if (k == 4) v = 0.0;
+    int iv = k == 4 ? 0 : small(rng);
+    void* at = x.mem.data() + static_cast<std::size_t>(i) * dtype_size(x.d.dtype);
+    switch (x.d.dtype) {
+      case DType::kBool: *static_cast<unsigned char*>(at) = static_cast<unsigned char>(k & 1); break;
+      case DType::kI8: *static_cast<std::int8_t*>(at) = static_cast<std::int8_t>(k == 5 ? -128 : k == 6 ? 127 : k == 7 ? -1 : iv); break;
+      case DType::kU8: *static_cast<std::uint8_t*>(at) = static_cast<std::uint8_t>(k == 5 ? 255 : iv + 9); break;
+      case DType::kI32: *static_cast<std::int32_t*>(at) = k == 5 ? INT32_MIN : k == 6 ? INT32_MAX : k == 7 ? -1 : iv; break;
+      case DType::kI64: *static_cast<std::int64_t*>(at) = k == 5 ? INT64_MIN : k == 6 ? INT64_MAX : k == 7 ? -1 : iv; break;
+      case DType::kF16: *static_cast<std::uint16_t*>(at) = f32_to_f16_bits(static_cast<float>(v)); break;
+      case DType::kBF16: *static_cast<std::uint16_t*>(at) = f32_to_bf16_bits(static_cast<float>(v)); break;
+      case DType::kF32: *static_cast<float*>(at) = static_cast<float>(v); break;
+      case DType::kF64: *static_cast<double*>(at) = v; break;
+      default: break;
+    }
+  }
+}
+
+double value(const T& x, i64 off) {
+  const void* b = x.mem.data() + static_cast<std::size_t>(off) * dtype_size(x.d.dtype);
+  switch (x.d.dtype) {
+    case DType::kBool: return *static_cast<const unsigned char*>(b);
+    case DType::kI8: return *static_cast<const std::int8_t*>(b);
+    case DType::kU8: return *static_cast<const std::uint8_t*>(b);
+    case DType::kI32: return *static_cast<const std::int32_t*>(b);
+    case DType::kI64: return static_cast<double>(*static_cast<const std::int64_t*>(b));
+    case DType::kF16: return f16_bits_to_f32(*static_cast<const std::uint16_t*>(b));
+    case DType::kBF16: return bf16_bits_to_f32(*static_cast<const std::uint16_t*>(b));
+    case DType::kF32: return *static_cast<const float*>(b);
+    case DType::kF64: return *static_cast<const double*>(b);
+    default: return 0;
+  }
+}
+
+// Offsets of every element of a desc, row-major over its dims.
+std::vector<i64> offsets(const TensorDesc& d) {
+  std::vector<i64> out;
+  if (d.numel() == 0) return out;
+  std::vector<i64> idx(d.dims.size(), 0);
+  while (true) {
+    i64 o = 0;
+    for (std::size_t i = 0; i < idx.size(); ++i) o += idx[i] * d.strides[i];
+    out.push_back(o);
+    int i = static_cast<int>(idx.size()) - 1;
+    for (; i >= 0; --i) {
+      const auto k = static_cast<std::size_t>(i);
+      if (++idx[k] < d.dims[k]) break;
+      idx[k] = 0;
+    }
+    if (i < 0) return out;
+  }
+}
+
+// got equals want element by element (NaN equals NaN; otherwise bit patterns, or within
+// `ulps` units in the last place of the dtype) and bytes outside the elements are untouched.
+void expect_same(const T& got, const T& want, const std::string& what, double ulps = 0, double atol = 0) {
+  ASSERT_EQ(got.mem.size(), want.mem.size());
+  const std::size_t b = dtype_size(got.d.dtype);
+  int bad = 0;
+  for (i64 o : offsets(got.d)) {
+    const double g = value(got, o), w = value(want, o);
+    const bool same_bits = std::memcmp(got.mem.data() + o * static_cast<i64>(b), want.mem.data() + o * static_cast<i64>(b), b) == 0;
+    bool ok = same_bits || (std::isnan(g) && std::isnan(w));
+    if (!ok && ulps > 0 && std::isfinite(w)) {
+      const double eps = got.d.dtype == DType::kF16 ? 0x1p-10 : got.d.dtype == DType::kBF16 ? 0x1p-7
+                         : got.d.dtype == DType::kF32 ? 0x1p-23 : 0x1p-52;
+      const double unit = std::max(std::ldexp(eps, std::ilogb(w == 0 ? 1e-300 : w)), static_cast<double>(std::numeric_limits<float>::denorm_min()));
+      ok = std::fabs(g - w) <= ulps * unit + atol;
+    }
+    if (!ok && ++bad <= 5) ADD_FAILURE() << what << ": element at offset " << o << " got " << g << " want " << w;
+  }
+  // The gaps of a strided output are never written.
+  std::vector<bool> is_elem(got.mem.size() / b, false);
+  for (i64 o : offsets(got.d)) is_elem[static_cast<std::size_t>(o)] = true;
+  for (std::size_t e = 0; e < is_elem.size(); ++e)
+    if (!is_elem[e])
+      for (std::size_t k = 0; k < b; ++k)
+        if (got.mem[e * b + k] != 0xA5) {
+          ADD_FAILURE() << what << ": byte outside the output's elements written at element " << e;
+          return;
+        }
+}
+
+bool takes_binary(BinaryOp op, DType t) {
+  const int k = static_cast<int>(op);
+  if (k <= 8) return t != DType::kBool;
+  if (k <= 14) return true;
+  if (k <= 17) return t == DType::kBool;
+  return is_integer(t);
+}
+bool takes_unary(UnaryOp op, DType t) {
+  if (op == UnaryOp::kNeg) return t == DType::kI8 || t == DType::kI32 || t == DType::kI64 || is_floating(t);
+  if (op == UnaryOp::kAbs || op == UnaryOp::kSign) return t != DType::kBool;
+  if (op == UnaryOp::kNot) return t == DType::kBool;
+  return is_floating(t);
+}
+bool is_cmp(BinaryOp op) { return op >= BinaryOp::kEqual && op <= BinaryOp::kGreaterEqual; }
+
+struct ShapePair {
+  std::vector<i64> a, b;
+};
+const ShapePair kPairs[] = {
+    {{}, {}},           {{7}, {}},          {{}, {7}},           {{3, 1, 5}, {4, 1}},
+    {{2, 3, 17}, {2, 3, 17}}, {{1, 33}, {65, 1}}, {{0, 3}, {1, 3}},  {{2, 1100}, {1100}},
+    {{5, 1, 2}, {5, 3, 1}},   {{1100}, {1}},
+};
+
+TEST(TensorOps, BroadcastDims) {
+  const std::vector<i64> a{3, 1, 5}, b{4, 1}, c{2, 5};
+  EXPECT_EQ(testing::value_or_fail(broadcast_dims(a, b)), (std::vector<i64>{3, 4, 5}));
+  EXPECT_EQ(testing::value_or_fail(broadcast_dims({}, a)), a);
+  const std::vector<i64> z{0, 1}, zc{0, 5};
+  EXPECT_EQ(testing::value_or_fail(broadcast_dims(z, std::vector<i64>{5})), zc);
+  const auto bad = broadcast_dims(std::vector<i64>{3, 4}, std::vector<i64>{2, 4});
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("axis 0: 3 vs 2"), std::string::npos) << bad.status().message();
+}
+
+TEST(TensorOps, BinaryMatchesReferenceOnEveryPath) {
+  std::mt19937 rng(7);
+  Handle h;
+  for (int k = 0; k < kNumBinaryOps; ++k) {
+    const auto op = static_cast<BinaryOp>(k);
+    for (DType t : kTypes) {
+      if (!takes_binary(op, t)) continue;
+      for (const ShapePair& sp : kPairs) {
+        const std::vector<i64> dims = testing::value_or_fail(broadcast_dims(sp.a, sp.b));
+        for (int lay = 0; lay < 3; ++lay) {
+          T a = make(t, sp.a, lay == 1 ? Lay::kReversed : Lay::kPacked), b = make(t, sp.b, lay == 2 ? Lay::kGaps : Lay::kPacked);
+          fill(a, rng);
+          fill(b, rng);
+          const DType yt = is_cmp(op) ? DType::kBool : t;
+          T want = make(yt, dims, lay == 2 ? Lay::kGaps : Lay::kPacked);
+          ref::binary(op, a.d, a.p(), b.d, b.p(), want.d, want.p());
+          for_each_isa([&](Isa) {
+            T got = make(yt, dims, lay == 2 ? Lay::kGaps : Lay::kPacked);
+            ASSERT_TRUE(binary(h, op, a.d, a.p(), b.d, b.p(), got.d, got.p()).is_ok());
+            expect_same(got, want, std::string(binary_name(op)) + " " + std::string(dtype_name(t)) + " " + a.d.to_string() + " " + b.d.to_string());
+          });
+        }
+      }
+    }
+  }
+}
+
+TEST(TensorOps, BinaryInPlace) {
+  std::mt19937 rng(3);
+  Handle h;
+  T a = make(DType::kF32, {3, 2000}), b = make(DType::kF32, {2000});
+  fill(a, rng, true);
+  fill(b, rng, true);
+  T want = make(DType::kF32, {3, 2000});
+  ref::binary(BinaryOp::kMul, a.d, a.p(), b.d, b.p(), want.d, want.p());
+  ASSERT_TRUE(binary(h, BinaryOp::kMul, a.d, a.p(), b.d, b.p(), a.d, a.p()).is_ok());
+  expect_same(a, want, "in place");
+}
+
+TEST(TensorOps, IntegerAndNanRules) {
+  Handle h;
+  auto run = [&](BinaryOp op, DType t, const std::vector<double>& av, const std::vector<double>& bv) {
+    T a = make(t, {static_cast<i64>(av.size())}), b = make(t, {static_cast<i64>(bv.size())}), y = make(t, {static_cast<i64>(av.size())});
+    for (std::size_t i = 0; i < av.size(); ++i) {
+      if (t == DType::kI32) {
+        static_cast<std::int32_t*>(a.p())[i] = static_cast<std::int32_t>(av[i]);
+        static_cast<std::int32_t*>(b.p())[i] = static_cast<std::int32_t>(bv[i]);
+      } else {
+        static_cast<float*>(a.p())[i] = static_cast<float>(av[i]);
+        static_cast<float*>(b.p())[i] = static_cast<float>(bv[i]);
+      }
+    }
+    EXPECT_TRUE(binary(h, op, a.d, a.p(), b.d, b.p(), y.d, y.p()).is_ok());
+    std::vector<double> out;
+    for (std::size_t i = 0; i < av.size(); ++i) out.push_back(value(y, static_cast<i64>(i)));
+    return out;
+  };
+  const double mn = INT32_MIN, nan = std::nan("");
+  EXPECT_EQ(run(BinaryOp::kDiv, DType::kI32, {7, -7, 5, mn}, {2, 2, 0, -1}), (std::vector<double>{3, -3, 0, mn}));
+  EXPECT_EQ(run(BinaryOp::kMod, DType::kI32, {7, -7, 7, 5, mn}, {3, 3, -3, 0, -1}), (std::vector<double>{1, 2, -2, 0, 0}));
+  EXPECT_EQ(run(BinaryOp::kFmod, DType::kI32, {7, -7, 7}, {3, 3, -3}), (std::vector<double>{1, -1, 1}));
+  EXPECT_EQ(run(BinaryOp::kPow, DType::kI32, {2, 2, 1, -1, -1, 3}, {10, -1, -5, -3, -4, 0}), (std::vector<double>{1024, 0, 1, -1, 1, 1}));
+  EXPECT_EQ(run(BinaryOp::kAdd, DType::kI32, {INT32_MAX}, {1}), (std::vector<double>{mn}));
+  EXPECT_EQ(run(BinaryOp::kMul, DType::kI32, {65536}, {65536}), (std::vector<double>{0}));
+  const auto m = run(BinaryOp::kMax, DType::kF32, {nan, 1, 2}, {1, nan, 3});
+  EXPECT_TRUE(std::isnan(m[0]) && std::isnan(m[1]) && m[2] == 3);
+  const auto r = run(BinaryOp::kMod, DType::kF32, {7, -7, 6}, {-3, 3, -3});
+  EXPECT_EQ(r[0], -2);
+  EXPECT_EQ(r[1], 2);
+  EXPECT_TRUE(r[2] == 0 && std::signbit(r[2]));
+}
+
+TEST(TensorOps, UnaryMatchesReferenceOnEveryPath) {
+  std::mt19937 rng(11);
+  Handle h;
+  const std::vector<std::vector<i64>> shapes = {{}, {1}, {15}, {16}, {17}, {3, 1100}, {0, 4}, {4, 5, 6}};
+  for (int k = 0; k < kNumUnaryOps; ++k) {
+    const auto op = static_cast<UnaryOp>(k);
+    // The f32 functions of the vector math: their documented bounds (plus the f16/bf16 rounding).
+    const double ulps = op == UnaryOp::kExp ? 2 : op == UnaryOp::kLog ? 1 : op == UnaryOp::kTanh ? 3 : op == UnaryOp::kErf ? 6 : 0;
+    for (DType t : kTypes) {
+      if (!takes_unary(op, t)) continue;
+      const bool math = ulps > 0 && t != DType::kF64;
+      const double tol = math ? (t == DType::kF32 ? ulps : 1) : 0;
+      for (const auto& dims : shapes)
+        for (int lay = 0; lay < 3; ++lay) {
+          T x = make(t, dims, lay == 1 ? Lay::kReversed : Lay::kPacked);
+          fill(x, rng);
+          const DType yt = op == UnaryOp::kIsNan || op == UnaryOp::kIsInf ? DType::kBool : t;
+          T want = make(yt, dims, lay == 2 ? Lay::kGaps : Lay::kPacked);
+          ref::unary(op, x.d, x.p(), want.d, want.p());
+          for_each_isa([&](Isa) {
+            T got = make(yt, dims, lay == 2 ? Lay::kGaps : Lay::kPacked);
+            ASSERT_TRUE(unary(h, op, x.d, x.p(), got.d, got.p()).is_ok());
+            expect_same(got, want, std::string(unary_name(op)) + " " + std::string(dtype_name(t)) + " " + x.d.to_string(), tol);
+          });
+        }
+    }
+  }
+}
+
+// The vector log against log in f64 over a dense sweep of positive floats (subnormals
+// included) and the special values, on every ISA path: <= 1 ulp.
+TEST(TensorOps, VectorLogWithinOneUlp) {
+  std::vector<float> x;
+  for (std::uint64_t b = 1; b < 0x7f800000u; b += 4099) x.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(b)));
+  for (float v : {1.0f, std::nextafter(1.0f, 0.0f), std::nextafter(1.0f, 2.0f), 0.0f, -0.0f, -1.0f,
+                  std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                  std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max()})
+    x.push_back(v);
+  for (const act_kernels::Kernels* k : {&act_kernels::kAvx512, &act_kernels::kAvx2, &act_kernels::kGeneric}) {
+    if ((k == &act_kernels::kAvx512 && cpu_info().isa() < Isa::kAvx512) || (k == &act_kernels::kAvx2 && cpu_info().isa() < Isa::kAvx2)) continue;
+    std::vector<float> y(x.size());
+    k->math[act_kernels::kMathLog](static_cast<i64>(x.size()), x.data(), y.data());
+    double worst = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double w = std::log(static_cast<double>(x[i]));
+      if (!std::isfinite(w)) {
+        EXPECT_TRUE((std::isnan(w) && std::isnan(y[i])) || w == y[i]) << k->isa << " log(" << x[i] << ") = " << y[i];
+        continue;
+      }
+      const double unit = std::ldexp(1.0, std::ilogb(static_cast<float>(w)) - 23);
+      worst = std::max(worst, std::fabs(y[i] - w) / unit);
+    }
+    EXPECT_LE(worst, 1.0) << k->isa;
+  }
+}
+
+TEST(TensorOps, WhereMatchesReference) {
+  std::mt19937 rng(5);
+  Handle h;
+  for (DType t : {DType::kBool, DType::kI8, DType::kF16, DType::kF32, DType::kI64, DType::kF64})
+    for (const ShapePair& sp : kPairs) {
+      const std::vector<i64> ab = testing::value_or_fail(broadcast_dims(sp.a, sp.b));
+      const std::vector<i64> cd = ab.empty() ? std::vector<i64>{} : std::vector<i64>{ab.back()};
+      const std::vector<i64> dims = testing::value_or_fail(broadcast_dims(cd, ab));
+      T c = make(DType::kBool, cd, Lay::kGaps), a = make(t, sp.a, Lay::kReversed), b = make(t, sp.b);
+      fill(c, rng);
+      fill(a, rng);
+      fill(b, rng);
+      T want = make(t, dims);
+      ref::where(c.d, c.p(), a.d, a.p(), b.d, b.p(), want.d, want.p());
+      for_each_isa([&](Isa) {
+        T got = make(t, dims);
+        ASSERT_TRUE(where(h, c.d, c.p(), a.d, a.p(), b.d, b.p(), got.d, got.p()).is_ok());
+        expect_same(got, want, "where " + std::string(dtype_name(t)) + " " + a.d.to_string());
+      });
+    }
+}
+
+// ---- reductions -------------------------------------------------------------------------------
+bool takes_reduce(ReduceOp op, DType t) {
+  if (t == DType::kBool) return false;
+  if (is_integer(t)) return op != ReduceOp::kL2 && op != ReduceOp::kLogSum && op != ReduceOp::kLogSumExp;
+  return true;
+}
+
+TEST(TensorOps, ReduceMatchesReferenceOnEveryPath) {
+  std::mt19937 rng(13);
+  struct Case {
+    std::vector<i64> dims;
+    std::vector<int> axes;
+  };
+  const std::vector<Case> cases = {
+      {{5, 7, 9}, {}},      {{5, 7, 9}, {0}},     {{5, 7, 9}, {1}},   {{5, 7, 9}, {-1}},
+      {{5, 7, 9}, {0, 2}},  {{5, 7, 9}, {1, 2}},  {{3, 40000}, {1}},  {{40000, 3}, {0}},
+      {{70000}, {}},        {{4, 0, 3}, {1}},     {{4, 0, 3}, {0}},   {{}, {}},
+      {{2, 3, 40, 5}, {0, 3}}, {{6, 33}, {0}},
+  };
+  for (int k = 0; k < kNumReduceOps; ++k) {
+    const auto op = static_cast<ReduceOp>(k);
+    for (DType t : {DType::kI8, DType::kU8, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32, DType::kF64}) {
+      if (!takes_reduce(op, t)) continue;
+      for (const Case& cs : cases)
+        for (int variant = 0; variant < 3; ++variant) {
+          const bool keep = variant == 1;
+          T x = make(t, cs.dims, variant == 2 ? Lay::kReversed : Lay::kPacked);
+          fill(x, rng, /*plain=*/variant != 0 || op == ReduceOp::kLogSum);
+          const TensorDesc yd = testing::value_or_fail(reduce_output_desc(x.d, cs.axes, keep));
+          T want = make(t, yd.dims, variant == 2 ? Lay::kGaps : Lay::kPacked);
+          const std::vector<int> norm = [&] {
+            std::vector<int> v;
+            for (int a : cs.axes) v.push_back(a < 0 ? a + x.d.rank() : a);
+            if (v.empty()) {
+              for (int i = 0; i < x.d.rank(); ++i) {
+                v.push_back(i);
+              }
+            }
+            std::sort(v.begin(), v.end());
+            return v;
+          }();
+          ref::reduce(op, norm, x.d, x.p(), want.d, want.p());
+          const bool exact = is_integer(t) || op == ReduceOp::kMax || op == ReduceOp::kMin;
+          std::vector<T> first(3, want);  // per ISA level, one thread
+          for (int threads : {1, 2}) {
+            Handle h;
+            ASSERT_TRUE(h.set_num_threads(threads).is_ok());
+            for_each_isa([&](Isa isa) {
+              T got = make(t, yd.dims, variant == 2 ? Lay::kGaps : Lay::kPacked);
+              const Status s = reduce(h, op, cs.axes, keep, x.d, x.p(), got.d, got.p());
+              ASSERT_TRUE(s.is_ok()) << s.to_string();
+              const std::string what = std::string(reduce_name(op)) + " " + x.d.to_string() + " axes " + std::to_string(cs.axes.size()) + " threads " + std::to_string(threads) + " variant " + std::to_string(variant);
+              // Sums in f64 in another order than the reference's: within 2 ulps of narrower
+              // dtypes; f64 results within n eps max|x|^2 (values within 4, squares 16).
+              const double n_red = static_cast<double>(x.d.numel()) / static_cast<double>(std::max<i64>(1, yd.numel()));
+              // log_sum_exp's m + log(sum) cancels near 0: absolute error of a few ulps of m.
+              const double atol = t == DType::kF64 ? (exact ? 0 : n_red * 16 * 0x1p-52)
+                                  : op == ReduceOp::kLogSumExp ? 1e-6 : 0;
+              expect_same(got, want, what, exact ? 0 : t == DType::kF64 ? 4 * n_red : 2, atol);
+              if (threads == 1) first[static_cast<std::size_t>(isa)] = got;
+              if (threads == 2) {
+                EXPECT_EQ(got.mem, first[static_cast<std::size_t>(isa)].mem) << what << ": differs from one thread";
+              }
+            });
+          }
+        }
+    }
+  }
+}
+
+TEST(TensorOps, ReduceOfNothingAndSpecialValues) {
+  Handle h;
+  T x = make(DType::kF32, {3, 0});
+  const std::vector<int> ax{1};
+  auto one = [&](ReduceOp op) {
+    T y = make(DType::kF32, {3});
+    EXPECT_TRUE(reduce(h, op, ax, false, x.d, x.p(), y.d, y.p()).is_ok());
+    return value(y, 0);
+  };
+  EXPECT_EQ(one(ReduceOp::kSum), 0);
+  EXPECT_EQ(one(ReduceOp::kProd), 1);
+  EXPECT_TRUE(std::isnan(one(ReduceOp::kMean)));
+  EXPECT_EQ(one(ReduceOp::kMax), -INFINITY);
+  EXPECT_EQ(one(ReduceOp::kMin), INFINITY);
+  EXPECT_EQ(one(ReduceOp::kLogSumExp), -INFINITY);
+  // log_sum_exp stays finite where exp overflows.
+  T big = make(DType::kF32, {3});
+  for (int i = 0; i < 3; ++i) static_cast<float*>(big.p())[i] = 1000.0f;
+  T y = make(DType::kF32, {});
+  ASSERT_TRUE(reduce(h, ReduceOp::kLogSumExp, {}, false, big.d, big.p(), y.d, y.p()).is_ok());
+  EXPECT_NEAR(value(y, 0), 1000.0 + std::log(3.0), 1e-3);
+}
+
+TEST(TensorOps, ArgMaxArgMin) {
+  Handle h;
+  T x = make(DType::kF32, {2, 5});
+  const float v[] = {1, 3, 3, -2, 0, 2, NAN, 5, NAN, -1};
+  std::memcpy(x.p(), v, sizeof v);
+  auto arg = [&](bool mx, bool last, int axis) {
+    const int a[1] = {axis};
+    T y = make(DType::kI64, testing::value_or_fail(reduce_output_desc(x.d, a, false)).dims);
+    EXPECT_TRUE(arg_reduce(h, mx, axis, false, last, x.d, x.p(), y.d, y.p()).is_ok());
+    std::vector<double> out;
+    for (i64 i = 0; i < y.d.numel(); ++i) out.push_back(value(y, i));
+    return out;
+  };
+  EXPECT_EQ(arg(true, false, 1), (std::vector<double>{1, 1}));
+  EXPECT_EQ(arg(true, true, 1), (std::vector<double>{2, 3}));
+  EXPECT_EQ(arg(false, false, 1), (std::vector<double>{3, 1}));
+  EXPECT_EQ(arg(true, false, 0), (std::vector<double>{1, 1, 1, 1, 0}));
+  EXPECT_EQ(arg(false, false, -2), (std::vector<double>{0, 1, 0, 1, 1}));  // NaN is the smallest
+}
+
+TEST(TensorOps, BadArgumentsAreRejectedNamingTheProblem) {
+  Handle h;
+  T a = make(DType::kF32, {3, 4}), b = make(DType::kF32, {2, 4}), y = make(DType::kF32, {3, 4});
+  auto expect_err = [](const Status& s, StatusCode code, const std::string& needle) {
+    EXPECT_EQ(s.code(), code) << s.to_string();
+    EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+  };
+  expect_err(binary(h, BinaryOp::kAdd, a.d, a.p(), b.d, b.p(), y.d, y.p()), StatusCode::kInvalidArgument, "do not broadcast");
+  T yb = make(DType::kF32, {3, 4});
+  expect_err(binary(h, BinaryOp::kLess, a.d, a.p(), a.d, a.p(), yb.d, yb.p()), StatusCode::kInvalidArgument, "must be bool");
+  T bo = make(DType::kBool, {3, 4});
+  expect_err(binary(h, BinaryOp::kAdd, bo.d, bo.p(), bo.d, bo.p(), bo.d, bo.p()), StatusCode::kUnsupported, "supported: i8");
+  expect_err(unary(h, UnaryOp::kSin, bo.d, bo.p(), bo.d, bo.p()), StatusCode::kUnsupported, "supported: f16, bf16, f32, f64");
+  T i32 = make(DType::kI32, {3, 4});
+  expect_err(binary(h, BinaryOp::kAdd, a.d, a.p(), i32.d, i32.p(), y.d, y.p()), StatusCode::kInvalidArgument, "dtype");
+  // y overlapping a without being it.
+  TensorDesc shifted = y.d;
+  expect_err(binary(h, BinaryOp::kAdd, a.d, a.p(), a.d, a.p(), shifted, static_cast<float*>(a.p()) + 1), StatusCode::kInvalidArgument, "overlaps");
+  TensorDesc zero_stride = y.d;
+  zero_stride.strides = {0, 1};
+  expect_err(binary(h, BinaryOp::kAdd, a.d, a.p(), a.d, a.p(), zero_stride, y.p()), StatusCode::kInvalidArgument, "overlap");
+  expect_err(binary(h, BinaryOp::kAdd, a.d, nullptr, a.d, a.p(), y.d, y.p()), StatusCode::kInvalidArgument, "null");
+  TensorDesc huge = TensorDesc::make(DType::kF32, {1ll << 40, 1ll << 40});
+  expect_err(unary(h, UnaryOp::kExp, huge, a.p(), huge, y.p()), StatusCode::kInvalidArgument, "too large");
+  const int bad_axis[] = {2}, twice[] = {1, -1};
+  T r = make(DType::kF32, {3});
+  expect_err(reduce(h, ReduceOp::kSum, bad_axis, false, a.d, a.p(), r.d, r.p()), StatusCode::kInvalidArgument, "out of range");
+  expect_err(reduce(h, ReduceOp::kSum, twice, false, a.d, a.p(), r.d, r.p()), StatusCode::kInvalidArgument, "twice");
+  const int ax1[] = {1};
+  T r4 = make(DType::kF32, {4});
+  expect_err(reduce(h, ReduceOp::kSum, ax1, false, a.d, a.p(), r4.d, r4.p()), StatusCode::kInvalidArgument, "y dims");
+  expect_err(reduce(h, ReduceOp::kLogSum, ax1, false, i32.d, i32.p(), r.d, r.p()), StatusCode::kUnsupported, "f16, bf16");
+  T empty = make(DType::kF32, {3, 0});
+  T idx = make(DType::kI64, {3});
+  expect_err(arg_reduce(h, true, 1, false, false, empty.d, empty.p(), idx.d, idx.p()), StatusCode::kInvalidArgument, "empty");
+}
+
+}  // namespace
+}  // namespace tessera::dnn
