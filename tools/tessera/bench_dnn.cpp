@@ -466,6 +466,7 @@ void add_bench_dnn_command(CLI::App& bench) {
       "dnn", "tessera DNN primitives against oneDNN: times, time ratio, GFLOPS or GB/s");
   dnn_bench::add_conv_command(*dnn);
   dnn_bench::add_ops_commands(*dnn);
+  dnn_bench::add_tensor_commands(*dnn);
 }
 
 }  // namespace tessera::cli

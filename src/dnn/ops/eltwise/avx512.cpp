@@ -1,5 +1,8 @@
 // Elementwise tensor-operation kernels compiled for avx512 (body.inc over scalar.inc).
+#include <immintrin.h>
+
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <tuple>
 #include <type_traits>
@@ -11,8 +14,21 @@ namespace tessera::dnn::elt_kernels {
 namespace {
 #include "scalar.inc"
 #include "body.inc"
+void copy_stream(void* dst, const void* src, std::int64_t bytes) {
+  auto* d = static_cast<char*>(dst);
+  const auto* s = static_cast<const char*>(src);
+  // Up to the first aligned address with plain stores, then whole vectors streamed.
+  const auto head = static_cast<std::int64_t>((-reinterpret_cast<std::uintptr_t>(d)) & 63u);
+  const std::int64_t h = head < bytes ? head : bytes;
+  std::memcpy(d, s, static_cast<std::size_t>(h));
+  std::int64_t i = h;
+  for (; i + 64 <= bytes; i += 64)
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d + i), _mm512_loadu_si512(reinterpret_cast<const __m512i*>(s + i)));
+  std::memcpy(d + i, s + i, static_cast<std::size_t>(bytes - i));
+}
+void sfence() { _mm_sfence(); }
 }  // namespace
 
-constinit const Kernels kAvx512 = make_table("avx512");
+constinit const Kernels kAvx512 = make_table("avx512", &copy_stream, &sfence);
 
 }  // namespace tessera::dnn::elt_kernels

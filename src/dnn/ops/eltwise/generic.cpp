@@ -1,5 +1,6 @@
 // Elementwise tensor-operation kernels compiled for generic (body.inc over scalar.inc).
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <tuple>
 #include <type_traits>
@@ -11,8 +12,12 @@ namespace tessera::dnn::elt_kernels {
 namespace {
 #include "scalar.inc"
 #include "body.inc"
+void copy_plain(void* dst, const void* src, std::int64_t bytes) {
+  std::memcpy(dst, src, static_cast<std::size_t>(bytes));
+}
+void no_fence() {}
 }  // namespace
 
-constinit const Kernels kGeneric = make_table("generic");
+constinit const Kernels kGeneric = make_table("generic", &copy_plain, &no_fence);
 
 }  // namespace tessera::dnn::elt_kernels

@@ -154,6 +154,9 @@ Status elt_run(Handle& h, const EltCall& c) {
   // and contiguous along the row.
   const bool raw = c.kind == Kind::kWhere;
   const bool y_direct = (raw || !is_half(c.y.dtype)) && ys == 1;
+  // Outputs larger than the last-level cache are written with non-temporal stores from the
+  // kernel's block (no read for ownership, caches left alone).
+  const bool stream = y_direct && detail::stream_output(total * static_cast<i64>(dtype_size(c.y.dtype)));
   const DType where_t = c.kind == Kind::kWhere ? in_t : out_ct;
   detail::parallel_for(h, 0, units, grain, [&](i64 u0, i64 u1) {
     constexpr std::size_t kTmp = kBlock * 8;
@@ -172,7 +175,8 @@ Status elt_run(Handle& h, const EltCall& c) {
           s[k] = source(c.inp[k], c.in[k]->dtype, raw, cur.offset[static_cast<std::size_t>(k)] + j * st, st, n, t[k]);
         }
         const i64 yoff = cur.offset[static_cast<std::size_t>(ny)] + j * ys;
-        void* out = y_direct ? static_cast<void*>(static_cast<char*>(c.yp) + yoff * static_cast<i64>(dtype_size(c.y.dtype))) : t[3];
+        void* const y_at = static_cast<char*>(c.yp) + yoff * static_cast<i64>(dtype_size(c.y.dtype));
+        void* out = y_direct && !stream ? y_at : t[3];
         if (bin != nullptr) {
           bin(n, s[0].p, s[0].step, s[1].p, s[1].step, out);
         } else if (c.kind == Kind::kWhere) {
@@ -186,9 +190,11 @@ Status elt_run(Handle& h, const EltCall& c) {
         } else {
           un(n, s[0].p, out);
         }
-        if (!y_direct) put(out, where_t, raw, c.yp, c.y.dtype, yoff, ys, n);
+        if (stream) kK->stream(y_at, out, n * static_cast<i64>(dtype_size(c.y.dtype)));
+        else if (!y_direct) put(out, where_t, raw, c.yp, c.y.dtype, yoff, ys, n);
       }
     }
+    if (stream) kK->fence();
   });
   return Status::ok();
 }

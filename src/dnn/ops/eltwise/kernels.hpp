@@ -27,8 +27,15 @@ using UnaryFn = void (*)(std::int64_t n, const void* x, void* y);
 using WhereFn = void (*)(std::int64_t n, const bool* c, int sc, const void* a, int sa,
                          const void* b, int sb, void* y);
 
+// dst[0, bytes) = src with non-temporal stores where the ISA has them (dst need not be
+// aligned); fence() orders them before later stores.
+using StreamFn = void (*)(void* dst, const void* src, std::int64_t bytes);
+using FenceFn = void (*)();
+
 struct Kernels {
   const char* isa;
+  StreamFn stream;
+  FenceFn fence;
   BinaryFn binary[kBinaryOps][kNumTypes];
   UnaryFn unary[kUnaryOps][kNumTypes];
   WhereFn where[4];

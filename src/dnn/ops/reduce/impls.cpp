@@ -32,7 +32,7 @@ namespace ak = act_kernels;
 using i64 = std::int64_t;
 
 constexpr i64 kChunk = 16384;
-constexpr i64 kColBlock = 512;
+constexpr i64 kColBlock = 8192;  // outputs per column block, at most (f64 accumulators: 64 KiB)
 constexpr i64 kGrain = 65536;  // elements per thread chunk, at least
 
 struct RedCall {
@@ -295,23 +295,27 @@ struct Engine {
     const detail::Nest& k = p.kept;
     const detail::Nest& r = p.reduced;
     const i64 L = k.inner(), rows = k.rows();
-    const i64 blocks = (L + kColBlock - 1) / kColBlock;
+    // Wide blocks read each reduced row in long contiguous runs; narrower ones while there
+    // are too few to share among threads (each output's order is the same either way).
+    i64 width = std::min(L, kColBlock);
+    while (width > 256 && rows * ((L + width - 1) / width) < detail::max_threads(*handle)) width = (width + 1) / 2;
+    const i64 blocks = (L + width - 1) / width;
     const int acc = acc_of(c.op);
     const bool lse = c.op == ReduceOp::kLogSumExp;
     const bool ext = c.op == ReduceOp::kMax || c.op == ReduceOp::kMin;
     const i64 ys = k.inner_stride(1);
-    const i64 grain = std::max<i64>(1, kGrain / std::max<i64>(1, std::min(L, kColBlock) * p.n_red));
+    const i64 grain = std::max<i64>(1, kGrain / std::max<i64>(1, width * p.n_red));
     detail::parallel_for(*handle, 0, rows * blocks, grain, [&](i64 u0, i64 u1) {
       // acc, staged x block, max (lse), exp block
-      auto mem = std::make_unique_for_overwrite<double[]>(4 * kColBlock);
+      auto mem = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(4 * width));
       double* a = mem.get();
-      void* xb = mem.get() + kColBlock;
-      double* mx = mem.get() + 2 * kColBlock;
-      void* eb = mem.get() + 3 * kColBlock;
+      void* xb = mem.get() + width;
+      double* mx = mem.get() + 2 * width;
+      void* eb = mem.get() + 3 * width;
       detail::RowCursor cur(k, u0 / blocks);
       for (i64 u = u0; u < u1; ++u) {
         if (u != u0 && u % blocks == 0) cur.next();
-        const i64 j0 = (u % blocks) * kColBlock, n = std::min(kColBlock, L - j0);
+        const i64 j0 = (u % blocks) * width, n = std::min(width, L - j0);
         const i64 xoff = cur.offset[0] + j0;
         // Every reduced index in order: fn(block of n elements in the compute type).
         auto each = [&](auto&& fn) {

@@ -1,0 +1,163 @@
+// `tessera bench dnn eltwise|reduce ...`: the tensor operations against the machine's memory
+// copy. Each case alternates the operation with a copy (memcpy split over the same threads)
+// that moves as many bytes as the operation reads plus writes, and prints both rates (GB/s
+// of bytes read + written) and their ratio: the target is >= 0.8 for tensors larger
+// than the L2 cache.
+#include <cstring>
+#include <memory>
+#include <random>
+
+#include "bench_dnn.hpp"
+#include "commands.hpp"
+#include "tessera/core/thread_pool.hpp"
+
+namespace tessera::cli::dnn_bench {
+namespace {
+
+using nlohmann::json;
+
+struct TensorArgs {
+  std::string op, dims, dims_b, dtype = "f32", axes;
+  bool keepdims = false;
+};
+
+// Random bytes that are valid values of any dtype (bools 0/1; floats in [-2, 2)).
+void fill_random(void* p, DType t, std::int64_t n) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float v = u(rng);
+    switch (t) {
+      case DType::kBool: static_cast<unsigned char*>(p)[i] = v > 0; break;
+      case DType::kI8: static_cast<std::int8_t*>(p)[i] = static_cast<std::int8_t>(v * 50); break;
+      case DType::kU8: static_cast<std::uint8_t*>(p)[i] = static_cast<std::uint8_t>(v * 50 + 100); break;
+      case DType::kI32: static_cast<std::int32_t*>(p)[i] = static_cast<std::int32_t>(v * 1000); break;
+      case DType::kI64: static_cast<std::int64_t*>(p)[i] = static_cast<std::int64_t>(v * 1000); break;
+      case DType::kF16: static_cast<std::uint16_t*>(p)[i] = f32_to_f16_bits(v); break;
+      case DType::kBF16: static_cast<std::uint16_t*>(p)[i] = f32_to_bf16_bits(v); break;
+      case DType::kF32: static_cast<float*>(p)[i] = v; break;
+      case DType::kF64: static_cast<double*>(p)[i] = v; break;
+      default: break;
+    }
+  }
+}
+
+struct Buffer {
+  AlignedBuffer mem;
+  dnn::TensorDesc desc;
+  Buffer(DType t, std::vector<std::int64_t> dims, const char* what, bool random)
+      : mem(static_cast<std::size_t>(std::max<std::int64_t>(1, dnn::TensorDesc::make(t, dims).numel())) * dtype_size(t), what),
+        desc(dnn::TensorDesc::make(t, std::move(dims))) {
+    if (random) fill_random(mem.data(), t, desc.numel());
+    else std::memset(mem.data(), 0, static_cast<std::size_t>(std::max<std::int64_t>(1, desc.numel())) * dtype_size(t));
+  }
+};
+
+std::vector<std::int64_t> dims_of(const std::string& flag, const std::string& text, std::int64_t min = 0) {
+  if (text.empty()) return {};
+  return parse_dims(flag, text, min);
+}
+
+void run(const TensorArgs& a, const BenchOptions& o, bool is_reduce) {
+  check_bench_options(o);
+  const std::optional<DType> dt = parse_dtype(a.dtype);
+  if (!dt) bad("--dtype: '" + a.dtype + "' is not a dtype");
+  if (a.dims.empty()) bad("give --dims, e.g. --dims 4096x4096");
+  Buffer x(*dt, dims_of("--dims", a.dims), "x", true);
+  std::optional<Buffer> b, y;
+  std::function<Status(dnn::Handle&)> call;
+  std::string what = "tessera bench dnn " + std::string(is_reduce ? "reduce" : "eltwise") + " --op " + a.op + " --dims " + a.dims;
+  std::int64_t traffic = x.desc.numel() * static_cast<std::int64_t>(dtype_size(*dt));
+  if (is_reduce) {
+    const auto op = dnn::parse_reduce(a.op);
+    if (!op) bad("--op: '" + a.op + "' is not a reduction (sum, mean, prod, max, min, l1, l2, sum_square, log_sum, log_sum_exp)");
+    std::vector<int> axes;
+    for (std::int64_t v : dims_of("--axes", a.axes, -16)) axes.push_back(static_cast<int>(v));
+    auto yd = dnn::reduce_output_desc(x.desc, axes, a.keepdims);
+    if (!yd.is_ok()) bad(yd.status().message());
+    y.emplace(*dt, yd.value().dims, "y", false);
+    traffic += y->desc.numel() * static_cast<std::int64_t>(dtype_size(*dt));
+    what += (a.axes.empty() ? "" : " --axes " + a.axes) + (a.keepdims ? " --keepdims" : "");
+    call = [&, op, axes](dnn::Handle& h) { return dnn::reduce(h, *op, axes, a.keepdims, x.desc, x.mem.data(), y->desc, y->mem.data()); };
+  } else if (const auto bop = dnn::parse_binary(a.op)) {
+    b.emplace(*dt, a.dims_b.empty() ? x.desc.dims : dims_of("--dims-b", a.dims_b), "b", true);
+    auto od = dnn::broadcast_dims(x.desc.dims, b->desc.dims);
+    if (!od.is_ok()) bad(od.status().message());
+    const bool cmp = *bop >= dnn::BinaryOp::kEqual && *bop <= dnn::BinaryOp::kGreaterEqual;
+    y.emplace(cmp ? DType::kBool : *dt, od.value(), "y", false);
+    traffic += b->desc.numel() * static_cast<std::int64_t>(dtype_size(*dt)) + y->desc.numel() * static_cast<std::int64_t>(dtype_size(y->desc.dtype));
+    if (!a.dims_b.empty()) what += " --dims-b " + a.dims_b;
+    call = [&, bop](dnn::Handle& h) { return dnn::binary(h, *bop, x.desc, x.mem.data(), b->desc, b->mem.data(), y->desc, y->mem.data()); };
+  } else if (const auto uop = dnn::parse_unary(a.op)) {
+    const bool pred = *uop == dnn::UnaryOp::kIsNan || *uop == dnn::UnaryOp::kIsInf;
+    y.emplace(pred ? DType::kBool : *dt, x.desc.dims, "y", false);
+    traffic += y->desc.numel() * static_cast<std::int64_t>(dtype_size(y->desc.dtype));
+    call = [&, uop](dnn::Handle& h) { return dnn::unary(h, *uop, x.desc, x.mem.data(), y->desc, y->mem.data()); };
+  } else {
+    bad("--op: '" + a.op + "' is neither a binary nor a unary operation");
+  }
+  what += " --dtype " + a.dtype;
+  // The copy: traffic / 2 bytes read and written, split over the pool's threads.
+  const auto half = static_cast<std::size_t>(std::max<std::int64_t>(64, traffic / 2));
+  AlignedBuffer src(half, "copy source"), dst(half, "copy target");
+  std::memset(src.data(), 1, half);
+  std::memset(dst.data(), 0, half);
+
+  json rows = json::array();
+  Table t({{"case", 56, true}, {"threads", 7}, {"tessera ms", 11}, {"copy ms", 9}, {"GB/s", 7}, {"copy GB/s", 10}, {"ratio", 6}});
+  if (!o.json) t.print_header();
+  for (int threads : thread_counts(o)) {
+    use_threads(threads);
+    dnn::Handle h;
+    if (Status s = h.set_num_threads(threads); !s.is_ok()) throw CommandError{s.message(), 1};
+    auto op = [&] {
+      if (Status s = call(h); !s.is_ok()) throw CommandError{s.message(), 1};
+    };
+    auto copy = [&] {
+      thread_pool().parallel_for(0, static_cast<std::int64_t>(half), 1 << 20, [&](std::int64_t b0, std::int64_t b1) {
+        std::memcpy(static_cast<char*>(dst.data()) + b0, static_cast<const char*>(src.data()) + b0, static_cast<std::size_t>(b1 - b0));
+      });
+    };
+    op();
+    copy();
+    const auto [ta, tc] = measure_alternating(op, copy, o, nullptr);
+    const double gbs = static_cast<double>(traffic) / ta.best_s * 1e-9, cgbs = static_cast<double>(traffic) / tc.best_s * 1e-9;
+    const std::string line = what + " --threads " + std::to_string(threads);
+    if (o.json) {
+      rows.push_back({{"command", line}, {"threads", threads}, {"bytes", traffic}, {"best_ms", ta.best_s * 1e3},
+                      {"median_ms", ta.median_s * 1e3}, {"copy_best_ms", tc.best_s * 1e3}, {"gbs", gbs},
+                      {"copy_gbs", cgbs}, {"ratio", gbs / cgbs}});
+    } else {
+      t.print_row({a.op + " " + a.dtype + " " + a.dims + (a.dims_b.empty() ? "" : " . " + a.dims_b) + (a.axes.empty() ? "" : " axes " + a.axes),
+                   std::to_string(threads), format_rate(ta.best_s * 1e3), format_rate(tc.best_s * 1e3),
+                   format_rate(gbs), format_rate(cgbs), format_ratio(gbs / cgbs)});
+    }
+  }
+  if (o.json) std::printf("%s\n", json{{"results", rows}}.dump(2).c_str());
+}
+
+}  // namespace
+
+void add_tensor_commands(CLI::App& dnn) {
+  for (const bool is_reduce : {false, true}) {
+    auto args = std::make_shared<TensorArgs>();
+    auto opts = std::make_shared<BenchOptions>();
+    CLI::App* cmd = dnn.add_subcommand(is_reduce ? "reduce" : "eltwise",
+                                       is_reduce ? "Reductions over axes against a memory copy of the same bytes"
+                                                 : "Elementwise binary/unary operations against a memory copy of the same bytes");
+    cmd->add_option("--op", args->op, is_reduce ? "sum, mean, prod, max, min, l1, l2, sum_square, log_sum, log_sum_exp"
+                                                 : "add, mul, ..., greater, ... (binary) or exp, sqrt, ... (unary)")->required();
+    cmd->add_option("--dims", args->dims, "Dims of x (a): 4096x4096")->required();
+    cmd->add_option("--dtype", args->dtype, "f32 (default), f64, f16, bf16, i8, u8, i32, i64, bool");
+    if (is_reduce) {
+      cmd->add_option("--axes", args->axes, "Reduced axes: 1 or 0x2 (default: all)");
+      cmd->add_flag("--keepdims", args->keepdims, "Keep the reduced dims as 1");
+    } else {
+      cmd->add_option("--dims-b", args->dims_b, "Dims of b, broadcast against a (default: a's)");
+    }
+    add_bench_options(cmd, *opts);
+    cmd->callback([args, opts, is_reduce] { run(*args, *opts, is_reduce); });
+  }
+}
+
+}  // namespace tessera::cli::dnn_bench
