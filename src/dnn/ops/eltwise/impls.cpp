@@ -225,23 +225,6 @@ constexpr detail::Impl<EltCall> kEltImpls[] = {
 };
 
 // ---- checks -----------------------------------------------------------------------------------
-// Output elements must be distinct (no zero or interleaving strides along dims > 1).
-Status check_distinct(const std::string& fn, const char* name, const TensorDesc& d) {
-  std::vector<std::pair<i64, i64>> s;  // (stride, dim)
-  for (int i = 0; i < d.rank(); ++i)
-    if (d.dims[static_cast<std::size_t>(i)] > 1)
-      s.emplace_back(d.strides[static_cast<std::size_t>(i)], d.dims[static_cast<std::size_t>(i)]);
-  std::sort(s.begin(), s.end());
-  i64 extent = 1;  // elements spanned by the dims so far
-  for (const auto& [stride, dim] : s) {
-    if (stride < extent)
-      return invalid_argument(fn + ": " + name + " strides [" + detail::dims_string(d.strides) +
-                              "] make elements overlap; an output needs distinct elements");
-    extent = stride * (dim - 1) + extent;
-  }
-  return Status::ok();
-}
-
 Status check_dims(const std::string& fn, const TensorDesc& y, const std::vector<i64>& expect) {
   if (y.dims == expect) return Status::ok();
   return invalid_argument(fn + ": y dims [" + detail::dims_string(y.dims) +
@@ -311,7 +294,7 @@ Status binary(Handle& h, BinaryOp op, const TensorDesc& a_desc, const void* a,
                             " must be " + std::string(dtype_name(yt)));
   TESSERA_ASSIGN_OR_RETURN(auto dims, broadcast_dims(a_desc.dims, b_desc.dims));
   TESSERA_RETURN_IF_ERROR(check_dims(fn, y_desc, dims));
-  TESSERA_RETURN_IF_ERROR(check_distinct(fn, "y", y_desc));
+  TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, "y", y_desc));
   TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "a", a_desc, a));
   TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "b", b_desc, b));
   log_bench(h, "--op " + std::string(binary_name(op)), a_desc, &b_desc);
@@ -335,7 +318,7 @@ Status where(Handle& h, const TensorDesc& cond_desc, const void* cond, const Ten
   TESSERA_ASSIGN_OR_RETURN(auto ab, broadcast_dims(a_desc.dims, b_desc.dims));
   TESSERA_ASSIGN_OR_RETURN(auto dims, broadcast_dims(cond_desc.dims, ab));
   TESSERA_RETURN_IF_ERROR(check_dims(fn, y_desc, dims));
-  TESSERA_RETURN_IF_ERROR(check_distinct(fn, "y", y_desc));
+  TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, "y", y_desc));
   TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "cond", cond_desc, cond));
   TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "a", a_desc, a));
   TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "b", b_desc, b));
@@ -357,7 +340,7 @@ Status unary(Handle& h, UnaryOp op, const TensorDesc& x_desc, const void* x,
     return invalid_argument(fn + ": y dtype " + std::string(dtype_name(y_desc.dtype)) +
                             " must be " + std::string(dtype_name(yt)));
   TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "y", y_desc));
-  TESSERA_RETURN_IF_ERROR(check_distinct(fn, "y", y_desc));
+  TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, "y", y_desc));
   TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "x", x_desc, x));
   log_bench(h, "--op " + std::string(unary_name(op)), x_desc, nullptr);
   return run(h, "unary", EltCall{Kind::kUnary, k, {&x_desc, nullptr, nullptr}, {x, nullptr, nullptr}, 1, y_desc, y});

@@ -1,6 +1,8 @@
 #include "nest.hpp"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "../../common.hpp"
 
@@ -119,6 +121,23 @@ Status check_no_overlap(const std::string& fn, const char* out_name, const Tenso
     return Status::ok();
   return invalid_argument(fn + ": " + out_name + " overlaps " + in_name +
                           " without being the same tensor (only exact in-place use is allowed)");
+}
+
+// Output elements must be distinct (no zero or interleaving strides along dims > 1).
+Status check_distinct(const std::string& fn, const char* name, const TensorDesc& d) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> s;  // (stride, dim)
+  for (int i = 0; i < d.rank(); ++i)
+    if (d.dims[static_cast<std::size_t>(i)] > 1)
+      s.emplace_back(d.strides[static_cast<std::size_t>(i)], d.dims[static_cast<std::size_t>(i)]);
+  std::sort(s.begin(), s.end());
+  std::int64_t extent = 1;  // elements spanned by the dims so far
+  for (const auto& [stride, dim] : s) {
+    if (stride < extent)
+      return invalid_argument(fn + ": " + name + " strides [" + dims_string(d.strides) +
+                              "] make elements overlap; an output needs distinct elements");
+    extent = stride * (dim - 1) + extent;
+  }
+  return Status::ok();
 }
 
 }  // namespace tessera::dnn::detail

@@ -45,6 +45,8 @@ struct RowCursor {
 // Checks shared by the tensor operations: a valid desc of rank <= kMaxTensorRank whose element
 // count fits in int64 (and the pointer, unless empty).
 Status check_tensor(const std::string& fn, const char* name, const TensorDesc& d, const void* p);
+// An output's elements must be distinct (no zero or interleaving strides along dims > 1).
+Status check_distinct(const std::string& fn, const char* name, const TensorDesc& d);
 // The output must not overlap an input unless it is the same tensor (pointer, dims, strides,
 // dtype size): in place.
 Status check_no_overlap(const std::string& fn, const char* out_name, const TensorDesc& out,

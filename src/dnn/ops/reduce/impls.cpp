@@ -506,16 +506,7 @@ Status check_out(const std::string& fn, const TensorDesc& y, const void* yp, con
     return invalid_argument(fn + ": y dtype " + std::string(dtype_name(y.dtype)) + " must be " + std::string(dtype_name(t)));
   if (y.dims != dims)
     return invalid_argument(fn + ": y dims [" + detail::dims_string(y.dims) + "] must be [" + detail::dims_string(dims) + "]");
-  // Distinct output elements.
-  std::vector<std::pair<i64, i64>> s;
-  for (int i = 0; i < y.rank(); ++i)
-    if (y.dims[static_cast<std::size_t>(i)] > 1) s.emplace_back(y.strides[static_cast<std::size_t>(i)], y.dims[static_cast<std::size_t>(i)]);
-  std::sort(s.begin(), s.end());
-  i64 extent = 1;
-  for (const auto& [st, d] : s) {
-    if (st < extent) return invalid_argument(fn + ": y strides make elements overlap");
-    extent += st * (d - 1);
-  }
+  TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, "y", y));
   // The output is written while x is still read: no overlap at all.
   if (y.numel() > 0 && x.numel() > 0) {
     const auto y0 = reinterpret_cast<std::uintptr_t>(yp), x0 = reinterpret_cast<std::uintptr_t>(xp);
