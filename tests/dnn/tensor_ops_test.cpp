@@ -304,7 +304,7 @@ TEST(TensorOps, VectorLogWithinOneUlp) {
     double worst = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
       const double w = std::log(static_cast<double>(x[i]));
-      if (!std::isfinite(w)) {
+      if (!std::isfinite(w) || w == 0) {
         EXPECT_TRUE((std::isnan(w) && std::isnan(y[i])) || w == y[i]) << k->isa << " log(" << x[i] << ") = " << y[i];
         continue;
       }
@@ -472,7 +472,9 @@ TEST(TensorOps, BadArgumentsAreRejectedNamingTheProblem) {
   zero_stride.strides = {0, 1};
   expect_err(binary(h, BinaryOp::kAdd, a.d, a.p(), a.d, a.p(), zero_stride, y.p()), StatusCode::kInvalidArgument, "overlap");
   expect_err(binary(h, BinaryOp::kAdd, a.d, nullptr, a.d, a.p(), y.d, y.p()), StatusCode::kInvalidArgument, "null");
-  TensorDesc huge = TensorDesc::make(DType::kF32, {1ll << 40, 1ll << 40});
+  TensorDesc huge;
+  huge.dims = {1ll << 40, 1ll << 40};
+  huge.strides = {1ll << 40, 1};
   expect_err(unary(h, UnaryOp::kExp, huge, a.p(), huge, y.p()), StatusCode::kInvalidArgument, "too large");
   const int bad_axis[] = {2}, twice[] = {1, -1};
   T r = make(DType::kF32, {3});
