@@ -41,7 +41,6 @@ struct EltCall {
   void* yp;
 };
 
-bool is_half(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 
 // One operand of a block: a pointer the kernel reads with step 0 or 1.
 struct Source {
@@ -66,7 +65,7 @@ void gather_bytes(const void* base, i64 bytes, i64 off, i64 stride, i64 n, void*
 }
 // `raw`: f16/bf16 elements are moved as bits (where), not converted.
 Source source(const void* base, DType t, bool raw, i64 off, i64 stride, i64 n, void* tmp) {
-  if (is_half(t) && !raw) {
+  if (detail::is_half(t) && !raw) {
     gather_f32(base, t, off, stride, stride == 0 ? 1 : n, static_cast<float*>(tmp));
     return {tmp, stride == 0 ? 0 : 1};
   }
@@ -77,7 +76,7 @@ Source source(const void* base, DType t, bool raw, i64 off, i64 stride, i64 n, v
 }
 // The kernel's contiguous result (compute type `ct`) into y at off with the given stride.
 void put(const void* src, DType ct, bool raw, void* base, DType t, i64 off, i64 stride, i64 n) {
-  if (is_half(t) && !raw) {
+  if (detail::is_half(t) && !raw) {
     const auto* f = static_cast<const float*>(src);
     auto* u = static_cast<std::uint16_t*>(base) + off;
     if (stride == 1) {
@@ -95,7 +94,7 @@ void put(const void* src, DType ct, bool raw, void* base, DType t, i64 off, i64 
     std::memcpy(d + i * stride * bytes, static_cast<const char*>(src) + i * bytes, static_cast<std::size_t>(bytes));
 }
 
-DType compute_type(DType t) { return is_half(t) ? DType::kF32 : t; }
+DType compute_type(DType t) { return detail::is_half(t) ? DType::kF32 : t; }
 int type_index(DType t) {
   switch (compute_type(t)) {
     case DType::kBool: return ek::kBool;
@@ -153,7 +152,7 @@ Status elt_run(Handle& h, const EltCall& c) {
   // y is written in place (the kernel's own output) when it is stored as the compute type
   // and contiguous along the row.
   const bool raw = c.kind == Kind::kWhere;
-  const bool y_direct = (raw || !is_half(c.y.dtype)) && ys == 1;
+  const bool y_direct = (raw || !detail::is_half(c.y.dtype)) && ys == 1;
   // Outputs larger than the last-level cache are written with non-temporal stores from the
   // kernel's block (no read for ownership, caches left alone).
   const bool stream = y_direct && detail::stream_output(total * static_cast<i64>(dtype_size(c.y.dtype)));

@@ -42,6 +42,9 @@ struct RowCursor {
   std::array<std::int64_t, kMaxOperands> offset{};
 };
 
+// f16/bf16: stored in 16 bits, computed in f32 by the tensor operations.
+inline bool is_half(DType t) { return t == DType::kF16 || t == DType::kBF16; }
+
 // Checks shared by the tensor operations: a valid desc of rank <= kMaxTensorRank whose element
 // count fits in int64 (and the pointer, unless empty).
 Status check_tensor(const std::string& fn, const char* name, const TensorDesc& d, const void* p);

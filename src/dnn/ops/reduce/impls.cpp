@@ -44,7 +44,6 @@ struct RedCall {
   void* yp;
 };
 
-bool is_half(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 int type_index(DType t) {
   switch (t) {
     case DType::kI8: return rk::kI8;
@@ -172,7 +171,7 @@ void for_blocks(const void* xp, DType t, i64 off, i64 stride, i64 n, void* tmp, 
   for (i64 j = 0; j < n; j += kChunk) {
     const i64 m = std::min(kChunk, n - j);
     const i64 at = off + j * stride;
-    if (is_half(t)) {
+    if (detail::is_half(t)) {
       float* f = static_cast<float*>(tmp);
       const auto* u = static_cast<const std::uint16_t*>(xp) + at;
       if (stride == 1 && t == DType::kF16) convert_f16_to_f32(reinterpret_cast<const f16*>(u), f, static_cast<std::size_t>(m));
@@ -318,27 +317,24 @@ struct Engine {
         const i64 j0 = (u % blocks) * width, n = std::min(width, L - j0);
         const i64 xoff = cur.offset[0] + j0;
         // Every reduced index in order: fn(block of n elements in the compute type).
+        // The n outputs' elements at reduced offset `at`, in the compute type.
+        auto block_at = [&](i64 at) -> const void* {
+          if (!detail::is_half(c.x.dtype))
+            return static_cast<const char*>(c.xp) + (xoff + at) * static_cast<i64>(elem_bytes(ti));
+          const auto* h16 = static_cast<const std::uint16_t*>(c.xp) + xoff + at;
+          if (c.x.dtype == DType::kF16) convert_f16_to_f32(reinterpret_cast<const f16*>(h16), static_cast<float*>(xb), static_cast<std::size_t>(n));
+          else convert_bf16_to_f32(reinterpret_cast<const bf16*>(h16), static_cast<float*>(xb), static_cast<std::size_t>(n));
+          return xb;
+        };
+        // Every reduced index in order: fn(block).
         auto each = [&](auto&& fn) {
           detail::RowCursor rc(r, 0);
           const i64 rl = r.inner(), rs = r.inner_stride(0);
           for (i64 row = 0, nr = r.rows(); row < nr; ++row, rc.next())
-            for (i64 e = 0; e < rl; ++e) {
-              const i64 at = xoff + rc.offset[0] + e * rs;
-              if (is_half(c.x.dtype)) {
-                for (i64 j = 0; j < n; ++j) static_cast<float*>(xb)[j] = detail::load_f32(c.xp, c.x.dtype, at + j);
-                fn(static_cast<const void*>(xb));
-              } else {
-                fn(static_cast<const void*>(static_cast<const char*>(c.xp) + at * static_cast<i64>(elem_bytes(ti))));
-              }
-            }
+            for (i64 e = 0; e < rl; ++e) fn(block_at(rc.offset[0] + e * rs));
         };
-        auto first_into = [&](void* dst) {  // the first reduced index's elements, as the acc type
-          bool done = false;
-          each([&](const void* blk) {
-            if (done) return;
-            std::memcpy(dst, blk, static_cast<std::size_t>(n) * elem_bytes(ti));
-            done = true;
-          });
+        auto first_into = [&](void* dst) {  // the first reduced index's elements (offset 0)
+          std::memcpy(dst, block_at(0), static_cast<std::size_t>(n) * elem_bytes(ti));
         };
         if (ext || lse) {  // extreme elements in the element type
           first_into(lse ? static_cast<void*>(mx) : static_cast<void*>(a));
