@@ -380,4 +380,5 @@ std::string conv_signature(ConvDir dir, const ConvDesc& c, const TensorDesc& x_d
 
 }  // namespace tessera::dnn
 
-#include "tessera/dnn/tensor_ops.hpp"  // elementwise operations and reductions
+#include "tessera/dnn/tensor_ops.hpp"     // elementwise operations and reductions
+#include "tessera/dnn/data_movement.hpp"  // cast, transpose, slice, concat, pad, ...

@@ -70,6 +70,13 @@ constexpr std::array<std::pair<ReduceOp, std::string_view>, kNumReduceOps> kRedu
     {ReduceOp::kLogSum, "log_sum"}, {ReduceOp::kLogSumExp, "log_sum_exp"},
 }};
 
+constexpr std::array<std::pair<PadMode, std::string_view>, 4> kPadModeNames = {{
+    {PadMode::kConstant, "constant"},
+    {PadMode::kReflect, "reflect"},
+    {PadMode::kEdge, "edge"},
+    {PadMode::kWrap, "wrap"},
+}};
+
 template <typename E, std::size_t N>
 std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E e) {
   for (const auto& [k, n] : table)
@@ -93,6 +100,8 @@ std::string_view unary_name(UnaryOp op) { return name_of(kUnaryNames, op); }
 std::optional<UnaryOp> parse_unary(std::string_view name) { return parse_name(kUnaryNames, name); }
 std::string_view reduce_name(ReduceOp op) { return name_of(kReduceNames, op); }
 std::optional<ReduceOp> parse_reduce(std::string_view name) { return parse_name(kReduceNames, name); }
+std::string_view pad_mode_name(PadMode m) { return name_of(kPadModeNames, m); }
+std::optional<PadMode> parse_pad_mode(std::string_view name) { return parse_name(kPadModeNames, name); }
 std::optional<ActKind> parse_act(std::string_view name) {
   if (name == "relu6") return ActKind::kClip;
   return parse_name(kActNames, name);

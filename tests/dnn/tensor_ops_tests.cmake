@@ -1,2 +1,4 @@
 # Tensor operations (elementwise with broadcasting, where, reductions) against their references.
 tessera_test(tessera_dnn_tensor_ops_test tensor_ops_test.cpp)
+# Data movement (cast, transpose, slice, concat/split, pad, tile, expand, depth/space, reshape).
+tessera_test(tessera_dnn_data_movement_test data_movement_test.cpp)

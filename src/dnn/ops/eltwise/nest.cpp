@@ -15,21 +15,32 @@ std::int64_t Nest::rows() const {
 }
 
 Nest make_nest(std::span<const std::int64_t> out, std::span<const TensorDesc* const> operands) {
-  Nest n;
-  n.operands = static_cast<int>(operands.size());
   const int R = static_cast<int>(out.size());
-  // Aligned strides, dropping dims of 1.
+  std::array<std::array<std::int64_t, kMaxNestRank>, kMaxOperands> aligned{};
+  const std::int64_t* ptrs[kMaxOperands];
+  for (std::size_t o = 0; o < operands.size(); ++o) {
+    const TensorDesc& t = *operands[o];
+    for (int i = 0; i < R; ++i) {
+      const int j = i - (R - t.rank());
+      const bool present = j >= 0 && t.dims[static_cast<std::size_t>(j)] != 1;
+      aligned[o][static_cast<std::size_t>(i)] = present ? t.strides[static_cast<std::size_t>(j)] : 0;
+    }
+    ptrs[o] = aligned[o].data();
+  }
+  return make_nest(R, out.data(), std::span<const std::int64_t* const>(ptrs, operands.size()));
+}
+
+Nest make_nest(int R, const std::int64_t* dims, std::span<const std::int64_t* const> strides) {
+  Nest n;
+  n.operands = static_cast<int>(strides.size());
+  // Drop dims of 1.
   for (int i = 0; i < R; ++i) {
-    const std::int64_t d = out[static_cast<std::size_t>(i)];
+    const std::int64_t d = dims[i];
     if (d == 1) continue;
     const auto k = static_cast<std::size_t>(n.rank++);
     n.dims[k] = d;
-    for (int o = 0; o < n.operands; ++o) {
-      const TensorDesc& t = *operands[static_cast<std::size_t>(o)];
-      const int j = i - (R - t.rank());
-      const bool present = j >= 0 && t.dims[static_cast<std::size_t>(j)] != 1;
-      n.strides[static_cast<std::size_t>(o)][k] = present ? t.strides[static_cast<std::size_t>(j)] : 0;
-    }
+    for (int o = 0; o < n.operands; ++o)
+      n.strides[static_cast<std::size_t>(o)][k] = strides[static_cast<std::size_t>(o)][i];
   }
   if (n.rank == 0) {  // a single element
     n.rank = 1;

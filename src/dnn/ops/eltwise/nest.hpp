@@ -16,13 +16,14 @@
 namespace tessera::dnn::detail {
 
 constexpr int kMaxTensorRank = 16;  // rank limit of the tensor operations
+constexpr int kMaxNestRank = 32;    // internal views (tile splits every dim in two)
 constexpr int kMaxOperands = 4;
 
 struct Nest {
   int rank = 0;  // >= 1 (a scalar is one dim of 1)
   int operands = 0;
-  std::array<std::int64_t, kMaxTensorRank> dims{};
-  std::array<std::array<std::int64_t, kMaxTensorRank>, kMaxOperands> strides{};
+  std::array<std::int64_t, kMaxNestRank> dims{};
+  std::array<std::array<std::int64_t, kMaxNestRank>, kMaxOperands> strides{};
   std::int64_t inner() const { return dims[static_cast<std::size_t>(rank - 1)]; }
   std::int64_t rows() const;  // product of the outer dims
   std::int64_t inner_stride(int op) const {
@@ -32,13 +33,15 @@ struct Nest {
 
 // `out` dims; each operand desc right-aligned to them (its dims equal or 1, or missing).
 Nest make_nest(std::span<const std::int64_t> out, std::span<const TensorDesc* const> operands);
+// `rank` <= kMaxNestRank dims with each operand's strides already aligned to them (any sign).
+Nest make_nest(int rank, const std::int64_t* dims, std::span<const std::int64_t* const> strides);
 
 // Element offsets of every operand at the start of row `row`, and stepping to the next row.
 struct RowCursor {
   explicit RowCursor(const Nest& n, std::int64_t row);
   void next();
   const Nest& nest;
-  std::array<std::int64_t, kMaxTensorRank> index{};
+  std::array<std::int64_t, kMaxNestRank> index{};
   std::array<std::int64_t, kMaxOperands> offset{};
 };
 

@@ -1,0 +1,26 @@
+// Data-movement kernels compiled for avx512 (body.inc over convert.inc, avx_transpose.inc).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <cstdint>
+#include <limits>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "kernels.hpp"
+
+namespace tessera::dnn::move_kernels {
+namespace {
+#include "convert.inc"
+#include "body.inc"
+#include "avx_transpose.inc"
+}  // namespace
+
+constinit const Kernels kAvx512 = make_table("avx512", &transpose_blocks<float, 8, &t8x8_b32>,
+                                              &transpose_blocks<double, 4, &t4x4_b64>);
+
+}  // namespace tessera::dnn::move_kernels

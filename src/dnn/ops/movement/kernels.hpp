@@ -1,0 +1,31 @@
+// Data-movement kernels (cast, transpose and everything built on them), one table per
+// instruction set: avx512.cpp, avx2.cpp and generic.cpp compile body.inc (over convert.inc's
+// rules) with their own flags; the ISA files add hand-written transposes of 4- and 8-byte
+// tiles. impls.cpp walks the views and calls these on contiguous rows and 2-D tiles.
+//
+// ISA files include only this header: declarations, no inline code.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera::dnn::move_kernels {
+
+// Compute types, the indexes of the conversion table; f16/bf16 are staged through f32.
+enum Type : int { kBool, kI8, kU8, kI32, kI64, kF32, kF64, kNumTypes };
+
+// dst[i] = convert(src[i]) for i in [0, n), by cast's rules; dst may be src (same size).
+using ConvertFn = void (*)(std::int64_t n, const void* src, void* dst);
+// dst[c * ldd + r] = src[r * lds + c] for r in [0, rows), c in [0, cols): a tile transposed.
+using TransposeFn = void (*)(std::int64_t rows, std::int64_t cols, const void* src,
+                             std::int64_t lds, void* dst, std::int64_t ldd);
+
+struct Kernels {
+  const char* isa;
+  ConvertFn convert[kNumTypes][kNumTypes];  // [from][to]
+  TransposeFn transpose[4];                 // elements of 1, 2, 4, 8 bytes
+};
+extern const Kernels kGeneric;
+extern const Kernels kAvx2;
+extern const Kernels kAvx512;
+
+}  // namespace tessera::dnn::move_kernels

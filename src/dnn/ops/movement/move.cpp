@@ -1,0 +1,374 @@
+// The move engine: the ordered list (avx512, avx2, generic walks, then the reference) that
+// copies and converts one box of elements between two strided views (move.hpp).
+//
+// The fast walks first put the box in y's memory order: dims of 1 dropped, dims where y steps
+// backwards flipped (both views), the rest ordered by y's stride and merged where both views
+// step through neighbours as one (nest.hpp). The order of a copy is free, so this never changes
+// a result. Then, by the innermost (y-contiguous) dim:
+// - rows: x contiguous or broadcast along it too: converted (or copied, streamed past the
+//   last-level cache) a row at a time;
+// - tiles: x contiguous along another dim instead (a transpose): 2-D tiles of the two dims,
+//   transposed in registers, so both sides are read and written by whole cache lines;
+// - strided: anything else, gathered into a block, converted, scattered.
+// Every element is written by exactly one thread, so any thread count gives the same bits.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <type_traits>
+
+#include "../../common.hpp"
+#include "../activation/dense.hpp"
+#include "../eltwise/kernels.hpp"
+#include "kernels.hpp"
+#include "move.hpp"
+
+namespace tessera::dnn::detail {
+namespace {
+#include "convert.inc"
+
+namespace mk = move_kernels;
+namespace ek = elt_kernels;
+using i64 = std::int64_t;
+
+constexpr i64 kBlock = 1024;     // elements staged per conversion step
+constexpr i64 kSegment = 65536;  // elements of a row per work unit
+constexpr i64 kGrain = 65536;    // elements per thread chunk, at least
+
+i64 esize(DType t) { return static_cast<i64>(dtype_size(t)); }
+int type_index(DType t) {
+  switch (t) {
+    case DType::kBool: return mk::kBool;
+    case DType::kI8: return mk::kI8;
+    case DType::kU8: return mk::kU8;
+    case DType::kI32: return mk::kI32;
+    case DType::kI64: return mk::kI64;
+    case DType::kF32: return mk::kF32;
+    case DType::kF64: return mk::kF64;
+    default: return -1;  // f16, bf16: staged through f32
+  }
+}
+
+// ---- element conversion ---------------------------------------------------------------------
+template <typename T>
+T get(const void* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <typename T>
+void put(void* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+template <typename From>
+void store_as(From v, DType to, void* d) {
+  switch (to) {
+    case DType::kBool: put(d, convert_value<bool>(v)); break;
+    case DType::kI8: put(d, convert_value<std::int8_t>(v)); break;
+    case DType::kU8: put(d, convert_value<std::uint8_t>(v)); break;
+    case DType::kI32: put(d, convert_value<std::int32_t>(v)); break;
+    case DType::kI64: put(d, convert_value<std::int64_t>(v)); break;
+    case DType::kF16: put(d, f32_to_f16_bits(to_half_source(v))); break;
+    case DType::kBF16: put(d, f32_to_bf16_bits(to_half_source(v))); break;
+    case DType::kF32: put(d, convert_value<float>(v)); break;
+    case DType::kF64: put(d, convert_value<double>(v)); break;
+    default: break;
+  }
+}
+
+// n contiguous elements of xt at s into yt at d (d may be s when the sizes agree); `stage`
+// holds kBlock floats.
+void convert_row(const mk::Kernels& K, DType xt, const void* s, DType yt, void* d, i64 n, float* stage) {
+  if (xt == yt) {
+    if (s != d) std::memmove(d, s, static_cast<std::size_t>(n * esize(xt)));
+    return;
+  }
+  const int xi = type_index(xt), yi = type_index(yt);
+  if (xi >= 0 && yi >= 0) {
+    K.convert[xi][yi](n, s, d);
+    return;
+  }
+  if (yi < 0 && (xt == DType::kI32 || xt == DType::kI64 || xt == DType::kF64)) {
+    // Not exact in f32: rounded once, element by element (convert.inc's round-to-odd).
+    for (i64 i = 0; i < n; ++i) convert_element(xt, at_elem(s, xt, i), yt, at_elem(d, yt, i));
+    return;
+  }
+  for (i64 i = 0; i < n; i += kBlock) {
+    const i64 nb = std::min(kBlock, n - i);
+    const void* si = at_elem(s, xt, i);
+    void* di = at_elem(d, yt, i);
+    const float* f = stage;
+    if (xt == DType::kF16) convert_f16_to_f32(static_cast<const f16*>(si), stage, static_cast<std::size_t>(nb));
+    else if (xt == DType::kBF16) convert_bf16_to_f32(static_cast<const bf16*>(si), stage, static_cast<std::size_t>(nb));
+    else if (xt == DType::kF32) f = static_cast<const float*>(si);
+    else K.convert[xi][mk::kF32](nb, si, stage);
+    if (yt == DType::kF16) convert_f32_to_f16(f, static_cast<f16*>(di), static_cast<std::size_t>(nb));
+    else if (yt == DType::kBF16) convert_f32_to_bf16(f, static_cast<bf16*>(di), static_cast<std::size_t>(nb));
+    else K.convert[mk::kF32][yi](nb, f, di);
+  }
+}
+
+// n elements of `bytes` each, strided, to or from a contiguous block.
+void gather(const void* src, i64 stride, i64 n, i64 bytes, void* dst) {
+  const char* s = static_cast<const char*>(src);
+  char* d = static_cast<char*>(dst);
+  switch (bytes) {
+    case 1: for (i64 i = 0; i < n; ++i) d[i] = s[i * stride]; break;
+    case 2: for (i64 i = 0; i < n; ++i) std::memcpy(d + 2 * i, s + 2 * i * stride, 2); break;
+    case 4: for (i64 i = 0; i < n; ++i) std::memcpy(d + 4 * i, s + 4 * i * stride, 4); break;
+    default: for (i64 i = 0; i < n; ++i) std::memcpy(d + 8 * i, s + 8 * i * stride, 8); break;
+  }
+}
+void scatter(const void* src, i64 n, i64 bytes, void* dst, i64 stride) {
+  const char* s = static_cast<const char*>(src);
+  char* d = static_cast<char*>(dst);
+  switch (bytes) {
+    case 1: for (i64 i = 0; i < n; ++i) d[i * stride] = s[i]; break;
+    case 2: for (i64 i = 0; i < n; ++i) std::memcpy(d + 2 * i * stride, s + 2 * i, 2); break;
+    case 4: for (i64 i = 0; i < n; ++i) std::memcpy(d + 4 * i * stride, s + 4 * i, 4); break;
+    default: for (i64 i = 0; i < n; ++i) std::memcpy(d + 8 * i * stride, s + 8 * i, 8); break;
+  }
+}
+// d[0, n) = one element (already at d[0]), by doubling copies.
+void replicate(void* d, i64 n, i64 bytes) {
+  char* p = static_cast<char*>(d);
+  for (i64 have = 1; have < n;) {
+    const i64 k = std::min(have, n - have);
+    std::memcpy(p + have * bytes, p, static_cast<std::size_t>(k * bytes));
+    have += k;
+  }
+}
+
+// ---- the fast walks -------------------------------------------------------------------------
+// The box in y's memory order (see the top of the file), merged.
+Nest y_ordered_nest(const Move& m, const void*& x, void*& y) {
+  std::array<int, kMaxNestRank> order{};
+  std::array<i64, kMaxNestRank> dims{}, xs{}, ys{};
+  int r = 0;
+  x = m.x;
+  y = m.y;
+  for (int i = 0; i < m.rank; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (m.dims[k] == 1) continue;
+    i64 sx = m.xs[k], sy = m.ys[k];
+    if (sy < 0) {
+      x = at_elem(x, m.xt, (m.dims[k] - 1) * sx);
+      y = at_elem(y, m.yt, (m.dims[k] - 1) * sy);
+      sx = -sx;
+      sy = -sy;
+    }
+    const auto j = static_cast<std::size_t>(r++);
+    dims[j] = m.dims[k];
+    xs[j] = sx;
+    ys[j] = sy;
+    order[j] = static_cast<int>(j);
+  }
+  std::stable_sort(order.begin(), order.begin() + r, [&](int a, int b) {
+    return ys[static_cast<std::size_t>(a)] > ys[static_cast<std::size_t>(b)];
+  });
+  std::array<i64, kMaxNestRank> od{}, oxs{}, oys{};
+  for (int i = 0; i < r; ++i) {
+    const auto k = static_cast<std::size_t>(order[static_cast<std::size_t>(i)]);
+    od[static_cast<std::size_t>(i)] = dims[k];
+    oxs[static_cast<std::size_t>(i)] = xs[k];
+    oys[static_cast<std::size_t>(i)] = ys[k];
+  }
+  const i64* strides[2] = {oxs.data(), oys.data()};
+  return make_nest(r, od.data(), std::span<const i64* const>(strides, 2));
+}
+
+template <const mk::Kernels* kK, const ek::Kernels* kE>
+Status move_run(Handle& h, const Move& m) {
+  const i64 total = m.numel();
+  if (total == 0) return Status::ok();
+  const void* x0;
+  void* y0;
+  const Nest n = y_ordered_nest(m, x0, y0);
+  const int R = n.rank;
+  const i64 L = n.inner(), xsL = n.inner_stride(0), ysL = n.inner_stride(1);
+  const i64 xe = esize(m.xt), ye = esize(m.yt);
+  const bool same = m.xt == m.yt;
+
+  // Tiles: y contiguous along the inner dim, x along dim k instead.
+  int k = -1;
+  if (ysL == 1 && xsL != 0 && xsL != 1)
+    for (int i = 0; i + 1 < R; ++i)
+      if (n.strides[0][static_cast<std::size_t>(i)] == 1 && n.dims[static_cast<std::size_t>(i)] >= 4) k = i;
+  if (k >= 0) {
+    const i64 tb = xe >= 4 ? 64 : 128;
+    const auto ku = static_cast<std::size_t>(k);
+    const i64 K = n.dims[ku], ysK = n.strides[1][ku];
+    std::array<i64, kMaxNestRank> od{}, oxs{}, oys{};
+    int outer_rank = 0;
+    for (int i = 0; i + 1 < R; ++i) {
+      if (i == k) continue;
+      const auto j = static_cast<std::size_t>(outer_rank++);
+      od[j] = n.dims[static_cast<std::size_t>(i)];
+      oxs[j] = n.strides[0][static_cast<std::size_t>(i)];
+      oys[j] = n.strides[1][static_cast<std::size_t>(i)];
+    }
+    const i64 nk = (K + tb - 1) / tb, nl = (L + tb - 1) / tb;
+    const i64 units = total / (K * L) * nk * nl;
+    const int lg = std::countr_zero(static_cast<unsigned>(xe));
+    parallel_for(h, 0, units, std::max<i64>(1, kGrain / (tb * tb)), [&](i64 u0, i64 u1) {
+      std::unique_ptr<unsigned char[]> tmp;
+      if (!same) tmp = std::make_unique_for_overwrite<unsigned char[]>(static_cast<std::size_t>(tb * tb * 8 + kBlock * 4));
+      for (i64 u = u0; u < u1; ++u) {
+        const i64 tl = u % nl, tk = u / nl % nk;
+        i64 o = u / (nl * nk), ox = 0, oy = 0;
+        for (int i = outer_rank - 1; i >= 0; --i) {
+          const auto j = static_cast<std::size_t>(i);
+          const i64 idx = o % od[j];
+          o /= od[j];
+          ox += idx * oxs[j];
+          oy += idx * oys[j];
+        }
+        const i64 k0 = tk * tb, l0 = tl * tb;
+        const i64 kb = std::min(tb, K - k0), lb = std::min(tb, L - l0);
+        const void* xs = at_elem(x0, m.xt, ox + k0 + l0 * xsL);
+        void* ys = at_elem(y0, m.yt, oy + k0 * ysK + l0);
+        if (same) {
+          kK->transpose[lg](lb, kb, xs, xsL, ys, ysK);
+          continue;
+        }
+        kK->transpose[lg](lb, kb, xs, xsL, tmp.get(), lb);
+        auto* stage = reinterpret_cast<float*>(tmp.get() + tb * tb * 8);
+        for (i64 c = 0; c < kb; ++c)
+          convert_row(*kK, m.xt, tmp.get() + c * lb * xe, m.yt, at_elem(ys, m.yt, c * ysK), lb, stage);
+      }
+    });
+    return Status::ok();
+  }
+
+  // Rows (x contiguous or broadcast along the row) or strided rows.
+  const i64 rows = n.rows();
+  const i64 segs = (L + kSegment - 1) / kSegment, seg_len = std::min(L, kSegment);
+  const i64 units = rows * segs;
+  const bool direct = ysL == 1 && (xsL == 0 || xsL == 1);
+  const bool stream = direct && same && xsL == 1 && stream_output(total * ye);
+  parallel_for(h, 0, units, std::max<i64>(1, kGrain / seg_len), [&](i64 u0, i64 u1) {
+    auto tmp = std::make_unique_for_overwrite<unsigned char[]>(static_cast<std::size_t>(kBlock * 8 * 2 + kBlock * 4));
+    unsigned char* ta = tmp.get();
+    unsigned char* tb = ta + kBlock * 8;
+    auto* stage = reinterpret_cast<float*>(tb + kBlock * 8);
+    RowCursor cur(n, u0 / segs);
+    for (i64 u = u0; u < u1; ++u) {
+      if (u != u0 && u % segs == 0) cur.next();
+      const i64 j0 = (u % segs) * kSegment, j1 = std::min(L, j0 + kSegment);
+      const i64 xo = cur.offset[0] + j0 * xsL, yo = cur.offset[1] + j0 * ysL;
+      const void* xs = at_elem(x0, m.xt, xo);
+      void* ys = at_elem(y0, m.yt, yo);
+      const i64 len = j1 - j0;
+      if (direct && xsL == 0) {
+        convert_row(*kK, m.xt, xs, m.yt, ys, 1, stage);
+        replicate(ys, len, ye);
+      } else if (stream) {
+        kE->stream(ys, xs, len * ye);
+      } else if (direct) {
+        convert_row(*kK, m.xt, xs, m.yt, ys, len, stage);
+      } else {
+        for (i64 j = 0; j < len; j += kBlock) {
+          const i64 nb = std::min(kBlock, len - j);
+          const void* src = at_elem(xs, m.xt, j * xsL);
+          if (xsL != 1) {
+            gather(src, xsL, nb, xe, ta);
+            src = ta;
+          }
+          void* dst = ysL == 1 ? at_elem(ys, m.yt, j) : static_cast<void*>(tb);
+          convert_row(*kK, m.xt, src, m.yt, dst, nb, stage);
+          if (ysL != 1) scatter(tb, nb, ye, at_elem(ys, m.yt, j * ysL), ysL);
+        }
+      }
+    }
+    if (stream) kE->fence();
+  });
+  return Status::ok();
+}
+
+// The reference: every index of the box in order, one element at a time.
+Status move_ref(Handle&, const Move& m) {
+  const i64 total = m.numel();
+  std::array<i64, kMaxNestRank> idx{};
+  for (i64 e = 0; e < total; ++e) {
+    i64 xo = 0, yo = 0;
+    for (int i = 0; i < m.rank; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      xo += idx[k] * m.xs[k];
+      yo += idx[k] * m.ys[k];
+    }
+    convert_element(m.xt, at_elem(m.x, m.xt, xo), m.yt, at_elem(m.y, m.yt, yo));
+    for (int i = m.rank - 1; i >= 0; --i) {
+      const auto k = static_cast<std::size_t>(i);
+      if (++idx[k] < m.dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return Status::ok();
+}
+
+template <Isa kNeeds>
+Status move_accepts(const Move&) {
+  return isa_allows(kNeeds);
+}
+
+constexpr Impl<Move> kMoveImpls[] = {
+    {"move_avx512", &move_accepts<Isa::kAvx512>, &move_run<&mk::kAvx512, &ek::kAvx512>},
+    {"move_avx2", &move_accepts<Isa::kAvx2>, &move_run<&mk::kAvx2, &ek::kAvx2>},
+    {"move_generic", &move_accepts<Isa::kGeneric>, &move_run<&mk::kGeneric, &ek::kGeneric>},
+    {"move_ref", accepts_all<Move>, &move_ref},
+};
+
+}  // namespace
+
+Move Move::of(const TensorDesc& xd, const void* xp, const TensorDesc& yd, void* yp) {
+  Move m;
+  m.xt = xd.dtype;
+  m.yt = yd.dtype;
+  m.x = xp;
+  m.y = yp;
+  for (int i = 0; i < yd.rank(); ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    m.add(yd.dims[k], xd.dims[k] == 1 ? 0 : xd.strides[k], yd.strides[k]);
+  }
+  return m;
+}
+
+Move& Move::add(i64 dim, i64 x_stride, i64 y_stride) {
+  const auto k = static_cast<std::size_t>(rank++);
+  dims[k] = dim;
+  xs[k] = x_stride;
+  ys[k] = y_stride;
+  return *this;
+}
+
+i64 Move::numel() const {
+  i64 n = 1;
+  for (int i = 0; i < rank; ++i) n *= dims[static_cast<std::size_t>(i)];
+  return n;
+}
+
+Status run_move(Handle& h, const Move& m) { return run_first_accepting(h, "move", kMoveImpls, m); }
+
+void convert_element(DType from, const void* s, DType to, void* d) {
+  if (from == to) {  // bits as they are (NaN payloads, bool bytes)
+    std::memcpy(d, s, dtype_size(from));
+    return;
+  }
+  switch (from) {
+    case DType::kBool: store_as(get<std::uint8_t>(s) != 0, to, d); break;
+    case DType::kI8: store_as(get<std::int8_t>(s), to, d); break;
+    case DType::kU8: store_as(get<std::uint8_t>(s), to, d); break;
+    case DType::kI32: store_as(get<std::int32_t>(s), to, d); break;
+    case DType::kI64: store_as(get<std::int64_t>(s), to, d); break;
+    case DType::kF16: store_as(f16_bits_to_f32(get<std::uint16_t>(s)), to, d); break;
+    case DType::kBF16: store_as(bf16_bits_to_f32(get<std::uint16_t>(s)), to, d); break;
+    case DType::kF32: store_as(get<float>(s), to, d); break;
+    case DType::kF64: store_as(get<double>(s), to, d); break;
+    default: break;
+  }
+}
+
+}  // namespace tessera::dnn::detail

@@ -1,0 +1,45 @@
+// The one problem every data-movement operation reduces to (ops.cpp builds it from views):
+// y[i] = cast(x[i]) for every index i of a box of up to kMaxNestRank dims, x and y each
+// addressed through their own element strides from a base pointer. Strides may be negative
+// (reversed slices, reflections) and x's may be 0 (broadcast); y's elements are distinct and
+// do not overlap x's unless exactly (in place, same element size).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "../eltwise/nest.hpp"
+#include "tessera/dnn.hpp"
+
+namespace tessera::dnn::detail {
+
+struct Move {
+  int rank = 0;
+  std::array<std::int64_t, kMaxNestRank> dims{}, xs{}, ys{};
+  DType xt = DType::kF32, yt = DType::kF32;
+  const void* x = nullptr;  // element 0 of the box
+  void* y = nullptr;
+
+  // x and y of equal rank: the box is y's dims (x's may be 1 where it broadcasts).
+  static Move of(const TensorDesc& xd, const void* xp, const TensorDesc& yd, void* yp);
+  // Appends a dim; returns *this.
+  Move& add(std::int64_t dim, std::int64_t x_stride, std::int64_t y_stride);
+  std::int64_t numel() const;
+};
+
+// Runs the first implementation of the move list that accepts m (the fast walks on each ISA,
+// then the element-by-element reference).
+Status run_move(Handle& h, const Move& m);
+
+// One element by cast's rules (convert.inc); the pointers address single elements.
+void convert_element(DType from, const void* src, DType to, void* dst);
+
+// Byte address of element `off` of a tensor of dtype t at p.
+inline const void* at_elem(const void* p, DType t, std::int64_t off) {
+  return static_cast<const char*>(p) + off * static_cast<std::int64_t>(dtype_size(t));
+}
+inline void* at_elem(void* p, DType t, std::int64_t off) {
+  return static_cast<char*>(p) + off * static_cast<std::int64_t>(dtype_size(t));
+}
+
+}  // namespace tessera::dnn::detail

@@ -1,0 +1,531 @@
+// Entry points of the data-movement operations: argument checks, then each operation as one
+// or more moves (move.hpp) between a view of its input and a view of its output:
+// - cast and expand: x as it is (stride 0 along broadcast dims);
+// - transpose: x's strides permuted; slice: x from its first element with steps as strides
+//   (negative steps give negative strides); concat / split: one move per input / output,
+//   into / out of the output's / input's part along the axis;
+// - tile: every dim split in (repeat, dim), x's stride 0 along the repeats;
+// - depth_to_space / space_to_depth: [N, C, H, b, W, b] boxes, the block strides on one side
+//   and the channel strides on the other;
+// - pad: x into the interior (cropped where a pad is negative), then per dim in order the
+//   two borders: a broadcast constant, or a move within y itself from the interior (edge:
+//   stride 0 from the edge; reflect: a backwards view; wrap: the far end).
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "../../common.hpp"
+#include "../activation/dense.hpp"
+#include "../eltwise/nest.hpp"
+#include "move.hpp"
+
+namespace tessera::dnn {
+namespace {
+
+using i64 = std::int64_t;
+using detail::Move;
+using std::to_string;
+
+std::string dtn(DType t) { return std::string(dtype_name(t)); }
+std::size_t z(int i) { return static_cast<std::size_t>(i); }
+
+Status check_pair(const std::string& fn, const TensorDesc& x, const void* xp, const TensorDesc& y,
+                  const void* yp, bool same_dtype = true) {
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "x", x, xp));
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y, yp));
+  if (same_dtype) TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "x", x, "y", y));
+  TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, "y", y));
+  return detail::check_no_overlap(fn, "y", y, yp, "x", x, xp);
+}
+Status check_out_dims(const std::string& fn, const TensorDesc& y, const std::vector<i64>& expect) {
+  if (y.dims == expect) return Status::ok();
+  return invalid_argument(fn + ": y dims [" + detail::dims_string(y.dims) + "] must be [" +
+                          detail::dims_string(expect) + "]");
+}
+Result<int> norm_axis(const std::string& fn, int axis, int rank) {
+  if (axis < -rank || axis >= rank)
+    return invalid_argument(fn + ": axis " + to_string(axis) + " is out of range for rank " + to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+Status begin(Handle& h, const char* fn) { return detail::begin_call(h, fn); }
+Status move(Handle& h, const Move& m) { return detail::run_move(h, m); }
+
+void log_bench(const Handle& h, const std::string& op, const TensorDesc& x, const std::string& more) {
+  TESSERA_VLOG(kBench) << "tessera bench dnn move --op " << op << " --dims " << detail::dims_x(x)
+                       << more << " --dtype " << dtype_name(x.dtype) << " --threads "
+                       << detail::max_threads(h);
+}
+std::string join(std::span<const int> v) {
+  std::string s;
+  for (int a : v) {
+    if (!s.empty()) s += ',';
+    s += to_string(a);
+  }
+  return s;
+}
+
+// ---- slice ------------------------------------------------------------------------------------
+struct SlicePlan {
+  std::vector<i64> dims;    // y's
+  std::vector<i64> strides;  // x's, per y dim (negative for negative steps)
+  i64 offset = 0;           // x's first element
+};
+Result<SlicePlan> plan_slice(const std::string& fn, const TensorDesc& x, std::span<const i64> starts,
+                             std::span<const i64> ends, std::span<const int> axes,
+                             std::span<const i64> steps) {
+  const int r = x.rank();
+  if (starts.size() != ends.size())
+    return invalid_argument(fn + ": " + to_string(starts.size()) + " starts but " + to_string(ends.size()) + " ends");
+  if (!axes.empty() && axes.size() != starts.size())
+    return invalid_argument(fn + ": " + to_string(axes.size()) + " axes for " + to_string(starts.size()) + " starts");
+  if (!steps.empty() && steps.size() != starts.size())
+    return invalid_argument(fn + ": " + to_string(steps.size()) + " steps for " + to_string(starts.size()) + " starts");
+  if (axes.empty() && starts.size() > static_cast<std::size_t>(r))
+    return invalid_argument(fn + ": " + to_string(starts.size()) + " starts for rank " + to_string(r));
+  SlicePlan p;
+  p.dims = x.dims;
+  p.strides = x.strides;
+  std::vector<bool> seen(z(r), false);
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    int a = static_cast<int>(i);
+    if (!axes.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(a, norm_axis(fn, axes[i], r));
+    }
+    if (seen[z(a)]) return invalid_argument(fn + ": axis " + to_string(a) + " is sliced twice");
+    seen[z(a)] = true;
+    const i64 t = steps.empty() ? 1 : steps[i];
+    if (t == 0) return invalid_argument(fn + ": step of axis " + to_string(a) + " is 0");
+    const i64 d = x.dims[z(a)];
+    i64 s = starts[i], e = ends[i];
+    if (s < 0) s += d;
+    if (e < 0) e += d;
+    i64 count = 0;
+    if (t > 0) {
+      s = std::clamp<i64>(s, 0, d);
+      e = std::clamp<i64>(e, 0, d);
+      count = e > s ? (e - s - 1) / t + 1 : 0;
+    } else if (d > 0) {
+      s = std::clamp<i64>(s, 0, d - 1);
+      e = std::clamp<i64>(e, -1, d - 1);
+      const auto step = static_cast<std::uint64_t>(-(t + 1)) + 1;  // |t|, also for INT64_MIN
+      count = s > e ? static_cast<i64>(static_cast<std::uint64_t>(s - e - 1) / step) + 1 : 0;
+    }
+    p.dims[z(a)] = count;
+    if (count > 0) p.offset += s * x.strides[z(a)];
+    p.strides[z(a)] = count > 1 ? t * x.strides[z(a)] : 0;  // |t| < d here: no overflow
+  }
+  return p;
+}
+
+// Whether two tensors' memory ranges overlap (both non-empty).
+bool spans_overlap(const TensorDesc& a, const void* ap, const TensorDesc& b, const void* bp) {
+  if (a.numel() == 0 || b.numel() == 0) return false;
+  const auto a0 = reinterpret_cast<std::uintptr_t>(ap), b0 = reinterpret_cast<std::uintptr_t>(bp);
+  const auto a1 = a0 + static_cast<std::uintptr_t>(a.span()) * dtype_size(a.dtype);
+  const auto b1 = b0 + static_cast<std::uintptr_t>(b.span()) * dtype_size(b.dtype);
+  return a0 < b1 && b0 < a1;
+}
+
+}  // namespace
+
+Status cast(Handle& h, const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y) {
+  const std::string fn = "cast";
+  TESSERA_RETURN_IF_ERROR(check_pair(fn, x_desc, x, y_desc, y, false));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "y", y_desc));
+  if (is_complex(x_desc.dtype) || is_complex(y_desc.dtype))
+    return unsupported(fn + ": complex dtypes are not supported (" + dtn(x_desc.dtype) + " to " + dtn(y_desc.dtype) + ")");
+  TESSERA_RETURN_IF_ERROR(begin(h, "cast"));
+  log_bench(h, "cast", x_desc, " --to " + dtn(y_desc.dtype));
+  return move(h, Move::of(x_desc, x, y_desc, y));
+}
+
+Status expand(Handle& h, const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y) {
+  const std::string fn = "expand";
+  TESSERA_RETURN_IF_ERROR(check_pair(fn, x_desc, x, y_desc, y));
+  TESSERA_ASSIGN_OR_RETURN(auto dims, broadcast_dims(x_desc.dims, y_desc.dims));
+  if (dims != y_desc.dims || x_desc.rank() > y_desc.rank())
+    return invalid_argument(fn + ": x dims [" + detail::dims_string(x_desc.dims) +
+                            "] do not broadcast to y dims [" + detail::dims_string(y_desc.dims) + "]");
+  TensorDesc xa = y_desc;  // x right-aligned to y's rank
+  xa.dtype = x_desc.dtype;
+  const int off = y_desc.rank() - x_desc.rank();
+  for (int i = 0; i < y_desc.rank(); ++i) {
+    xa.dims[z(i)] = i < off ? 1 : x_desc.dims[z(i - off)];
+    xa.strides[z(i)] = i < off ? 0 : x_desc.strides[z(i - off)];
+  }
+  TESSERA_RETURN_IF_ERROR(begin(h, "expand"));
+  return move(h, Move::of(xa, x, y_desc, y));
+}
+
+Result<TensorDesc> reshape_view(const TensorDesc& x, std::span<const i64> shape, bool allow_zero) {
+  const std::string fn = "reshape_view";
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "x", x, reinterpret_cast<const void*>(1)));
+  if (shape.size() > static_cast<std::size_t>(detail::kMaxTensorRank))
+    return invalid_argument(fn + ": rank " + to_string(shape.size()) + " exceeds " + to_string(detail::kMaxTensorRank));
+  std::vector<i64> nd(shape.begin(), shape.end());
+  int infer = -1;
+  bool has_zero = false;
+  i64 known = 1;
+  for (int i = 0; i < static_cast<int>(nd.size()); ++i) {
+    i64& d = nd[z(i)];
+    if (d == 0 && !allow_zero) {
+      if (i >= x.rank())
+        return invalid_argument(fn + ": shape entry " + to_string(i) + " is 0 (copy x's dim) but x has rank " + to_string(x.rank()));
+      d = x.dims[z(i)];
+    }
+    if (d == -1) {
+      if (infer >= 0) return invalid_argument(fn + ": more than one -1 in the shape");
+      infer = i;
+      continue;
+    }
+    if (d < 0) return invalid_argument(fn + ": shape entry " + to_string(i) + " is " + to_string(d));
+    has_zero = has_zero || d == 0;
+    if (__builtin_mul_overflow(known, d, &known)) return invalid_argument(fn + ": the shape's element count overflows");
+  }
+  const i64 total = x.numel();
+  if (infer >= 0) {
+    if (allow_zero && has_zero) return invalid_argument(fn + ": -1 with a 0 entry under allow_zero is ambiguous");
+    if (known == 0 || total % known != 0)
+      return invalid_argument(fn + ": cannot infer the -1 entry: " + to_string(total) + " elements do not divide by " + to_string(known));
+    nd[z(infer)] = total / known;
+    known = total;
+  }
+  if (known != total)
+    return invalid_argument(fn + ": shape [" + detail::dims_string(nd) + "] has " + to_string(known) +
+                            " elements, x [" + detail::dims_string(x.dims) + "] has " + to_string(total));
+  TensorDesc y = TensorDesc::make(x.dtype, nd);
+  if (total == 0) return y;
+  // Group x's dims (those > 1) and the new dims into runs of equal products; each run of x's
+  // must be one contiguous chain, and the new dims of the run split it.
+  std::vector<i64> od, os;
+  for (int i = 0; i < x.rank(); ++i)
+    if (x.dims[z(i)] != 1) {
+      od.push_back(x.dims[z(i)]);
+      os.push_back(x.strides[z(i)]);
+    }
+  const int nn = static_cast<int>(nd.size()), no = static_cast<int>(od.size());
+  int ni = 0, oi = 0;
+  while (ni < nn && oi < no) {
+    i64 np = nd[z(ni)], op = od[z(oi)];
+    int nj = ni + 1, oj = oi + 1;
+    while (np != op) {
+      if (np < op) np *= nd[z(nj++)];
+      else op *= od[z(oj++)];
+    }
+    for (int k = oi; k + 1 < oj; ++k)
+      if (os[z(k)] != os[z(k + 1)] * od[z(k + 1)])
+        return invalid_argument(fn + ": x's strides [" + detail::dims_string(x.strides) + "] cannot be viewed as [" +
+                                detail::dims_string(nd) + "] (the dims merged are not contiguous); cast into a packed tensor first");
+    y.strides[z(nj - 1)] = os[z(oj - 1)];
+    for (int k = nj - 1; k > ni; --k) y.strides[z(k - 1)] = y.strides[z(k)] * nd[z(k)];
+    ni = nj;
+    oi = oj;
+  }
+  return y;
+}
+
+Status transpose(Handle& h, std::span<const int> perm, const TensorDesc& x_desc, const void* x,
+                 const TensorDesc& y_desc, void* y) {
+  const std::string fn = "transpose";
+  TESSERA_RETURN_IF_ERROR(check_pair(fn, x_desc, x, y_desc, y));
+  const int r = x_desc.rank();
+  std::vector<int> p(perm.begin(), perm.end());
+  if (p.empty())
+    for (int i = r - 1; i >= 0; --i) p.push_back(i);
+  std::vector<bool> seen(z(r), false);
+  bool ok = static_cast<int>(p.size()) == r;
+  for (int i = 0; ok && i < r; ++i) {
+    ok = p[z(i)] >= 0 && p[z(i)] < r && !seen[z(p[z(i)])];
+    if (ok) seen[z(p[z(i)])] = true;
+  }
+  if (!ok) return invalid_argument(fn + ": perm [" + join(perm) + "] is not a permutation of 0.." + to_string(r - 1));
+  std::vector<i64> dims(z(r));
+  TensorDesc xv = x_desc;
+  for (int i = 0; i < r; ++i) {
+    dims[z(i)] = x_desc.dims[z(p[z(i)])];
+    xv.dims[z(i)] = dims[z(i)];
+    xv.strides[z(i)] = x_desc.strides[z(p[z(i)])];
+  }
+  TESSERA_RETURN_IF_ERROR(check_out_dims(fn, y_desc, dims));
+  TESSERA_RETURN_IF_ERROR(begin(h, "transpose"));
+  log_bench(h, "transpose", x_desc, " --perm " + join(p));
+  return move(h, Move::of(xv, x, y_desc, y));
+}
+
+Result<TensorDesc> slice_output_desc(const TensorDesc& x, std::span<const i64> starts,
+                                     std::span<const i64> ends, std::span<const int> axes,
+                                     std::span<const i64> steps) {
+  TESSERA_RETURN_IF_ERROR(detail::check_desc("slice", "x", x, 0, detail::kMaxTensorRank));
+  TESSERA_ASSIGN_OR_RETURN(SlicePlan p, plan_slice("slice", x, starts, ends, axes, steps));
+  return TensorDesc::make(x.dtype, p.dims);
+}
+
+Status slice(Handle& h, std::span<const i64> starts, std::span<const i64> ends, std::span<const int> axes,
+             std::span<const i64> steps, const TensorDesc& x_desc, const void* x,
+             const TensorDesc& y_desc, void* y) {
+  const std::string fn = "slice";
+  TESSERA_RETURN_IF_ERROR(check_pair(fn, x_desc, x, y_desc, y));
+  TESSERA_ASSIGN_OR_RETURN(SlicePlan p, plan_slice(fn, x_desc, starts, ends, axes, steps));
+  TESSERA_RETURN_IF_ERROR(check_out_dims(fn, y_desc, p.dims));
+  TESSERA_RETURN_IF_ERROR(begin(h, "slice"));
+  Move m;
+  m.xt = x_desc.dtype;
+  m.yt = y_desc.dtype;
+  m.x = detail::at_elem(x, x_desc.dtype, p.offset);
+  m.y = y;
+  for (int i = 0; i < y_desc.rank(); ++i) m.add(p.dims[z(i)], p.strides[z(i)], y_desc.strides[z(i)]);
+  return move(h, m);
+}
+
+Status concat(Handle& h, int axis, std::span<const TensorDesc> x_descs, std::span<const void* const> xs,
+              const TensorDesc& y_desc, void* y) {
+  const std::string fn = "concat";
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y_desc, y));
+  TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, "y", y_desc));
+  if (x_descs.empty() || x_descs.size() != xs.size())
+    return invalid_argument(fn + ": " + to_string(x_descs.size()) + " input descs and " + to_string(xs.size()) +
+                            " pointers (at least one input)");
+  TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, y_desc.rank()));
+  i64 along = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const std::string name = "x[" + to_string(i) + "]";
+    const TensorDesc& d = x_descs[i];
+    TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, name.c_str(), d, xs[i]));
+    TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, name.c_str(), d, "y", y_desc));
+    bool fits = d.rank() == y_desc.rank();
+    for (int k = 0; fits && k < d.rank(); ++k) fits = k == a || d.dims[z(k)] == y_desc.dims[z(k)];
+    if (!fits)
+      return invalid_argument(fn + ": " + name + " dims [" + detail::dims_string(d.dims) + "] differ from y dims [" +
+                              detail::dims_string(y_desc.dims) + "] off axis " + to_string(a));
+    along += d.dims[z(a)];
+    if (along > y_desc.dims[z(a)]) break;
+    TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, name.c_str(), d, xs[i]));
+    if (y != nullptr && spans_overlap(y_desc, y, d, xs[i]))
+      return invalid_argument(fn + ": y overlaps " + name);
+  }
+  if (along != y_desc.dims[z(a)])
+    return invalid_argument(fn + ": the inputs' dims along axis " + to_string(a) + " add up to " +
+                            (along > y_desc.dims[z(a)] ? "more than" : to_string(along) + ", not") + " y's " +
+                            to_string(y_desc.dims[z(a)]));
+  TESSERA_RETURN_IF_ERROR(begin(h, "concat"));
+  i64 at = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    TensorDesc part = y_desc;
+    part.dims[z(a)] = x_descs[i].dims[z(a)];
+    if (part.numel() > 0)
+      TESSERA_RETURN_IF_ERROR(move(h, Move::of(x_descs[i], xs[i], part, detail::at_elem(y, y_desc.dtype, at * y_desc.strides[z(a)]))));
+    at += part.dims[z(a)];
+  }
+  return Status::ok();
+}
+
+Status split(Handle& h, int axis, const TensorDesc& x_desc, const void* x, std::span<const TensorDesc> y_descs,
+             std::span<void* const> ys) {
+  const std::string fn = "split";
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "x", x_desc, x));
+  if (y_descs.empty() || y_descs.size() != ys.size())
+    return invalid_argument(fn + ": " + to_string(y_descs.size()) + " output descs and " + to_string(ys.size()) +
+                            " pointers (at least one output)");
+  TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, x_desc.rank()));
+  i64 along = 0;
+  for (std::size_t i = 0; i < ys.size(); ++i) {
+    const std::string name = "y[" + to_string(i) + "]";
+    const TensorDesc& d = y_descs[i];
+    TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, name.c_str(), d, ys[i]));
+    TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "x", x_desc, name.c_str(), d));
+    TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, name.c_str(), d));
+    bool fits = d.rank() == x_desc.rank();
+    for (int k = 0; fits && k < d.rank(); ++k) fits = k == a || d.dims[z(k)] == x_desc.dims[z(k)];
+    if (!fits)
+      return invalid_argument(fn + ": " + name + " dims [" + detail::dims_string(d.dims) + "] differ from x dims [" +
+                              detail::dims_string(x_desc.dims) + "] off axis " + to_string(a));
+    along += d.dims[z(a)];
+    if (along > x_desc.dims[z(a)]) break;
+    if (spans_overlap(d, ys[i], x_desc, x)) return invalid_argument(fn + ": " + name + " overlaps x");
+    for (std::size_t j = 0; j < i; ++j)
+      if (spans_overlap(d, ys[i], y_descs[j], ys[j]))
+        return invalid_argument(fn + ": " + name + " overlaps y[" + to_string(j) + "]");
+  }
+  if (along != x_desc.dims[z(a)])
+    return invalid_argument(fn + ": the outputs' dims along axis " + to_string(a) + " add up to " +
+                            (along > x_desc.dims[z(a)] ? "more than" : to_string(along) + ", not") + " x's " +
+                            to_string(x_desc.dims[z(a)]));
+  TESSERA_RETURN_IF_ERROR(begin(h, "split"));
+  i64 at = 0;
+  for (std::size_t i = 0; i < ys.size(); ++i) {
+    TensorDesc part = x_desc;
+    part.dims[z(a)] = y_descs[i].dims[z(a)];
+    if (part.numel() > 0)
+      TESSERA_RETURN_IF_ERROR(move(h, Move::of(part, detail::at_elem(x, x_desc.dtype, at * x_desc.strides[z(a)]), y_descs[i], ys[i])));
+    at += part.dims[z(a)];
+  }
+  return Status::ok();
+}
+
+Status pad(Handle& h, PadMode mode, std::span<const i64> pads, double value, const TensorDesc& x_desc,
+           const void* x, const TensorDesc& y_desc, void* y) {
+  const std::string fn = "pad " + std::string(pad_mode_name(mode));
+  if (pad_mode_name(mode).empty()) return invalid_argument("pad: unknown mode " + to_string(static_cast<int>(mode)));
+  TESSERA_RETURN_IF_ERROR(check_pair(fn, x_desc, x, y_desc, y));
+  const int r = x_desc.rank();
+  if (pads.size() != z(2 * r))
+    return invalid_argument(fn + ": " + to_string(pads.size()) + " pads for rank " + to_string(r) + " (need " + to_string(2 * r) + ")");
+  std::vector<i64> dims(z(r)), inner(z(r)), b(z(r)), e(z(r));
+  i64 x_off = 0;
+  for (int i = 0; i < r; ++i) {
+    const i64 d = x_desc.dims[z(i)], pb = pads[z(i)], pe = pads[z(i + r)];
+    i64 out = 0;
+    if (__builtin_add_overflow(d, pb, &out) || __builtin_add_overflow(out, pe, &out) || out < 0)
+      return invalid_argument(fn + ": dim " + to_string(i) + " of " + to_string(d) + " padded by " + to_string(pb) + " and " +
+                              to_string(pe) + " is negative or overflows");
+    dims[z(i)] = out;
+    const i64 cut = std::max<i64>(0, -pb) + std::max<i64>(0, -pe);
+    if (cut > d) return invalid_argument(fn + ": the negative pads of dim " + to_string(i) + " remove more than its " + to_string(d) + " elements");
+    inner[z(i)] = d - cut;
+    b[z(i)] = std::max<i64>(0, pb);
+    e[z(i)] = std::max<i64>(0, pe);
+    x_off += std::max<i64>(0, -pb) * x_desc.strides[z(i)];
+    const i64 most = std::max(b[z(i)], e[z(i)]);
+    const bool bad = most > 0 && (mode == PadMode::kEdge ? inner[z(i)] < 1
+                                  : mode == PadMode::kReflect ? most > inner[z(i)] - 1
+                                  : mode == PadMode::kWrap ? most > inner[z(i)] : false);
+    if (bad)
+      return invalid_argument(fn + ": pads " + to_string(b[z(i)]) + " and " + to_string(e[z(i)]) + " of dim " + to_string(i) +
+                              " need " + (mode == PadMode::kEdge ? "a non-empty dim" : mode == PadMode::kReflect ? "pads <= dim - 1" : "pads <= dim") +
+                              " (" + to_string(inner[z(i)]) + " elements)");
+  }
+  TESSERA_RETURN_IF_ERROR(check_out_dims(fn, y_desc, dims));
+  TESSERA_RETURN_IF_ERROR(begin(h, "pad"));
+  if (y_desc.numel() == 0) return Status::ok();
+  const DType t = y_desc.dtype;
+  const auto& ys = y_desc.strides;
+  // x into the interior.
+  i64 y_in = 0;
+  for (int i = 0; i < r; ++i) y_in += b[z(i)] * ys[z(i)];
+  Move m;
+  m.xt = m.yt = t;
+  m.x = detail::at_elem(x, t, x_off);
+  m.y = detail::at_elem(y, t, y_in);
+  for (int i = 0; i < r; ++i) m.add(inner[z(i)], x_desc.strides[z(i)], ys[z(i)]);
+  TESSERA_RETURN_IF_ERROR(move(h, m));
+  // The borders, dim by dim: dims before k over their full (padded) extent, dims after k
+  // over their interior, dim k over one border.
+  alignas(8) unsigned char fill[8] = {};
+  detail::convert_element(DType::kF64, &value, t, fill);
+  for (int k = 0; k < r; ++k) {
+    const auto kk = z(k);
+    for (int side = 0; side < 2; ++side) {
+      const i64 len = side == 0 ? b[kk] : e[kk];
+      if (len == 0) continue;
+      const i64 at = side == 0 ? 0 : b[kk] + inner[kk];  // y index of the border along k
+      Move s;
+      s.xt = s.yt = t;
+      i64 base = 0;  // offset of the box's first element along the dims other than k
+      for (int i = 0; i < r; ++i) {
+        const auto ii = z(i);
+        if (i == k) continue;
+        if (i > k) base += b[ii] * ys[ii];
+      }
+      s.y = detail::at_elem(y, t, base + at * ys[kk]);
+      i64 src = 0, step = 0;  // source index along k and its step, for the modes reading y
+      if (mode == PadMode::kEdge) {
+        src = side == 0 ? b[kk] : b[kk] + inner[kk] - 1;
+      } else if (mode == PadMode::kReflect) {
+        src = side == 0 ? 2 * b[kk] : b[kk] + inner[kk] - 2;
+        step = -1;
+      } else if (mode == PadMode::kWrap) {
+        src = side == 0 ? inner[kk] : b[kk];
+        step = 1;
+      }
+      s.x = mode == PadMode::kConstant ? static_cast<const void*>(fill) : detail::at_elem(y, t, base + src * ys[kk]);
+      for (int i = 0; i < r; ++i) {
+        const auto ii = z(i);
+        const bool c = mode == PadMode::kConstant;
+        if (i == k) s.add(len, c ? 0 : step * ys[ii], ys[ii]);
+        else s.add(i < k ? dims[ii] : inner[ii], c ? 0 : ys[ii], ys[ii]);
+      }
+      TESSERA_RETURN_IF_ERROR(move(h, s));
+    }
+  }
+  return Status::ok();
+}
+
+Status tile(Handle& h, std::span<const i64> repeats, const TensorDesc& x_desc, const void* x,
+            const TensorDesc& y_desc, void* y) {
+  const std::string fn = "tile";
+  TESSERA_RETURN_IF_ERROR(check_pair(fn, x_desc, x, y_desc, y));
+  const int r = x_desc.rank();
+  if (repeats.size() != z(r))
+    return invalid_argument(fn + ": " + to_string(repeats.size()) + " repeats for rank " + to_string(r));
+  std::vector<i64> dims(z(r));
+  for (int i = 0; i < r; ++i) {
+    if (repeats[z(i)] < 0 || __builtin_mul_overflow(x_desc.dims[z(i)], repeats[z(i)], &dims[z(i)]))
+      return invalid_argument(fn + ": repeat " + to_string(repeats[z(i)]) + " of dim " + to_string(i) +
+                              " is negative or overflows");
+  }
+  TESSERA_RETURN_IF_ERROR(check_out_dims(fn, y_desc, dims));
+  TESSERA_RETURN_IF_ERROR(begin(h, "tile"));
+  Move m;
+  m.xt = m.yt = x_desc.dtype;
+  m.x = x;
+  m.y = y;
+  for (int i = 0; i < r; ++i) {
+    const auto k = z(i);
+    m.add(repeats[k], 0, x_desc.dims[k] * y_desc.strides[k]);
+    m.add(x_desc.dims[k], x_desc.strides[k], y_desc.strides[k]);
+  }
+  return move(h, m);
+}
+
+Status depth_to_space(Handle& h, i64 block, bool crd, const TensorDesc& x_desc, const void* x,
+                      const TensorDesc& y_desc, void* y) {
+  const std::string fn = "depth_to_space";
+  TESSERA_RETURN_IF_ERROR(check_pair(fn, x_desc, x, y_desc, y));
+  if (x_desc.rank() != 4) return invalid_argument(fn + ": x must be [N, C, H, W], got rank " + to_string(x_desc.rank()));
+  const i64 bb = block * block;
+  if (block < 1 || block > (1 << 15) || x_desc.dims[1] % bb != 0)
+    return invalid_argument(fn + ": block " + to_string(block) + " must be >= 1 with block^2 dividing C = " + to_string(x_desc.dims[1]));
+  const i64 N = x_desc.dims[0], C = x_desc.dims[1] / bb, H = x_desc.dims[2], W = x_desc.dims[3];
+  i64 hb = 0, wb = 0;
+  if (__builtin_mul_overflow(H, block, &hb) || __builtin_mul_overflow(W, block, &wb))
+    return invalid_argument(fn + ": the output's spatial dims overflow");
+  TESSERA_RETURN_IF_ERROR(check_out_dims(fn, y_desc, {N, C, hb, wb}));
+  TESSERA_RETURN_IF_ERROR(begin(h, "depth_to_space"));
+  const auto& xs = x_desc.strides;
+  const auto& ys = y_desc.strides;
+  Move m;
+  m.xt = m.yt = x_desc.dtype;
+  m.x = x;
+  m.y = y;
+  m.add(N, xs[0], ys[0]).add(C, crd ? bb * xs[1] : xs[1], ys[1]).add(H, xs[2], block * ys[2]);
+  m.add(block, crd ? block * xs[1] : block * C * xs[1], ys[2]).add(W, xs[3], block * ys[3]);
+  m.add(block, crd ? xs[1] : C * xs[1], ys[3]);
+  return move(h, m);
+}
+
+Status space_to_depth(Handle& h, i64 block, const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
+                      void* y) {
+  const std::string fn = "space_to_depth";
+  TESSERA_RETURN_IF_ERROR(check_pair(fn, x_desc, x, y_desc, y));
+  if (x_desc.rank() != 4) return invalid_argument(fn + ": x must be [N, C, H, W], got rank " + to_string(x_desc.rank()));
+  if (block < 1 || block > (1 << 15) || x_desc.dims[2] % block != 0 || x_desc.dims[3] % block != 0)
+    return invalid_argument(fn + ": block " + to_string(block) + " must be >= 1 and divide H = " +
+                            to_string(x_desc.dims[2]) + " and W = " + to_string(x_desc.dims[3]));
+  const i64 N = x_desc.dims[0], C = x_desc.dims[1], H = x_desc.dims[2] / block, W = x_desc.dims[3] / block;
+  i64 cb = 0;
+  if (__builtin_mul_overflow(C, block * block, &cb)) return invalid_argument(fn + ": the output's channels overflow");
+  TESSERA_RETURN_IF_ERROR(check_out_dims(fn, y_desc, {N, cb, H, W}));
+  TESSERA_RETURN_IF_ERROR(begin(h, "space_to_depth"));
+  const auto& xs = x_desc.strides;
+  const auto& ys = y_desc.strides;
+  Move m;
+  m.xt = m.yt = x_desc.dtype;
+  m.x = x;
+  m.y = y;
+  m.add(N, xs[0], ys[0]).add(C, xs[1], ys[1]).add(H, block * xs[2], ys[2]);
+  m.add(block, xs[2], block * C * ys[1]).add(W, block * xs[3], ys[3]).add(block, xs[3], C * ys[1]);
+  return move(h, m);
+}
+
+}  // namespace tessera::dnn

@@ -1,0 +1,544 @@
+// Data movement: cast's written rules value by value and every dtype pair against the element
+// rule; transpose, slice, concat/split, pad, tile, expand, depth/space against index formulas
+// written here (independent of the views the library builds), over layouts (packed, dims
+// reversed, gaps), tile edges, empty and scalar tensors, on every ISA path and thread count;
+// reshape views; bad arguments.
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <tessera/core/cpu.hpp>
+#include <tessera/dnn.hpp>
+
+#include "../../src/dnn/ops/movement/move.hpp"
+#include "tensor_test_util.hpp"
+#include "test_util.hpp"
+
+namespace tessera::dnn {
+namespace {
+
+using testing::for_each_isa;
+using namespace tensor_test;
+using Idx = std::vector<i64>;
+
+// The expected output in y's layout: element yi is x's element map(yi) (or `fill`'s bytes
+// where map returns false); the gaps keep the 0xA5 pattern.
+using Map = std::function<bool(const Idx& yi, Idx& xi)>;
+T expected(const T& x, const TensorDesc& yd, const Map& map, const void* fill_bytes = nullptr) {
+  T want;
+  want.d = yd;
+  want.mem.assign(static_cast<std::size_t>(std::max<i64>(1, yd.span())) * dtype_size(yd.dtype), 0xA5);
+  if (yd.numel() == 0) return want;
+  const std::size_t b = dtype_size(yd.dtype);
+  Idx yi(yd.dims.size(), 0), xi(x.d.dims.size(), 0);
+  while (true) {
+    i64 yo = 0;
+    for (std::size_t i = 0; i < yi.size(); ++i) yo += yi[i] * yd.strides[i];
+    unsigned char* dst = want.mem.data() + static_cast<std::size_t>(yo) * b;
+    if (map(yi, xi)) {
+      i64 xo = 0;
+      for (std::size_t i = 0; i < xi.size(); ++i) xo += xi[i] * x.d.strides[i];
+      std::memcpy(dst, x.mem.data() + static_cast<std::size_t>(xo) * b, b);
+    } else {
+      std::memcpy(dst, fill_bytes, b);
+    }
+    int i = static_cast<int>(yi.size()) - 1;
+    for (; i >= 0; --i) {
+      const auto k = static_cast<std::size_t>(i);
+      if (++yi[k] < yd.dims[k]) break;
+      yi[k] = 0;
+    }
+    if (i < 0) return want;
+  }
+}
+
+T random(DType t, const Idx& dims, Lay lay, std::mt19937& rng) {
+  T x = make(t, dims, lay);
+  fill(x, rng);
+  return x;
+}
+
+constexpr DType kSizes[] = {DType::kU8, DType::kF16, DType::kF32, DType::kF64};  // 1, 2, 4, 8 bytes
+constexpr Lay kLays[] = {Lay::kPacked, Lay::kReversed, Lay::kGaps};
+
+// ---- cast -------------------------------------------------------------------------------------
+template <typename V>
+std::vector<unsigned char> bytes_of(V v) {
+  std::vector<unsigned char> b(sizeof(V));
+  std::memcpy(b.data(), &v, sizeof(V));
+  return b;
+}
+struct CastCase {
+  DType from;
+  std::vector<unsigned char> in;
+  DType to;
+  std::vector<unsigned char> want;
+  const char* what;
+};
+
+TEST(DataMovement, CastFollowsTheWrittenRules) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  using I8 = std::int8_t;
+  using U8 = std::uint8_t;
+  using I32 = std::int32_t;
+  using I64 = std::int64_t;
+  using U16 = std::uint16_t;
+  const std::vector<CastCase> cases = {
+      {DType::kF32, bytes_of(nan), DType::kI32, bytes_of(I32{0}), "NaN -> 0"},
+      {DType::kF32, bytes_of(-0.7f), DType::kI32, bytes_of(I32{0}), "truncates toward zero"},
+      {DType::kF32, bytes_of(2.9f), DType::kI8, bytes_of(I8{2}), "truncates"},
+      {DType::kF32, bytes_of(-2.9f), DType::kI8, bytes_of(I8{-2}), "truncates negative"},
+      {DType::kF32, bytes_of(127.9f), DType::kI8, bytes_of(I8{127}), "just below the top"},
+      {DType::kF32, bytes_of(-128.5f), DType::kI8, bytes_of(I8{-128}), "just below the bottom"},
+      {DType::kF32, bytes_of(1e10f), DType::kI32, bytes_of(I32{INT32_MAX}), "saturates high"},
+      {DType::kF32, bytes_of(-1e10f), DType::kI32, bytes_of(I32{INT32_MIN}), "saturates low"},
+      {DType::kF32, bytes_of(2147483648.0f), DType::kI32, bytes_of(I32{INT32_MAX}), "2^31"},
+      {DType::kF32, bytes_of(300.0f), DType::kU8, bytes_of(U8{255}), "u8 high"},
+      {DType::kF32, bytes_of(-5.0f), DType::kU8, bytes_of(U8{0}), "u8 low"},
+      {DType::kF32, bytes_of(inf), DType::kI64, bytes_of(I64{INT64_MAX}), "inf"},
+      {DType::kF64, bytes_of(-std::numeric_limits<double>::infinity()), DType::kI64, bytes_of(I64{INT64_MIN}), "-inf"},
+      {DType::kF64, bytes_of(9223372036854775808.0), DType::kI64, bytes_of(I64{INT64_MAX}), "2^63"},
+      {DType::kI32, bytes_of(I32{300}), DType::kI8, bytes_of(I8{44}), "wraps"},
+      {DType::kI32, bytes_of(I32{-129}), DType::kI8, bytes_of(I8{127}), "wraps negative"},
+      {DType::kI32, bytes_of(I32{-1}), DType::kU8, bytes_of(U8{255}), "-1 to u8"},
+      {DType::kI64, bytes_of(I64{(I64{1} << 40) + 5}), DType::kI32, bytes_of(I32{5}), "i64 wraps to i32"},
+      {DType::kU8, bytes_of(U8{200}), DType::kI8, bytes_of(I8{-56}), "u8 to i8"},
+      {DType::kI8, bytes_of(I8{-1}), DType::kI64, bytes_of(I64{-1}), "sign extends"},
+      {DType::kF32, bytes_of(nan), DType::kBool, bytes_of(true), "NaN is true"},
+      {DType::kF32, bytes_of(-0.0f), DType::kBool, bytes_of(false), "-0 is false"},
+      {DType::kI32, bytes_of(I32{256}), DType::kBool, bytes_of(true), "256 is true"},
+      {DType::kBool, bytes_of(true), DType::kF32, bytes_of(1.0f), "true is 1"},
+      {DType::kI64, bytes_of(I64{(I64{1} << 53) + 1}), DType::kF64, bytes_of(9007199254740992.0), "ties to even"},
+      {DType::kI32, bytes_of(I32{16777217}), DType::kF32, bytes_of(16777216.0f), "ties to even f32"},
+      {DType::kF64, bytes_of(1.0 + 0x1p-11 + 0x1p-40), DType::kF16, bytes_of(U16{0x3C01}), "f64 to f16 rounds once"},
+      {DType::kF64, bytes_of(65520.0), DType::kF16, bytes_of(U16{0x7C00}), "f16 overflow"},
+      {DType::kF64, bytes_of(65519.99), DType::kF16, bytes_of(U16{0x7BFF}), "f16 largest"},
+      {DType::kF64, bytes_of(1e300), DType::kF32, bytes_of(inf), "f32 overflow"},
+      {DType::kI64, bytes_of(I64{(I64{1} << 40) + (I64{1} << 32) + 1}), DType::kBF16,
+       bytes_of(f32_to_bf16_bits(std::ldexp(1.0f + 0x1p-7f, 40))), "i64 to bf16 rounds once"},
+      {DType::kI32, bytes_of(I32{(1 << 24) + (1 << 16) + 1}), DType::kBF16,
+       bytes_of(f32_to_bf16_bits(std::ldexp(1.0f + 0x1p-7f, 24))), "i32 to bf16 rounds once"},
+      {DType::kF16, bytes_of(U16{0x3C01}), DType::kBF16, bytes_of(U16{0x3F80}), "f16 to bf16"},
+      {DType::kBF16, bytes_of(U16{0xC2F7}), DType::kI8, bytes_of(I8{-123}), "bf16 to i8"},
+  };
+  for_each_isa([&](Isa) {
+    Handle h;
+    for (const CastCase& c : cases) {
+      // Long enough for the vector loops, with the value at a block edge too.
+      constexpr i64 kN = 1500;
+      T x = make(c.from, {kN}), y = make(c.to, {kN});
+      for (i64 i = 0; i < kN; ++i) std::memcpy(x.mem.data() + i * static_cast<i64>(c.in.size()), c.in.data(), c.in.size());
+      ASSERT_TRUE(cast(h, x.d, x.p(), y.d, y.p()).is_ok()) << c.what;
+      for (i64 i : {i64{0}, i64{1023}, i64{1024}, kN - 1}) {
+        EXPECT_EQ(0, std::memcmp(y.mem.data() + i * static_cast<i64>(c.want.size()), c.want.data(), c.want.size()))
+            << c.what << " (" << dtype_name(c.from) << " to " << dtype_name(c.to) << ") at " << i;
+      }
+      std::vector<unsigned char> one(c.want.size());
+      detail::convert_element(c.from, c.in.data(), c.to, one.data());
+      EXPECT_EQ(one, c.want) << c.what << ": the element rule";
+    }
+  });
+}
+
+TEST(DataMovement, CastEveryPairOnEveryLayout) {
+  std::mt19937 rng(7);
+  struct L {
+    Idx dims;
+    Lay x, y;
+  };
+  const L lays[] = {{{3, 700}, Lay::kPacked, Lay::kPacked}, {{9, 70}, Lay::kReversed, Lay::kPacked},
+                    {{5, 6}, Lay::kGaps, Lay::kGaps},       {{9, 70}, Lay::kPacked, Lay::kReversed},
+                    {{}, Lay::kPacked, Lay::kPacked},       {{0, 5}, Lay::kPacked, Lay::kPacked}};
+  for_each_isa([&](Isa) {
+    Handle h;
+    for (DType from : kTypes)
+      for (DType to : kTypes)
+        for (const L& l : lays) {
+          T x = random(from, l.dims, l.x, rng), y = make(to, l.dims, l.y);
+          ASSERT_TRUE(cast(h, x.d, x.p(), y.d, y.p()).is_ok());
+          T want = make(to, l.dims, l.y);
+          const auto xo = offsets(x.d), yo = offsets(y.d);
+          for (std::size_t i = 0; i < xo.size(); ++i)
+            detail::convert_element(from, x.mem.data() + xo[i] * static_cast<i64>(dtype_size(from)), to,
+                                    want.mem.data() + yo[i] * static_cast<i64>(dtype_size(to)));
+          expect_same(y, want, std::string("cast ") + std::string(dtype_name(from)) + " to " +
+                                   std::string(dtype_name(to)) + " " + x.d.to_string() + " -> " + y.d.to_string());
+        }
+  });
+}
+
+// ---- transpose --------------------------------------------------------------------------------
+TEST(DataMovement, TransposeMatchesIndexFormula) {
+  std::mt19937 rng(11);
+  struct C {
+    Idx dims;
+    std::vector<int> perm;
+  };
+  const C cases[] = {{{}, {}},
+                     {{5}, {0}},
+                     {{3, 4}, {1, 0}},
+                     {{70, 130}, {1, 0}},
+                     {{8, 8}, {}},
+                     {{2, 3, 4, 5}, {3, 1, 0, 2}},
+                     {{4, 65, 9}, {2, 0, 1}},
+                     {{1, 33, 1, 17}, {3, 2, 1, 0}},
+                     {{0, 4}, {1, 0}},
+                     {{3, 64, 66}, {0, 2, 1}},
+                     {{2, 3, 17, 19}, {0, 2, 3, 1}},
+                     {{2, 19, 17, 5}, {0, 3, 1, 2}}};
+  for_each_isa([&](Isa) {
+    for (int threads : {1, 2}) {
+      Handle h;
+      ASSERT_TRUE(h.set_num_threads(threads).is_ok());
+      for (DType t : kSizes)
+        for (const C& c : cases)
+          for (Lay xl : kLays)
+            for (Lay yl : {Lay::kPacked, Lay::kGaps}) {
+              const int r = static_cast<int>(c.dims.size());
+              std::vector<int> p = c.perm;
+              if (p.empty())
+                for (int i = r - 1; i >= 0; --i) p.push_back(i);
+              Idx yd(c.dims.size());
+              for (int i = 0; i < r; ++i) yd[static_cast<std::size_t>(i)] = c.dims[static_cast<std::size_t>(p[static_cast<std::size_t>(i)])];
+              T x = random(t, c.dims, xl, rng), y = make(t, yd, yl);
+              ASSERT_TRUE(transpose(h, c.perm, x.d, x.p(), y.d, y.p()).is_ok());
+              const T want = expected(x, y.d, [&](const Idx& yi, Idx& xi) {
+                for (int i = 0; i < r; ++i) xi[static_cast<std::size_t>(p[static_cast<std::size_t>(i)])] = yi[static_cast<std::size_t>(i)];
+                return true;
+              });
+              expect_same(y, want, "transpose " + x.d.to_string() + " -> " + y.d.to_string());
+            }
+    }
+  });
+}
+
+// ---- slice ------------------------------------------------------------------------------------
+// Python's slice-index adjustment, which ONNX Slice follows: the indices a slice visits.
+std::vector<i64> slice_indices(i64 d, i64 s, i64 e, i64 t) {
+  auto adjust = [&](i64 v, bool is_start) -> i64 {
+    if (v < 0) {
+      const __int128 w = static_cast<__int128>(v) + d;
+      return static_cast<i64>(w < 0 ? (t < 0 ? -1 : 0) : w);
+    }
+    if (t < 0) return std::min(v, d - 1);
+    (void)is_start;
+    return std::min(v, d);
+  };
+  const i64 a = adjust(s, true), b = adjust(e, false);
+  std::vector<i64> out;
+  for (__int128 i = a; t > 0 ? i < b : i > b; i += t) out.push_back(static_cast<i64>(i));
+  return out;
+}
+
+TEST(DataMovement, SliceMatchesPythonSlicing) {
+  std::mt19937 rng(13);
+  constexpr i64 kMin = std::numeric_limits<i64>::min(), kMax = std::numeric_limits<i64>::max();
+  struct C {
+    Idx starts, ends;
+    std::vector<int> axes;
+    Idx steps;
+  };
+  const C cases[] = {{{1}, {5}, {0}, {}},
+                     {{-1, 0}, {kMin, 70}, {0, 2}, {-1, 2}},
+                     {{10}, {-10}, {1}, {-3}},
+                     {{2}, {2}, {}, {}},
+                     {{5}, {kMin}, {0}, {kMin}},
+                     {{0, -4, 3}, {kMax, kMax, 71}, {}, {2, 1, 5}},
+                     {{-100}, {100}, {-1}, {7}},
+                     {{3, 69}, {0, 2}, {-3, 2}, {-1, -4}}};
+  const Idx dims{6, 7, 70};
+  for_each_isa([&](Isa) {
+    Handle h;
+    for (DType t : kSizes)
+      for (const C& c : cases)
+        for (Lay xl : kLays) {
+          T x = random(t, dims, xl, rng);
+          auto yd = slice_output_desc(x.d, c.starts, c.ends, c.axes, c.steps);
+          ASSERT_TRUE(yd.is_ok()) << yd.status().to_string();
+          std::vector<std::vector<i64>> pick(3);
+          for (std::size_t a = 0; a < 3; ++a) {
+            pick[a].resize(static_cast<std::size_t>(dims[a]));
+            std::iota(pick[a].begin(), pick[a].end(), 0);
+          }
+          for (std::size_t i = 0; i < c.starts.size(); ++i) {
+            const int a0 = c.axes.empty() ? static_cast<int>(i) : c.axes[i];
+            const auto a = static_cast<std::size_t>(a0 < 0 ? a0 + 3 : a0);
+            pick[a] = slice_indices(dims[a], c.starts[i], c.ends[i], c.steps.empty() ? 1 : c.steps[i]);
+          }
+          for (std::size_t a = 0; a < 3; ++a) ASSERT_EQ(yd.value().dims[a], static_cast<i64>(pick[a].size())) << a;
+          T y = make(t, yd.value().dims, Lay::kGaps);
+          ASSERT_TRUE(slice(h, c.starts, c.ends, c.axes, c.steps, x.d, x.p(), y.d, y.p()).is_ok());
+          const T want = expected(x, y.d, [&](const Idx& yi, Idx& xi) {
+            for (std::size_t a = 0; a < 3; ++a) xi[a] = pick[a][static_cast<std::size_t>(yi[a])];
+            return true;
+          });
+          expect_same(y, want, "slice " + x.d.to_string());
+        }
+  });
+}
+
+// ---- concat / split ---------------------------------------------------------------------------
+TEST(DataMovement, ConcatAndSplitAlongEveryAxis) {
+  std::mt19937 rng(17);
+  const Idx base{4, 5, 67};
+  for_each_isa([&](Isa) {
+    Handle h;
+    for (DType t : kSizes)
+      for (int axis : {0, 1, 2, -1})
+        for (Lay lay : kLays) {
+          const auto a = static_cast<std::size_t>(axis < 0 ? axis + 3 : axis);
+          const i64 sizes[] = {2, 0, 3, 1};
+          std::vector<T> parts;
+          std::vector<TensorDesc> descs;
+          std::vector<const void*> ptrs;
+          Idx yd = base;
+          yd[a] = 6;
+          for (i64 s : sizes) {
+            Idx d = base;
+            d[a] = s;
+            parts.push_back(random(t, d, lay, rng));
+          }
+          for (T& p : parts) {
+            descs.push_back(p.d);
+            ptrs.push_back(p.p());
+          }
+          T y = make(t, yd, lay == Lay::kReversed ? Lay::kPacked : lay);
+          ASSERT_TRUE(concat(h, axis, descs, ptrs, y.d, y.p()).is_ok());
+          const T want = expected(y, y.d, [&](const Idx& yi, Idx& xi) {
+            xi = yi;
+            return true;
+          });
+          // Element yi comes from the part holding index yi[a] along the axis.
+          for (i64 o : offsets(y.d)) (void)o;
+          i64 at = 0;
+          for (const T& p : parts) {
+            T from_y = make(t, p.d.dims, Lay::kPacked);
+            const Idx starts{at}, ends{at + p.d.dims[a]};
+            const int axes[] = {static_cast<int>(a)};
+            ASSERT_TRUE(slice(h, starts, ends, axes, {}, y.d, y.p(), from_y.d, from_y.p()).is_ok());
+            T p_packed = make(t, p.d.dims, Lay::kPacked);
+            ASSERT_TRUE(cast(h, p.d, p.p(), p_packed.d, p_packed.p()).is_ok());
+            expect_same(from_y, p_packed, "concat part " + p.d.to_string() + " axis " + std::to_string(axis));
+            at += p.d.dims[a];
+          }
+          // Split it back into fresh parts (gapped) and compare with the inputs.
+          std::vector<T> outs;
+          std::vector<TensorDesc> odescs;
+          std::vector<void*> optrs;
+          for (const T& p : parts) outs.push_back(make(t, p.d.dims, Lay::kGaps));
+          for (T& o : outs) {
+            odescs.push_back(o.d);
+            optrs.push_back(o.p());
+          }
+          ASSERT_TRUE(split(h, axis, y.d, y.p(), odescs, optrs).is_ok());
+          for (std::size_t i = 0; i < parts.size(); ++i) {
+            const T want_i = expected(parts[i], outs[i].d, [&](const Idx& yi, Idx& xi) {
+              xi = yi;
+              return true;
+            });
+            expect_same(outs[i], want_i, "split part " + std::to_string(i) + " axis " + std::to_string(axis));
+          }
+          (void)want;
+        }
+  });
+}
+
+// ---- pad --------------------------------------------------------------------------------------
+TEST(DataMovement, PadEveryModeWithNegativePads) {
+  std::mt19937 rng(19);
+  struct C {
+    Idx dims, pads;
+  };
+  const C cases[] = {{{4, 5}, {1, 2, 3, 4}},
+                     {{4, 70}, {2, 0, 0, 3}},
+                     {{3, 4, 6}, {1, 0, 2, 2, 3, 5}},
+                     {{3, 4, 6}, {-1, 2, -2, 1, -1, 1}},
+                     {{5}, {0, 0}},
+                     {{2, 0}, {1, 1, 0, 0}}};
+  for_each_isa([&](Isa) {
+    Handle h;
+    for (DType t : {DType::kBool, DType::kI8, DType::kI32, DType::kF16, DType::kF32, DType::kF64})
+      for (PadMode mode : {PadMode::kConstant, PadMode::kReflect, PadMode::kEdge, PadMode::kWrap})
+        for (const C& c : cases)
+          for (Lay lay : kLays) {
+            const std::size_t r = c.dims.size();
+            Idx yd(r), c0(r), inner(r), b(r);
+            bool valid = true;
+            for (std::size_t i = 0; i < r; ++i) {
+              const i64 pb = c.pads[i], pe = c.pads[i + r];
+              yd[i] = c.dims[i] + pb + pe;
+              c0[i] = std::max<i64>(0, -pb);
+              inner[i] = c.dims[i] - c0[i] - std::max<i64>(0, -pe);
+              b[i] = std::max<i64>(0, pb);
+              const i64 most = std::max<i64>({0, pb, pe});
+              if (most > 0 && mode == PadMode::kReflect && most > inner[i] - 1) valid = false;
+              if (most > 0 && mode == PadMode::kEdge && inner[i] < 1) valid = false;
+              if (most > 0 && mode == PadMode::kWrap && most > inner[i]) valid = false;
+            }
+            T x = random(t, c.dims, lay, rng), y = make(t, yd, lay);
+            const Status s = pad(h, mode, c.pads, 2.5, x.d, x.p(), y.d, y.p());
+            const std::string what = "pad " + std::string(pad_mode_name(mode)) + " " + x.d.to_string() + " -> " + y.d.to_string();
+            if (!valid) {
+              EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << what;
+              continue;
+            }
+            ASSERT_TRUE(s.is_ok()) << what << ": " << s.to_string();
+            unsigned char fill_bytes[8];
+            const double v = 2.5;
+            detail::convert_element(DType::kF64, &v, t, fill_bytes);
+            const T want = expected(x, y.d, [&](const Idx& yi, Idx& xi) {
+              for (std::size_t i = 0; i < r; ++i) {
+                i64 j = yi[i] - b[i];
+                const i64 n = inner[i];
+                if (j < 0 || j >= n) {
+                  if (mode == PadMode::kConstant) return false;
+                  if (mode == PadMode::kEdge) j = std::clamp<i64>(j, 0, n - 1);
+                  if (mode == PadMode::kReflect) j = j < 0 ? -j : 2 * (n - 1) - j;
+                  if (mode == PadMode::kWrap) j = ((j % n) + n) % n;
+                }
+                xi[i] = c0[i] + j;
+              }
+              return true;
+            }, fill_bytes);
+            expect_same(y, want, what);
+          }
+  });
+}
+
+// ---- tile, expand, depth/space ----------------------------------------------------------------
+TEST(DataMovement, TileExpandDepthToSpaceSpaceToDepth) {
+  std::mt19937 rng(23);
+  for_each_isa([&](Isa) {
+    Handle h;
+    for (DType t : kSizes)
+      for (Lay lay : kLays) {
+        {  // tile
+          const Idx reps[] = {{3, 1, 2}, {1, 0, 4}, {2, 5, 1}};
+          for (const Idx& rep : reps) {
+            T x = random(t, {2, 3, 33}, lay, rng);
+            T y = make(t, {2 * rep[0], 3 * rep[1], 33 * rep[2]}, lay);
+            ASSERT_TRUE(tile(h, rep, x.d, x.p(), y.d, y.p()).is_ok());
+            const T want = expected(x, y.d, [&](const Idx& yi, Idx& xi) {
+              for (std::size_t i = 0; i < 3; ++i) xi[i] = yi[i] % x.d.dims[i];
+              return true;
+            });
+            expect_same(y, want, "tile " + x.d.to_string());
+          }
+        }
+        {  // expand: [3, 1] to [2, 3, 70]; a scalar to [5]
+          T x = random(t, {3, 1}, lay, rng), y = make(t, {2, 3, 70}, lay);
+          ASSERT_TRUE(expand(h, x.d, x.p(), y.d, y.p()).is_ok());
+          const T want = expected(x, y.d, [&](const Idx& yi, Idx& xi) {
+            xi = {yi[1], 0};
+            return true;
+          });
+          expect_same(y, want, "expand " + x.d.to_string());
+          T s = random(t, {}, lay, rng), ys = make(t, {5}, lay);
+          ASSERT_TRUE(expand(h, s.d, s.p(), ys.d, ys.p()).is_ok());
+          expect_same(ys, expected(s, ys.d, [](const Idx&, Idx&) { return true; }), "expand scalar");
+        }
+        for (bool crd : {false, true}) {  // depth_to_space, then DCR's inverse
+          const i64 bs = 2;
+          T x = random(t, {2, 12, 3, 5}, lay, rng), y = make(t, {2, 3, 6, 10}, lay);
+          ASSERT_TRUE(depth_to_space(h, bs, crd, x.d, x.p(), y.d, y.p()).is_ok());
+          const T want = expected(x, y.d, [&](const Idx& yi, Idx& xi) {
+            const i64 i = yi[2] % bs, j = yi[3] % bs, c = yi[1];
+            xi = {yi[0], crd ? c * bs * bs + i * bs + j : (i * bs + j) * 3 + c, yi[2] / bs, yi[3] / bs};
+            return true;
+          });
+          expect_same(y, want, std::string("depth_to_space ") + (crd ? "crd " : "dcr ") + x.d.to_string());
+          if (crd) continue;
+          T back = make(t, {2, 12, 3, 5}, Lay::kPacked), x_packed = make(t, {2, 12, 3, 5}, Lay::kPacked);
+          ASSERT_TRUE(space_to_depth(h, bs, y.d, y.p(), back.d, back.p()).is_ok());
+          ASSERT_TRUE(cast(h, x.d, x.p(), x_packed.d, x_packed.p()).is_ok());
+          expect_same(back, x_packed, "space_to_depth inverts depth_to_space");
+        }
+      }
+  });
+}
+
+// ---- reshape ----------------------------------------------------------------------------------
+TEST(DataMovement, ReshapeViews) {
+  const TensorDesc x = TensorDesc::make(DType::kF32, {2, 3, 4});
+  const i64 s1[] = {6, -1}, s2[] = {0, 12}, s3[] = {24}, s4[] = {2, 3, 2, 2}, s5[] = {1, 24, 1};
+  auto v = reshape_view(x, s1);
+  ASSERT_TRUE(v.is_ok());
+  EXPECT_EQ(v.value().dims, (Idx{6, 4}));
+  EXPECT_EQ(v.value().strides, (Idx{4, 1}));
+  EXPECT_EQ(reshape_view(x, s2).value().dims, (Idx{2, 12}));
+  EXPECT_EQ(reshape_view(x, s3).value().strides, (Idx{1}));
+  EXPECT_EQ(reshape_view(x, s4).value().strides, (Idx{12, 4, 2, 1}));
+  EXPECT_EQ(reshape_view(x, s5).value().dims, (Idx{1, 24, 1}));
+  // A transposed [4, 6] (strides 1, 4): splitting dim 1 into [2, 3] is a view, merging is not.
+  TensorDesc t;
+  t.dtype = DType::kF32;
+  t.dims = {4, 6};
+  t.strides = {1, 4};
+  const i64 split_dims[] = {4, 2, 3}, merge[] = {24};
+  auto sv = reshape_view(t, split_dims);
+  ASSERT_TRUE(sv.is_ok());
+  EXPECT_EQ(sv.value().strides, (Idx{1, 12, 4}));
+  auto bad = reshape_view(t, merge);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("cannot be viewed"), std::string::npos) << bad.status().message();
+  const i64 two_inferred[] = {-1, -1}, wrong[] = {5, -1}, zero_allowed[] = {0, 3};
+  EXPECT_NE(reshape_view(x, two_inferred).status().message().find("more than one -1"), std::string::npos);
+  EXPECT_NE(reshape_view(x, wrong).status().message().find("do not divide"), std::string::npos);
+  EXPECT_FALSE(reshape_view(x, zero_allowed, true).is_ok());  // 0 elements, not 24
+}
+
+// ---- bad arguments ----------------------------------------------------------------------------
+TEST(DataMovement, BadArgumentsAreRejectedNamingTheProblem) {
+  Handle h;
+  auto expect_err = [](const Status& s, const std::string& needle) {
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+    EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+  };
+  T x = make(DType::kF32, {3, 4}), y = make(DType::kF32, {4, 3}), yi = make(DType::kI32, {4, 3});
+  const int dup[] = {0, 0}, three[] = {0, 1, 2};
+  expect_err(transpose(h, dup, x.d, x.p(), y.d, y.p()), "not a permutation");
+  expect_err(transpose(h, three, x.d, x.p(), y.d, y.p()), "not a permutation");
+  expect_err(transpose(h, {}, x.d, x.p(), yi.d, yi.p()), "dtype");
+  expect_err(transpose(h, {}, x.d, x.p(), x.d, x.p()), "must be [4,3]");
+  expect_err(cast(h, x.d, x.p(), y.d, y.p()), "dims");
+  TensorDesc shifted = x.d;
+  expect_err(cast(h, x.d, x.p(), shifted, static_cast<float*>(x.p()) + 1), "overlaps");
+  const i64 st[] = {0}, en[] = {2}, zero_step[] = {0};
+  const int ax[] = {2};
+  expect_err(slice(h, st, en, {}, zero_step, x.d, x.p(), y.d, y.p()), "step");
+  expect_err(slice(h, st, en, ax, {}, x.d, x.p(), y.d, y.p()), "out of range");
+  T a = make(DType::kF32, {3, 2}), b = make(DType::kF32, {2, 2}), c = make(DType::kF32, {3, 5});
+  const TensorDesc ds[] = {a.d, b.d};
+  const void* ps[] = {a.p(), b.p()};
+  expect_err(concat(h, 1, ds, ps, c.d, c.p()), "differ from y dims");
+  const TensorDesc ds2[] = {a.d, a.d};
+  const void* ps2[] = {a.p(), a.p()};
+  expect_err(concat(h, 1, ds2, ps2, c.d, c.p()), "add up to 4");
+  T s0 = make(DType::kF32, {3, 1}), s1 = make(DType::kF32, {3, 1});
+  const TensorDesc sd[] = {s0.d, s1.d};
+  void* same_ptr[] = {s0.p(), s0.p()};
+  expect_err(split(h, 1, a.d, a.p(), sd, same_ptr), "overlaps y[0]");
+  void* sp[] = {s0.p(), s1.p()};
+  expect_err(split(h, 1, c.d, c.p(), sd, sp), "add up to 2");
+  const i64 pads_short[] = {1, 1}, reflect_big[] = {0, 4, 0, 0};
+  T p = make(DType::kF32, {3, 8});
+  expect_err(pad(h, PadMode::kConstant, pads_short, 0, x.d, x.p(), p.d, p.p()), "need 4");
+  expect_err(pad(h, PadMode::kReflect, reflect_big, 0, x.d, x.p(), p.d, p.p()), "pads <= dim - 1");
+  const i64 neg_rep[] = {1, -1};
+  expect_err(tile(h, neg_rep, x.d, x.p(), y.d, y.p()), "negative");
+  T d4 = make(DType::kF32, {1, 6, 2, 2}), d4y = make(DType::kF32, {1, 1, 4, 4});
+  expect_err(depth_to_space(h, 2, false, d4.d, d4.p(), d4y.d, d4y.p()), "dividing C");
+  expect_err(space_to_depth(h, 3, d4.d, d4.p(), d4y.d, d4y.p()), "divide H");
+  T e = make(DType::kF32, {2, 4});
+  expect_err(expand(h, x.d, x.p(), e.d, e.p()), "broadcast");
+}
+
+}  // namespace
+}  // namespace tessera::dnn
