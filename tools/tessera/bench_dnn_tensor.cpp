@@ -1,5 +1,5 @@
-// `tessera bench dnn eltwise|reduce ...`: the tensor operations against the machine's memory
-// copy. Each case alternates the operation with a copy (memcpy split over the same threads)
+// `tessera bench dnn eltwise|reduce|move ...`: the tensor operations against the machine's
+// memory copy. Each case alternates the operation with a copy (memcpy split over the same threads)
 // that moves as many bytes as the operation reads plus writes, and prints both rates (GB/s
 // of bytes read + written) and their ratio: the target is >= 0.8 for tensors larger
 // than the L2 cache.
@@ -17,9 +17,12 @@ namespace {
 using nlohmann::json;
 
 struct TensorArgs {
-  std::string op, dims, dims_b, dtype = "f32", axes;
+  std::string op, dims, dims_b, dtype = "f32", axes, perm, to, mode = "edge";
   bool keepdims = false;
+  int axis = 0;
 };
+enum class Kind { kEltwise, kReduce, kMove };
+const char* kind_name(Kind k) { return k == Kind::kEltwise ? "eltwise" : k == Kind::kReduce ? "reduce" : "move"; }
 
 // Random bytes that are valid values of any dtype (bools 0/1; floats in [-2, 2)).
 void fill_random(void* p, DType t, std::int64_t n) {
@@ -58,17 +61,95 @@ std::vector<std::int64_t> dims_of(const std::string& flag, const std::string& te
   return parse_dims(flag, text, min);
 }
 
-void run(const TensorArgs& a, const BenchOptions& o, bool is_reduce) {
+// A data-movement case: y and the call, the bytes it reads + writes added to `traffic`.
+void setup_move(const TensorArgs& a, DType dt, Buffer& x, std::optional<Buffer>& y, std::vector<Buffer>& parts,
+                std::int64_t& traffic, std::string& what, std::function<Status(dnn::Handle&)>& call) {
+  const int r = x.desc.rank();
+  const auto bytes = [](const Buffer& b) { return b.desc.numel() * static_cast<std::int64_t>(dtype_size(b.desc.dtype)); };
+  if (a.op == "transpose") {
+    std::vector<int> perm;
+    for (std::int64_t v : dims_of("--perm", a.perm)) perm.push_back(static_cast<int>(v));
+    if (perm.empty())
+      for (int i = r - 1; i >= 0; --i) perm.push_back(i);
+    if (static_cast<int>(perm.size()) != r) bad("--perm: give one entry per dim, e.g. 0x2x1");
+    std::vector<std::int64_t> yd;
+    for (int p : perm) {
+      if (p < 0 || p >= r) bad("--perm: entry " + std::to_string(p) + " is out of range");
+      yd.push_back(x.desc.dims[static_cast<std::size_t>(p)]);
+    }
+    y.emplace(dt, yd, "y", false);
+    what += " --perm " + (a.perm.empty() ? std::string("reversed") : a.perm);
+    call = [&, perm](dnn::Handle& h) { return dnn::transpose(h, perm, x.desc, x.mem.data(), y->desc, y->mem.data()); };
+  } else if (a.op == "cast" || a.op == "copy") {
+    const std::optional<DType> to = a.op == "copy" ? dt : parse_dtype(a.to);
+    if (!to) bad("--to: '" + a.to + "' is not a dtype");
+    y.emplace(*to, x.desc.dims, "y", false);
+    if (a.op == "cast") what += " --to " + a.to;
+    call = [&](dnn::Handle& h) { return dnn::cast(h, x.desc, x.mem.data(), y->desc, y->mem.data()); };
+  } else if (a.op == "concat" || a.op == "split") {
+    // Two halves of x along --axis.
+    if (a.axis < 0 || a.axis >= r || x.desc.dims[static_cast<std::size_t>(a.axis)] < 2) bad("--axis: a dim of x with at least 2 elements");
+    auto half = x.desc.dims;
+    const auto ax = static_cast<std::size_t>(a.axis);
+    half[ax] = x.desc.dims[ax] / 2;
+    auto rest = x.desc.dims;
+    rest[ax] = x.desc.dims[ax] - half[ax];
+    parts.emplace_back(dt, half, "part 0", a.op == "concat");
+    parts.emplace_back(dt, rest, "part 1", a.op == "concat");
+    what += " --axis " + std::to_string(a.axis);
+    if (a.op == "concat") {
+      y.emplace(dt, x.desc.dims, "y", false);
+      traffic = 0;  // x only gives the dims
+      for (const Buffer& p : parts) traffic += bytes(p);
+      call = [&](dnn::Handle& h) {
+        const dnn::TensorDesc d[] = {parts[0].desc, parts[1].desc};
+        const void* p[] = {parts[0].mem.data(), parts[1].mem.data()};
+        return dnn::concat(h, a.axis, d, p, y->desc, y->mem.data());
+      };
+      traffic += bytes(*y);
+      return;
+    }
+    traffic += bytes(parts[0]) + bytes(parts[1]);
+    call = [&](dnn::Handle& h) {
+      const dnn::TensorDesc d[] = {parts[0].desc, parts[1].desc};
+      void* p[] = {parts[0].mem.data(), parts[1].mem.data()};
+      return dnn::split(h, a.axis, x.desc, x.mem.data(), d, p);
+    };
+    return;
+  } else if (a.op == "pad") {
+    // One element on each side of the last two dims (a 3x3 convolution's padding).
+    const auto mode = dnn::parse_pad_mode(a.mode);
+    if (!mode) bad("--mode: constant, reflect, edge or wrap");
+    std::vector<std::int64_t> pads(static_cast<std::size_t>(2 * r), 0), yd = x.desc.dims;
+    for (int i = std::max(0, r - 2); i < r; ++i) {
+      pads[static_cast<std::size_t>(i)] = pads[static_cast<std::size_t>(i + r)] = 1;
+      yd[static_cast<std::size_t>(i)] += 2;
+    }
+    y.emplace(dt, yd, "y", false);
+    what += " --mode " + a.mode;
+    call = [&, pads, mode](dnn::Handle& h) { return dnn::pad(h, *mode, pads, 0.0, x.desc, x.mem.data(), y->desc, y->mem.data()); };
+  } else {
+    bad("--op: '" + a.op + "' is not transpose, cast, copy, concat, split or pad");
+  }
+  traffic += bytes(*y);
+}
+
+void run(const TensorArgs& a, const BenchOptions& o, Kind kind) {
+  const bool is_reduce = kind == Kind::kReduce;
   check_bench_options(o);
   const std::optional<DType> dt = parse_dtype(a.dtype);
   if (!dt) bad("--dtype: '" + a.dtype + "' is not a dtype");
   if (a.dims.empty()) bad("give --dims, e.g. --dims 4096x4096");
   Buffer x(*dt, dims_of("--dims", a.dims), "x", true);
   std::optional<Buffer> b, y;
+  std::vector<Buffer> parts;
   std::function<Status(dnn::Handle&)> call;
-  std::string what = "tessera bench dnn " + std::string(is_reduce ? "reduce" : "eltwise") + " --op " + a.op + " --dims " + a.dims;
+  std::string what = "tessera bench dnn " + std::string(kind_name(kind)) + " --op " + a.op + " --dims " + a.dims;
   std::int64_t traffic = x.desc.numel() * static_cast<std::int64_t>(dtype_size(*dt));
-  if (is_reduce) {
+  parts.reserve(2);
+  if (kind == Kind::kMove) {
+    setup_move(a, *dt, x, y, parts, traffic, what, call);
+  } else if (is_reduce) {
     const auto op = dnn::parse_reduce(a.op);
     if (!op) bad("--op: '" + a.op + "' is not a reduction (sum, mean, prod, max, min, l1, l2, sum_square, log_sum, log_sum_exp)");
     std::vector<int> axes;
@@ -128,7 +209,7 @@ void run(const TensorArgs& a, const BenchOptions& o, bool is_reduce) {
                       {"median_ms", ta.median_s * 1e3}, {"copy_best_ms", tc.best_s * 1e3}, {"gbs", gbs},
                       {"copy_gbs", cgbs}, {"ratio", gbs / cgbs}});
     } else {
-      t.print_row({a.op + " " + a.dtype + " " + a.dims + (a.dims_b.empty() ? "" : " . " + a.dims_b) + (a.axes.empty() ? "" : " axes " + a.axes),
+      t.print_row({a.op + " " + a.dtype + " " + a.dims + (a.dims_b.empty() ? "" : " . " + a.dims_b) + (a.axes.empty() ? "" : " axes " + a.axes) + (a.perm.empty() ? "" : " perm " + a.perm) + (a.to.empty() ? "" : " to " + a.to),
                    std::to_string(threads), format_rate(ta.best_s * 1e3), format_rate(tc.best_s * 1e3),
                    format_rate(gbs), format_rate(cgbs), format_ratio(gbs / cgbs)});
     }
@@ -139,24 +220,32 @@ void run(const TensorArgs& a, const BenchOptions& o, bool is_reduce) {
 }  // namespace
 
 void add_tensor_commands(CLI::App& dnn) {
-  for (const bool is_reduce : {false, true}) {
+  for (const Kind kind : {Kind::kEltwise, Kind::kReduce, Kind::kMove}) {
+    const bool is_reduce = kind == Kind::kReduce;
     auto args = std::make_shared<TensorArgs>();
     auto opts = std::make_shared<BenchOptions>();
-    CLI::App* cmd = dnn.add_subcommand(is_reduce ? "reduce" : "eltwise",
+    CLI::App* cmd = dnn.add_subcommand(kind_name(kind),
                                        is_reduce ? "Reductions over axes against a memory copy of the same bytes"
+                                       : kind == Kind::kMove ? "Data movement (transpose, cast, concat, split, pad) against a memory copy of the same bytes"
                                                  : "Elementwise binary/unary operations against a memory copy of the same bytes");
     cmd->add_option("--op", args->op, is_reduce ? "sum, mean, prod, max, min, l1, l2, sum_square, log_sum, log_sum_exp"
+                                      : kind == Kind::kMove ? "transpose, cast, copy, concat, split, pad"
                                                  : "add, mul, ..., greater, ... (binary) or exp, sqrt, ... (unary)")->required();
     cmd->add_option("--dims", args->dims, "Dims of x (a): 4096x4096")->required();
     cmd->add_option("--dtype", args->dtype, "f32 (default), f64, f16, bf16, i8, u8, i32, i64, bool");
     if (is_reduce) {
       cmd->add_option("--axes", args->axes, "Reduced axes: 1 or 0x2 (default: all)");
       cmd->add_flag("--keepdims", args->keepdims, "Keep the reduced dims as 1");
+    } else if (kind == Kind::kMove) {
+      cmd->add_option("--perm", args->perm, "transpose: y dim i is x dim perm[i], e.g. 0x2x1 (default: reversed)");
+      cmd->add_option("--to", args->to, "cast: the output dtype");
+      cmd->add_option("--axis", args->axis, "concat/split: the axis x is cut in two along (default 0)");
+      cmd->add_option("--mode", args->mode, "pad: constant, reflect, edge (default) or wrap");
     } else {
       cmd->add_option("--dims-b", args->dims_b, "Dims of b, broadcast against a (default: a's)");
     }
     add_bench_options(cmd, *opts);
-    cmd->callback([args, opts, is_reduce] { run(*args, *opts, is_reduce); });
+    cmd->callback([args, opts, kind] { run(*args, *opts, kind); });
   }
 }
 

@@ -17,6 +17,7 @@ namespace {
 #include "body.inc"
 }  // namespace
 
-constinit const Kernels kGeneric = make_table("generic", nullptr, nullptr);
+constinit const Kernels kGeneric = make_table("generic", &transpose_loop<std::uint8_t>, &transpose_loop<std::uint16_t>, &transpose_loop<std::uint32_t>,
+                                                 &transpose_loop<std::uint64_t>);
 
 }  // namespace tessera::dnn::move_kernels

@@ -143,6 +143,9 @@ void replicate(void* d, i64 n, i64 bytes) {
 }
 
 // ---- the fast walks -------------------------------------------------------------------------
+// Edge of a transposed tile in elements: rows of at least 256 bytes (four cache lines).
+i64 tile_edge(i64 bytes) { return std::max<i64>(64, 256 / bytes); }
+
 // The box in y's memory order (see the top of the file), merged.
 Nest y_ordered_nest(const Move& m, const void*& x, void*& y) {
   std::array<int, kMaxNestRank> order{};
@@ -198,7 +201,7 @@ Status move_run(Handle& h, const Move& m) {
     for (int i = 0; i + 1 < R; ++i)
       if (n.strides[0][static_cast<std::size_t>(i)] == 1 && n.dims[static_cast<std::size_t>(i)] >= 4) k = i;
   if (k >= 0) {
-    const i64 tb = xe >= 4 ? 64 : 128;
+    const i64 tb = tile_edge(xe);
     const auto ku = static_cast<std::size_t>(k);
     const i64 K = n.dims[ku], ysK = n.strides[1][ku];
     std::array<i64, kMaxNestRank> od{}, oxs{}, oys{};
@@ -210,15 +213,21 @@ Status move_run(Handle& h, const Move& m) {
       oxs[j] = n.strides[0][static_cast<std::size_t>(i)];
       oys[j] = n.strides[1][static_cast<std::size_t>(i)];
     }
+    // A unit is a block of up to kSuper x kSuper tiles, so the pages it touches on both sides
+    // stay in the TLB (a tile's rows are on as many pages when the rows are long).
+    constexpr i64 kSuper = 8;
     const i64 nk = (K + tb - 1) / tb, nl = (L + tb - 1) / tb;
-    const i64 units = total / (K * L) * nk * nl;
+    const i64 sk = (nk + kSuper - 1) / kSuper, sl = (nl + kSuper - 1) / kSuper;
+    const i64 units = total / (K * L) * sk * sl;
     const int lg = std::countr_zero(static_cast<unsigned>(xe));
-    parallel_for(h, 0, units, std::max<i64>(1, kGrain / (tb * tb)), [&](i64 u0, i64 u1) {
+    // Outputs past the last-level cache: each tile transposed into L1, its rows streamed out.
+    const bool stream = same && stream_output(total * ye);
+    parallel_for(h, 0, units, 1, [&](i64 u0, i64 u1) {
       std::unique_ptr<unsigned char[]> tmp;
-      if (!same) tmp = std::make_unique_for_overwrite<unsigned char[]>(static_cast<std::size_t>(tb * tb * 8 + kBlock * 4));
+      if (!same || stream) tmp = std::make_unique_for_overwrite<unsigned char[]>(static_cast<std::size_t>(tb * tb * xe + kBlock * 4));
+      auto* stage = reinterpret_cast<float*>(tmp.get() + tb * tb * xe);
       for (i64 u = u0; u < u1; ++u) {
-        const i64 tl = u % nl, tk = u / nl % nk;
-        i64 o = u / (nl * nk), ox = 0, oy = 0;
+        i64 o = u / (sk * sl), ox = 0, oy = 0;
         for (int i = outer_rank - 1; i >= 0; --i) {
           const auto j = static_cast<std::size_t>(i);
           const i64 idx = o % od[j];
@@ -226,19 +235,26 @@ Status move_run(Handle& h, const Move& m) {
           ox += idx * oxs[j];
           oy += idx * oys[j];
         }
-        const i64 k0 = tk * tb, l0 = tl * tb;
-        const i64 kb = std::min(tb, K - k0), lb = std::min(tb, L - l0);
-        const void* xs = at_elem(x0, m.xt, ox + k0 + l0 * xsL);
-        void* ys = at_elem(y0, m.yt, oy + k0 * ysK + l0);
-        if (same) {
-          kK->transpose[lg](lb, kb, xs, xsL, ys, ysK);
-          continue;
-        }
-        kK->transpose[lg](lb, kb, xs, xsL, tmp.get(), lb);
-        auto* stage = reinterpret_cast<float*>(tmp.get() + tb * tb * 8);
-        for (i64 c = 0; c < kb; ++c)
-          convert_row(*kK, m.xt, tmp.get() + c * lb * xe, m.yt, at_elem(ys, m.yt, c * ysK), lb, stage);
+        const i64 tk0 = u / sl % sk * kSuper, tl0 = u % sl * kSuper;
+        for (i64 tk = tk0; tk < std::min(nk, tk0 + kSuper); ++tk)
+          for (i64 tl = tl0; tl < std::min(nl, tl0 + kSuper); ++tl) {
+            const i64 k0 = tk * tb, l0 = tl * tb;
+            const i64 kb = std::min(tb, K - k0), lb = std::min(tb, L - l0);
+            const void* xs = at_elem(x0, m.xt, ox + k0 + l0 * xsL);
+            void* ys = at_elem(y0, m.yt, oy + k0 * ysK + l0);
+            if (same && !stream) {
+              kK->transpose[lg](lb, kb, xs, xsL, ys, ysK);
+              continue;
+            }
+            kK->transpose[lg](lb, kb, xs, xsL, tmp.get(), lb);
+            for (i64 c = 0; c < kb; ++c) {
+              void* row = at_elem(ys, m.yt, c * ysK);
+              if (stream) kE->stream(row, tmp.get() + c * lb * xe, lb * xe);
+              else convert_row(*kK, m.xt, tmp.get() + c * lb * xe, m.yt, row, lb, stage);
+            }
+          }
       }
+      if (stream) kE->fence();
     });
     return Status::ok();
   }
