@@ -7,10 +7,10 @@
 // - tile: every dim split in (repeat, dim), x's stride 0 along the repeats;
 // - depth_to_space / space_to_depth: [N, C, H, b, W, b] boxes, the block strides on one side
 //   and the channel strides on the other;
-// - pad: x into the interior (cropped where a pad is negative), then per dim in order the
-//   two borders: a broadcast constant, or a move within y itself from the interior (edge:
-//   stride 0 from the edge; reflect: a backwards view; wrap: the far end).
+// - pad (not a move): one pass over y's rows, each row's source row in x found from the
+//   outer indices, its borders element by element and x's part copied whole.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -125,6 +125,96 @@ bool spans_overlap(const TensorDesc& a, const void* ap, const TensorDesc& b, con
   const auto a1 = a0 + static_cast<std::uintptr_t>(a.span()) * dtype_size(a.dtype);
   const auto b1 = b0 + static_cast<std::uintptr_t>(b.span()) * dtype_size(b.dtype);
   return a0 < b1 && b0 < a1;
+}
+
+// ---- pad ---------------------------------------------------------------------------------------
+struct PadDim {
+  i64 out;    // y's extent
+  i64 inner;  // x's elements kept (after negative pads)
+  i64 begin;  // y index of the first of them
+  i64 crop;   // x index of the first of them
+};
+struct PadCall {
+  PadMode mode;
+  std::vector<PadDim> dims;
+  const std::vector<i64>& xs;
+  const std::vector<i64>& ys;
+  const void* x;
+  void* y;
+  alignas(8) unsigned char fill[8];
+};
+// x's index along a dim for y's index j, or -1 where the constant goes.
+i64 pad_source(PadMode mode, const PadDim& d, i64 j) {
+  i64 t = j - d.begin;
+  if (t < 0 || t >= d.inner) {
+    switch (mode) {
+      case PadMode::kConstant: return -1;
+      case PadMode::kEdge: t = std::clamp<i64>(t, 0, d.inner - 1); break;
+      case PadMode::kReflect: t = t < 0 ? -t : 2 * (d.inner - 1) - t; break;
+      case PadMode::kWrap: t = (t % d.inner + d.inner) % d.inner; break;
+    }
+  }
+  return d.crop + t;
+}
+
+// One pass over y's rows (its last dim), each written once: the row's source row in x from
+// the outer indices (or the constant), then the row's left border, x's elements, right border.
+template <typename E>
+void pad_rows(Handle& h, const PadCall& c) {
+  const int r = static_cast<int>(c.dims.size());
+  if (r == 0) {
+    std::memcpy(c.y, c.x, sizeof(E));
+    return;
+  }
+  const PadDim& last = c.dims.back();
+  const i64 L = last.out, xsl = c.xs.back(), ysl = c.ys.back();
+  i64 rows = 1;
+  for (int i = 0; i + 1 < r; ++i) rows *= c.dims[z(i)].out;
+  E fill;
+  std::memcpy(&fill, c.fill, sizeof(E));
+  const E* x = static_cast<const E*>(c.x);
+  E* y = static_cast<E*>(c.y);
+  detail::parallel_for(h, 0, rows, std::max<i64>(1, 65536 / std::max<i64>(1, L)), [&](i64 r0, i64 r1) {
+    std::vector<i64> idx(z(r), 0);
+    for (i64 q = r0, i = r - 2; i >= 0; --i) {
+      idx[z(static_cast<int>(i))] = q % c.dims[z(static_cast<int>(i))].out;
+      q /= c.dims[z(static_cast<int>(i))].out;
+    }
+    for (i64 row = r0; row < r1; ++row) {
+      i64 xo = 0, yo = 0;
+      bool constant = false;
+      for (int i = 0; i + 1 < r; ++i) {
+        const i64 s = pad_source(c.mode, c.dims[z(i)], idx[z(i)]);
+        constant = constant || s < 0;
+        xo += s * c.xs[z(i)];
+        yo += idx[z(i)] * c.ys[z(i)];
+      }
+      E* yr = y + yo;
+      if (constant) {
+        for (i64 j = 0; j < L; ++j) yr[j * ysl] = fill;
+      } else {
+        const E* xr = x + xo;
+        const i64 mid0 = last.begin, mid1 = last.begin + last.inner;
+        for (i64 j = 0; j < mid0; ++j) {
+          const i64 s = pad_source(c.mode, last, j);
+          yr[j * ysl] = s < 0 ? fill : xr[s * xsl];
+        }
+        if (xsl == 1 && ysl == 1) {
+          std::memcpy(yr + mid0, xr + last.crop, static_cast<std::size_t>(last.inner) * sizeof(E));
+        } else {
+          for (i64 j = mid0; j < mid1; ++j) yr[j * ysl] = xr[(last.crop + j - mid0) * xsl];
+        }
+        for (i64 j = mid1; j < L; ++j) {
+          const i64 s = pad_source(c.mode, last, j);
+          yr[j * ysl] = s < 0 ? fill : xr[s * xsl];
+        }
+      }
+      for (int i = r - 2; i >= 0; --i) {  // the next row
+        if (++idx[z(i)] < c.dims[z(i)].out) break;
+        idx[z(i)] = 0;
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -372,7 +462,6 @@ Status pad(Handle& h, PadMode mode, std::span<const i64> pads, double value, con
   if (pads.size() != z(2 * r))
     return invalid_argument(fn + ": " + to_string(pads.size()) + " pads for rank " + to_string(r) + " (need " + to_string(2 * r) + ")");
   std::vector<i64> dims(z(r)), inner(z(r)), b(z(r)), e(z(r));
-  i64 x_off = 0;
   for (int i = 0; i < r; ++i) {
     const i64 d = x_desc.dims[z(i)], pb = pads[z(i)], pe = pads[z(i + r)];
     i64 out = 0;
@@ -385,7 +474,6 @@ Status pad(Handle& h, PadMode mode, std::span<const i64> pads, double value, con
     inner[z(i)] = d - cut;
     b[z(i)] = std::max<i64>(0, pb);
     e[z(i)] = std::max<i64>(0, pe);
-    x_off += std::max<i64>(0, -pb) * x_desc.strides[z(i)];
     const i64 most = std::max(b[z(i)], e[z(i)]);
     const bool bad = most > 0 && (mode == PadMode::kEdge ? inner[z(i)] < 1
                                   : mode == PadMode::kReflect ? most > inner[z(i)] - 1
@@ -397,56 +485,16 @@ Status pad(Handle& h, PadMode mode, std::span<const i64> pads, double value, con
   }
   TESSERA_RETURN_IF_ERROR(check_out_dims(fn, y_desc, dims));
   TESSERA_RETURN_IF_ERROR(begin(h, "pad"));
+  log_bench(h, "pad", x_desc, " --mode " + std::string(pad_mode_name(mode)));
   if (y_desc.numel() == 0) return Status::ok();
-  const DType t = y_desc.dtype;
-  const auto& ys = y_desc.strides;
-  // x into the interior.
-  i64 y_in = 0;
-  for (int i = 0; i < r; ++i) y_in += b[z(i)] * ys[z(i)];
-  Move m;
-  m.xt = m.yt = t;
-  m.x = detail::at_elem(x, t, x_off);
-  m.y = detail::at_elem(y, t, y_in);
-  for (int i = 0; i < r; ++i) m.add(inner[z(i)], x_desc.strides[z(i)], ys[z(i)]);
-  TESSERA_RETURN_IF_ERROR(move(h, m));
-  // The borders, dim by dim: dims before k over their full (padded) extent, dims after k
-  // over their interior, dim k over one border.
-  alignas(8) unsigned char fill[8] = {};
-  detail::convert_element(DType::kF64, &value, t, fill);
-  for (int k = 0; k < r; ++k) {
-    const auto kk = z(k);
-    for (int side = 0; side < 2; ++side) {
-      const i64 len = side == 0 ? b[kk] : e[kk];
-      if (len == 0) continue;
-      const i64 at = side == 0 ? 0 : b[kk] + inner[kk];  // y index of the border along k
-      Move s;
-      s.xt = s.yt = t;
-      i64 base = 0;  // offset of the box's first element along the dims other than k
-      for (int i = 0; i < r; ++i) {
-        const auto ii = z(i);
-        if (i == k) continue;
-        if (i > k) base += b[ii] * ys[ii];
-      }
-      s.y = detail::at_elem(y, t, base + at * ys[kk]);
-      i64 src = 0, step = 0;  // source index along k and its step, for the modes reading y
-      if (mode == PadMode::kEdge) {
-        src = side == 0 ? b[kk] : b[kk] + inner[kk] - 1;
-      } else if (mode == PadMode::kReflect) {
-        src = side == 0 ? 2 * b[kk] : b[kk] + inner[kk] - 2;
-        step = -1;
-      } else if (mode == PadMode::kWrap) {
-        src = side == 0 ? inner[kk] : b[kk];
-        step = 1;
-      }
-      s.x = mode == PadMode::kConstant ? static_cast<const void*>(fill) : detail::at_elem(y, t, base + src * ys[kk]);
-      for (int i = 0; i < r; ++i) {
-        const auto ii = z(i);
-        const bool c = mode == PadMode::kConstant;
-        if (i == k) s.add(len, c ? 0 : step * ys[ii], ys[ii]);
-        else s.add(i < k ? dims[ii] : inner[ii], c ? 0 : ys[ii], ys[ii]);
-      }
-      TESSERA_RETURN_IF_ERROR(move(h, s));
-    }
+  PadCall c{mode, {}, x_desc.strides, y_desc.strides, x, y, {}};
+  for (int i = 0; i < r; ++i) c.dims.push_back({dims[z(i)], inner[z(i)], b[z(i)], std::max<i64>(0, -pads[z(i)])});
+  detail::convert_element(DType::kF64, &value, y_desc.dtype, c.fill);
+  switch (dtype_size(y_desc.dtype)) {
+    case 1: pad_rows<std::uint8_t>(h, c); break;
+    case 2: pad_rows<std::uint16_t>(h, c); break;
+    case 4: pad_rows<std::uint32_t>(h, c); break;
+    default: pad_rows<std::uint64_t>(h, c); break;
   }
   return Status::ok();
 }
