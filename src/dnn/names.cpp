@@ -70,6 +70,14 @@ constexpr std::array<std::pair<ReduceOp, std::string_view>, kNumReduceOps> kRedu
     {ReduceOp::kLogSum, "log_sum"}, {ReduceOp::kLogSumExp, "log_sum_exp"},
 }};
 
+constexpr std::array<std::pair<ScatterReduce, std::string_view>, 5> kScatterNames = {{
+    {ScatterReduce::kNone, "none"},
+    {ScatterReduce::kAdd, "add"},
+    {ScatterReduce::kMul, "mul"},
+    {ScatterReduce::kMax, "max"},
+    {ScatterReduce::kMin, "min"},
+}};
+
 constexpr std::array<std::pair<PadMode, std::string_view>, 4> kPadModeNames = {{
     {PadMode::kConstant, "constant"},
     {PadMode::kReflect, "reflect"},
@@ -100,6 +108,8 @@ std::string_view unary_name(UnaryOp op) { return name_of(kUnaryNames, op); }
 std::optional<UnaryOp> parse_unary(std::string_view name) { return parse_name(kUnaryNames, name); }
 std::string_view reduce_name(ReduceOp op) { return name_of(kReduceNames, op); }
 std::optional<ReduceOp> parse_reduce(std::string_view name) { return parse_name(kReduceNames, name); }
+std::string_view scatter_reduce_name(ScatterReduce r) { return name_of(kScatterNames, r); }
+std::optional<ScatterReduce> parse_scatter_reduce(std::string_view name) { return parse_name(kScatterNames, name); }
 std::string_view pad_mode_name(PadMode m) { return name_of(kPadModeNames, m); }
 std::optional<PadMode> parse_pad_mode(std::string_view name) { return parse_name(kPadModeNames, name); }
 std::optional<ActKind> parse_act(std::string_view name) {

@@ -2,3 +2,5 @@
 tessera_test(tessera_dnn_tensor_ops_test tensor_ops_test.cpp)
 # Data movement (cast, transpose, slice, concat/split, pad, tile, expand, depth/space, reshape).
 tessera_test(tessera_dnn_data_movement_test data_movement_test.cpp)
+# Indexing (gather family, scatter family, one-hot), cumsum, top-k.
+tessera_test(tessera_dnn_indexing_test indexing_test.cpp)

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -141,6 +142,39 @@ inline void expect_same(const T& got, const T& want, const std::string& what, do
           ADD_FAILURE() << what << ": byte outside the output's elements written at element " << e;
           return;
         }
+}
+
+using Idx = std::vector<i64>;
+
+// The expected output in y's layout: element yi is x's element map(yi) (or `fill`'s bytes
+// where map returns false); the gaps keep the 0xA5 pattern.
+using Map = std::function<bool(const Idx& yi, Idx& xi)>;
+inline T expected(const T& x, const TensorDesc& yd, const Map& map, const void* fill_bytes = nullptr) {
+  T want;
+  want.d = yd;
+  want.mem.assign(static_cast<std::size_t>(std::max<i64>(1, yd.span())) * dtype_size(yd.dtype), 0xA5);
+  if (yd.numel() == 0) return want;
+  const std::size_t b = dtype_size(yd.dtype);
+  Idx yi(yd.dims.size(), 0), xi(x.d.dims.size(), 0);
+  while (true) {
+    i64 yo = 0;
+    for (std::size_t i = 0; i < yi.size(); ++i) yo += yi[i] * yd.strides[i];
+    unsigned char* dst = want.mem.data() + static_cast<std::size_t>(yo) * b;
+    if (map(yi, xi)) {
+      i64 xo = 0;
+      for (std::size_t i = 0; i < xi.size(); ++i) xo += xi[i] * x.d.strides[i];
+      std::memcpy(dst, x.mem.data() + static_cast<std::size_t>(xo) * b, b);
+    } else {
+      std::memcpy(dst, fill_bytes, b);
+    }
+    int i = static_cast<int>(yi.size()) - 1;
+    for (; i >= 0; --i) {
+      const auto k = static_cast<std::size_t>(i);
+      if (++yi[k] < yd.dims[k]) break;
+      yi[k] = 0;
+    }
+    if (i < 0) return want;
+  }
 }
 
 }  // namespace tessera::dnn::tensor_test

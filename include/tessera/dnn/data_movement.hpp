@@ -1,5 +1,7 @@
 // tessera DNN data movement: cast, expand, reshape (a view), transpose, slice, concat, split,
-// pad, tile, depth-to-space and space-to-depth. Included by tessera/dnn.hpp.
+// pad, tile, depth-to-space and space-to-depth; the indexing operations gather (and its
+// elements / nd forms), scatter (elements / nd, with reductions), one-hot; cumulative sum and
+// top-k. Included by tessera/dnn.hpp.
 //
 // Conventions as the other tensor operations (tensor_ops.hpp): TensorDesc + raw host pointer
 // per tensor, any non-negative strides, rank <= 16, arguments checked before anything is
@@ -90,5 +92,63 @@ Status depth_to_space(Handle& h, std::int64_t block, bool crd, const TensorDesc&
                       const void* x, const TensorDesc& y_desc, void* y);
 Status space_to_depth(Handle& h, std::int64_t block, const TensorDesc& x_desc, const void* x,
                       const TensorDesc& y_desc, void* y);
+
+// ---- indexing ---------------------------------------------------------------------------------
+// Indices are i32 or i64 tensors; a negative index counts from the end of its axis. Every
+// index is checked before anything is written: one out of range fails the call, naming it.
+
+// ONNX Gather: y = x indexed along `axis` by every index:
+// y.dims = x.dims[:axis] + indices.dims + x.dims[axis + 1:].
+Status gather(Handle& h, int axis, const TensorDesc& x_desc, const void* x,
+              const TensorDesc& indices_desc, const void* indices, const TensorDesc& y_desc,
+              void* y);
+// ONNX GatherElements: y[i] = x[i with its `axis` entry replaced by indices[i]];
+// y.dims = indices.dims, at most x's off the axis (the same rank).
+Status gather_elements(Handle& h, int axis, const TensorDesc& x_desc, const void* x,
+                       const TensorDesc& indices_desc, const void* indices,
+                       const TensorDesc& y_desc, void* y);
+// ONNX GatherND: the last dim of indices (k) indexes x's dims batch_dims .. batch_dims + k - 1;
+// y.dims = indices.dims[:-1] + x.dims[batch_dims + k:]; the first batch_dims dims of x and
+// indices are equal and walked together.
+Status gather_nd(Handle& h, int batch_dims, const TensorDesc& x_desc, const void* x,
+                 const TensorDesc& indices_desc, const void* indices, const TensorDesc& y_desc,
+                 void* y);
+
+enum class ScatterReduce : int { kNone, kAdd, kMul, kMax, kMin };
+std::string_view scatter_reduce_name(ScatterReduce r);  // "none", "add", "mul", "max", "min"
+std::optional<ScatterReduce> parse_scatter_reduce(std::string_view name);
+
+// ONNX ScatterElements: y = x, then y[i with its `axis` entry replaced by indices[i]] =
+// updates[i] (or combined with it by the reduction), in row-major order of the updates, so
+// with kNone a later duplicate wins. updates.dims = indices.dims; y like x (may be x).
+Status scatter_elements(Handle& h, int axis, ScatterReduce reduction, const TensorDesc& x_desc,
+                        const void* x, const TensorDesc& indices_desc, const void* indices,
+                        const TensorDesc& updates_desc, const void* updates,
+                        const TensorDesc& y_desc, void* y);
+// ONNX ScatterND: y = x, then for each index tuple (indices' last dim, k <= x's rank) the slab
+// y[tuple] = updates[...] (or combined); updates.dims = indices.dims[:-1] + x.dims[k:].
+Status scatter_nd(Handle& h, ScatterReduce reduction, const TensorDesc& x_desc, const void* x,
+                  const TensorDesc& indices_desc, const void* indices,
+                  const TensorDesc& updates_desc, const void* updates, const TensorDesc& y_desc,
+                  void* y);
+
+// ONNX OneHot: y has indices' dims with `depth` inserted at `axis` (negative counts from the
+// back of y's rank); y = on where the index (negative: + depth) equals the position, else
+// off. Indices outside [-depth, depth) give a row of off. on/off are converted to y's dtype.
+Status one_hot(Handle& h, int axis, std::int64_t depth, double off, double on,
+               const TensorDesc& indices_desc, const void* indices, const TensorDesc& y_desc,
+               void* y);
+
+// ONNX CumSum along `axis`: y[..., j, ...] = sum of x over [0, j] (exclusive: [0, j); reverse:
+// from the end). Floats accumulate in f64 and round each output once; integers wrap.
+Status cumsum(Handle& h, int axis, bool exclusive, bool reverse, const TensorDesc& x_desc,
+              const void* x, const TensorDesc& y_desc, void* y);
+
+// ONNX TopK along `axis`: the k largest (or smallest) elements in order with their i64
+// indices; equal elements keep the lower index first, NaN counts as larger than any number.
+// values and indices have x's dims with k along the axis. Bool and complex are not taken.
+Status top_k(Handle& h, int axis, std::int64_t k, bool largest, const TensorDesc& x_desc,
+             const void* x, const TensorDesc& values_desc, void* values,
+             const TensorDesc& indices_desc, void* indices);
 
 }  // namespace tessera::dnn

@@ -1,0 +1,345 @@
+// Indexing operations, cumsum and top-k against formulas written here: gather (every axis,
+// scalar and 2-D indices, negatives, i32/i64), gather_elements, gather_nd with batch dims,
+// scatter_elements / scatter_nd with every reduction and duplicate indices (in place too),
+// one_hot, cumsum (exclusive, reverse, f16 rounded once), top_k (ties, NaN, k = 0); out-of-range
+// indices fail before anything is written.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <tessera/dnn.hpp>
+
+#include "../../src/dnn/ops/movement/move.hpp"
+#include "tensor_test_util.hpp"
+
+namespace tessera::dnn {
+namespace {
+
+using namespace tensor_test;
+
+constexpr DType kSizes[] = {DType::kU8, DType::kF16, DType::kF32, DType::kF64};
+
+// An index tensor (i32 or i64, packed) holding `v`.
+T index_tensor(DType t, const Idx& dims, const std::vector<i64>& v) {
+  T x = make(t, dims);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (t == DType::kI32) static_cast<std::int32_t*>(x.p())[i] = static_cast<std::int32_t>(v[i]);
+    else static_cast<i64*>(x.p())[i] = v[i];
+  }
+  return x;
+}
+T random(DType t, const Idx& dims, Lay lay, std::mt19937& rng) {
+  T x = make(t, dims, lay);
+  fill(x, rng);
+  return x;
+}
+i64 wrap(i64 v, i64 d) { return v < 0 ? v + d : v; }
+// Row-major flat position of a multi-index.
+i64 flat(const Idx& dims, const Idx& idx) {
+  i64 p = 0;
+  for (std::size_t i = 0; i < dims.size(); ++i) p = p * dims[i] + idx[i];
+  return p;
+}
+i64 offset(const TensorDesc& d, const Idx& idx) {
+  i64 o = 0;
+  for (std::size_t i = 0; i < idx.size(); ++i) o += idx[i] * d.strides[i];
+  return o;
+}
+
+TEST(Indexing, GatherEveryAxis) {
+  std::mt19937 rng(3);
+  Handle h;
+  const Idx xd{5, 6, 7};
+  struct C {
+    Idx dims;
+    std::vector<i64> v;
+  };
+  const C idxs[] = {{{}, {-2}}, {{4}, {0, 4, -1, 2}}, {{2, 3}, {1, 1, 0, -3, 2, 3}}, {{0}, {}}};
+  for (DType t : kSizes)
+    for (DType it : {DType::kI32, DType::kI64})
+      for (int axis : {0, 1, 2, -1})
+        for (const C& c : idxs)
+          for (Lay lay : {Lay::kPacked, Lay::kReversed, Lay::kGaps}) {
+            const auto a = static_cast<std::size_t>(axis < 0 ? axis + 3 : axis);
+            T x = random(t, xd, lay, rng), ind = index_tensor(it, c.dims, c.v);
+            Idx yd(xd.begin(), xd.begin() + static_cast<long>(a));
+            yd.insert(yd.end(), c.dims.begin(), c.dims.end());
+            yd.insert(yd.end(), xd.begin() + static_cast<long>(a) + 1, xd.end());
+            T y = make(t, yd, lay == Lay::kReversed ? Lay::kPacked : lay);
+            const Status s = gather(h, axis, x.d, x.p(), ind.d, ind.p(), y.d, y.p());
+            ASSERT_TRUE(s.is_ok()) << s.to_string();
+            const std::size_t q = c.dims.size();
+            const T want = expected(x, y.d, [&](const Idx& yi, Idx& xi) {
+              for (std::size_t i = 0; i < a; ++i) xi[i] = yi[i];
+              const Idx ii(yi.begin() + static_cast<long>(a), yi.begin() + static_cast<long>(a + q));
+              xi[a] = wrap(c.v[static_cast<std::size_t>(flat(c.dims, ii))], xd[a]);
+              for (std::size_t i = a + 1; i < 3; ++i) xi[i] = yi[i - 1 + q];
+              return true;
+            });
+            expect_same(y, want, "gather axis " + std::to_string(axis) + " " + ind.d.to_string());
+          }
+}
+
+TEST(Indexing, GatherElementsAndGatherNd) {
+  std::mt19937 rng(5);
+  Handle h;
+  for (DType t : kSizes)
+    for (Lay lay : {Lay::kPacked, Lay::kGaps}) {
+      {  // gather_elements along axis 1 of [4, 5, 6] with indices [3, 7, 6]
+        T x = random(t, {4, 5, 6}, lay, rng);
+        std::vector<i64> v(3 * 7 * 6);
+        std::uniform_int_distribution<i64> pick(-5, 4);
+        for (i64& e : v) e = pick(rng);
+        T ind = index_tensor(DType::kI64, {3, 7, 6}, v), y = make(t, {3, 7, 6}, lay);
+        ASSERT_TRUE(gather_elements(h, 1, x.d, x.p(), ind.d, ind.p(), y.d, y.p()).is_ok());
+        const T want = expected(x, y.d, [&](const Idx& yi, Idx& xi) {
+          xi = yi;
+          xi[1] = wrap(v[static_cast<std::size_t>(flat({3, 7, 6}, yi))], 5);
+          return true;
+        });
+        expect_same(y, want, "gather_elements");
+      }
+      {  // gather_nd, batch_dims 0: pairs into [3, 4, 5] -> [2, 5]
+        T x = random(t, {3, 4, 5}, lay, rng);
+        const std::vector<i64> v{2, -1, 0, 1};
+        T ind = index_tensor(DType::kI32, {2, 2}, v), y = make(t, {2, 5}, lay);
+        ASSERT_TRUE(gather_nd(h, 0, x.d, x.p(), ind.d, ind.p(), y.d, y.p()).is_ok());
+        const T want = expected(x, y.d, [&](const Idx& yi, Idx& xi) {
+          xi = {wrap(v[static_cast<std::size_t>(2 * yi[0])], 3), wrap(v[static_cast<std::size_t>(2 * yi[0] + 1)], 4), yi[1]};
+          return true;
+        });
+        expect_same(y, want, "gather_nd");
+      }
+      {  // batch_dims 1: x [3, 4, 5], indices [3, 2, 1] -> y [3, 2, 5]
+        T x = random(t, {3, 4, 5}, lay, rng);
+        const std::vector<i64> v{0, 3, -1, 1, 2, 2};
+        T ind = index_tensor(DType::kI64, {3, 2, 1}, v), y = make(t, {3, 2, 5}, lay);
+        ASSERT_TRUE(gather_nd(h, 1, x.d, x.p(), ind.d, ind.p(), y.d, y.p()).is_ok());
+        const T want = expected(x, y.d, [&](const Idx& yi, Idx& xi) {
+          xi = {yi[0], wrap(v[static_cast<std::size_t>(yi[0] * 2 + yi[1])], 4), yi[2]};
+          return true;
+        });
+        expect_same(y, want, "gather_nd batch_dims 1");
+      }
+    }
+}
+
+// The scatter formula: y = x, then every update in row-major order combined into its place.
+double combine_ref(ScatterReduce r, double a, double b) {
+  switch (r) {
+    case ScatterReduce::kNone: return b;
+    case ScatterReduce::kAdd: return a + b;
+    case ScatterReduce::kMul: return a * b;
+    case ScatterReduce::kMax: return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
+    case ScatterReduce::kMin: return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::min(a, b);
+  }
+  return b;
+}
+
+// A double as the dtype holds it (f32 rounded, i32 wrapped): scatter combines in the dtype.
+double as_dtype(DType t, double w) {
+  if (std::isnan(w) || std::isinf(w)) return w;
+  if (t == DType::kF32) return static_cast<float>(w);
+  if (t == DType::kI32) return static_cast<double>(static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::int64_t>(w))));
+  return w;
+}
+
+TEST(Indexing, ScatterElementsAndNdWithEveryReduction) {
+  std::mt19937 rng(7);
+  Handle h;
+  for (DType t : {DType::kF32, DType::kF64, DType::kI32})
+    for (ScatterReduce red : {ScatterReduce::kNone, ScatterReduce::kAdd, ScatterReduce::kMul, ScatterReduce::kMax, ScatterReduce::kMin})
+      for (bool in_place : {false, true}) {
+        const std::string what = std::string("scatter ") + std::string(scatter_reduce_name(red)) + " " + std::string(dtype_name(t)) + (in_place ? " in place" : "");
+        {  // elements: axis 0 of [4, 3], updates [5, 3] with duplicate rows
+          T x = random(t, {4, 3}, Lay::kPacked, rng), upd = random(t, {5, 3}, Lay::kGaps, rng);
+          const std::vector<i64> v{0, 1, 2, 3, 3, 3, -1, 0, 1, 1, 1, 1, 0, 2, -4};
+          T ind = index_tensor(DType::kI64, {5, 3}, v);
+          T y = in_place ? x : make(t, {4, 3});
+          std::vector<double> want(12);
+          for (i64 i = 0; i < 12; ++i) want[static_cast<std::size_t>(i)] = value(x, i);
+          for (i64 i = 0; i < 5; ++i)
+            for (i64 j = 0; j < 3; ++j) {
+              const i64 r = wrap(v[static_cast<std::size_t>(i * 3 + j)], 4);
+              double& w = want[static_cast<std::size_t>(r * 3 + j)];
+              w = as_dtype(t, combine_ref(red, w, value(upd, offset(upd.d, {i, j}))));
+            }
+          void* yp = in_place ? x.p() : y.p();
+          ASSERT_TRUE(scatter_elements(h, 0, red, x.d, x.p(), ind.d, ind.p(), upd.d, upd.p(), y.d, yp).is_ok());
+          const T& got = in_place ? x : y;
+          for (i64 i = 0; i < 12; ++i) {
+            const double w = want[static_cast<std::size_t>(i)];
+            const double g = value(got, i);
+            const bool same = (std::isnan(g) && std::isnan(w)) || g == w;
+            EXPECT_TRUE(same) << what << " elements at " << i << ": got " << g << " want " << w;
+          }
+        }
+        {  // nd: rows of [4, 5] by 1-tuples, one row twice
+          T x = random(t, {4, 5}, Lay::kGaps, rng), upd = random(t, {3, 5}, Lay::kPacked, rng);
+          const std::vector<i64> v{2, -4, 2};
+          T ind = index_tensor(DType::kI32, {3, 1}, v);
+          T y = in_place ? x : make(t, {4, 5}, Lay::kGaps);
+          std::vector<double> want(20);
+          for (i64 i = 0; i < 4; ++i)
+            for (i64 j = 0; j < 5; ++j) want[static_cast<std::size_t>(i * 5 + j)] = value(x, offset(x.d, {i, j}));
+          for (i64 u = 0; u < 3; ++u)
+            for (i64 j = 0; j < 5; ++j) {
+              double& w = want[static_cast<std::size_t>(wrap(v[static_cast<std::size_t>(u)], 4) * 5 + j)];
+              w = as_dtype(t, combine_ref(red, w, value(upd, offset(upd.d, {u, j}))));
+            }
+          void* yp = in_place ? x.p() : y.p();
+          ASSERT_TRUE(scatter_nd(h, red, x.d, x.p(), ind.d, ind.p(), upd.d, upd.p(), y.d, yp).is_ok());
+          const T& got = in_place ? x : y;
+          for (i64 i = 0; i < 4; ++i)
+            for (i64 j = 0; j < 5; ++j) {
+              const double w = want[static_cast<std::size_t>(i * 5 + j)];
+              const double g = value(got, offset(got.d, {i, j}));
+              const bool same = (std::isnan(g) && std::isnan(w)) || g == w;
+              EXPECT_TRUE(same) << what << " nd at " << i << "," << j << ": got " << g << " want " << w;
+            }
+        }
+      }
+}
+
+TEST(Indexing, OneHot) {
+  Handle h;
+  const std::vector<i64> v{0, 2, -1, 3, -4, 1};
+  for (DType it : {DType::kI32, DType::kI64, DType::kF32})
+    for (int axis : {-1, 0, 1}) {
+      T ind = make(it, {2, 3});
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const double d = static_cast<double>(v[i]);
+        detail::convert_element(DType::kF64, &d, it, ind.mem.data() + i * dtype_size(it));
+      }
+      Idx yd{2, 3};
+      const auto a = static_cast<std::size_t>(axis < 0 ? 2 : axis);
+      yd.insert(yd.begin() + static_cast<long>(a), 3);
+      T y = make(DType::kF32, yd, Lay::kGaps);
+      ASSERT_TRUE(one_hot(h, axis, 3, -1.0, 5.0, ind.d, ind.p(), y.d, y.p()).is_ok());
+      for (i64 i = 0; i < 2; ++i)
+        for (i64 j = 0; j < 3; ++j)
+          for (i64 d = 0; d < 3; ++d) {
+            Idx yi{i, j};
+            yi.insert(yi.begin() + static_cast<long>(a), d);
+            const i64 raw = v[static_cast<std::size_t>(i * 3 + j)];
+            const i64 pos = raw < 0 && raw >= -3 ? raw + 3 : raw;
+            EXPECT_EQ(value(y, offset(y.d, yi)), pos == d ? 5.0 : -1.0) << "one_hot axis " << axis << " index " << raw << " depth " << d;
+          }
+    }
+}
+
+TEST(Indexing, CumSumEveryDirection) {
+  std::mt19937 rng(9);
+  Handle h;
+  for (DType t : {DType::kF32, DType::kF16, DType::kI32, DType::kI8})
+    for (int axis : {0, 1, -1})
+      for (bool exclusive : {false, true})
+        for (bool reverse : {false, true}) {
+          T x = make(t, {3, 40}, Lay::kGaps);
+          fill(x, rng, /*plain=*/true);
+          T y = make(t, {3, 40});
+          ASSERT_TRUE(cumsum(h, axis, exclusive, reverse, x.d, x.p(), y.d, y.p()).is_ok());
+          const auto a = static_cast<std::size_t>(axis < 0 ? 1 : axis);
+          for (i64 i = 0; i < 3; ++i)
+            for (i64 j = 0; j < 40; ++j) {
+              const Idx yi{i, j};
+              const i64 n = a == 0 ? 3 : 40, at = yi[a];
+              double sum = 0;
+              std::int64_t isum = 0;
+              for (i64 s = 0; s < n; ++s) {
+                const bool in = reverse ? (exclusive ? s > at : s >= at) : (exclusive ? s < at : s <= at);
+                if (!in) continue;
+                Idx xi = yi;
+                xi[a] = s;
+                sum += value(x, offset(x.d, xi));
+                isum += static_cast<std::int64_t>(value(x, offset(x.d, xi)));
+              }
+              double want = sum;
+              if (t == DType::kF32) want = static_cast<float>(sum);
+              if (t == DType::kF16) want = f16_bits_to_f32(f32_to_f16_bits(static_cast<float>(sum)));  // sums of small values: exact in f32
+              if (t == DType::kI32) want = static_cast<double>(static_cast<std::int32_t>(isum));
+              if (t == DType::kI8) want = static_cast<double>(static_cast<std::int8_t>(static_cast<std::uint8_t>(isum & 0xFF)));
+              EXPECT_EQ(value(y, offset(y.d, yi)), want) << "cumsum " << dtype_name(t) << " axis " << axis << " excl " << exclusive << " rev " << reverse << " at " << i << "," << j;
+            }
+        }
+  // In place.
+  T x = make(DType::kF64, {5});
+  for (int i = 0; i < 5; ++i) static_cast<double*>(x.p())[i] = i + 1;
+  ASSERT_TRUE(cumsum(h, 0, false, false, x.d, x.p(), x.d, x.p()).is_ok());
+  EXPECT_EQ(static_cast<double*>(x.p())[4], 15.0);
+}
+
+TEST(Indexing, TopKOrdersTiesAndNaN) {
+  std::mt19937 rng(11);
+  Handle h;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (DType t : {DType::kF32, DType::kF64, DType::kI32, DType::kBF16})
+    for (bool largest : {true, false})
+      for (i64 k : {0, 1, 7, 50})
+        for (int axis : {1, 0}) {
+          const Idx xd = axis == 1 ? Idx{3, 50} : Idx{50, 3};
+          T x = make(t, xd, Lay::kGaps);
+          std::uniform_int_distribution<int> small(-6, 6);
+          const auto offs = offsets(x.d);
+          for (std::size_t i = 0; i < offs.size(); ++i) {
+            const double v = (is_floating(t) && i % 17 == 3) ? nan : small(rng);  // ties and NaN
+            detail::convert_element(DType::kF64, &v, t, x.mem.data() + offs[i] * static_cast<i64>(dtype_size(t)));
+          }
+          Idx od = xd;
+          od[static_cast<std::size_t>(axis)] = k;
+          T vals = make(t, od), idx = make(DType::kI64, od, Lay::kGaps);
+          ASSERT_TRUE(top_k(h, axis, k, largest, x.d, x.p(), vals.d, vals.p(), idx.d, idx.p()).is_ok());
+          for (i64 l = 0; l < 3; ++l) {
+            // The line, stably sorted: NaN first (largest) or last (smallest), ties by index.
+            std::vector<std::pair<double, i64>> line;
+            for (i64 j = 0; j < 50; ++j) line.push_back({value(x, offset(x.d, axis == 1 ? Idx{l, j} : Idx{j, l})), j});
+            std::stable_sort(line.begin(), line.end(), [&](const auto& p, const auto& q) {
+              const bool np = std::isnan(p.first), nq = std::isnan(q.first);
+              if (np || nq) return largest ? (np && !nq) : (!np && nq);
+              return largest ? p.first > q.first : p.first < q.first;
+            });
+            for (i64 j = 0; j < k; ++j) {
+              const Idx at = axis == 1 ? Idx{l, j} : Idx{j, l};
+              const i64 gi = static_cast<const i64*>(idx.p())[offset(idx.d, at)];
+              EXPECT_EQ(gi, line[static_cast<std::size_t>(j)].second) << "top_k " << dtype_name(t) << " largest " << largest << " k " << k << " line " << l << " rank " << j;
+              const double gv = value(vals, offset(vals.d, at)), wv = line[static_cast<std::size_t>(j)].first;
+              EXPECT_TRUE((std::isnan(gv) && std::isnan(wv)) || gv == wv) << gv << " vs " << wv;
+            }
+          }
+        }
+}
+
+TEST(Indexing, BadIndicesFailBeforeWriting) {
+  Handle h;
+  auto expect_err = [](const Status& s, const std::string& needle) {
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+    EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+  };
+  T x = make(DType::kF32, {4, 3});
+  for (int i = 0; i < 12; ++i) static_cast<float*>(x.p())[i] = static_cast<float>(i);
+  T ind = index_tensor(DType::kI64, {3}, {0, 4, 1}), y = make(DType::kF32, {3, 3});
+  expect_err(gather(h, 0, x.d, x.p(), ind.d, ind.p(), y.d, y.p()), "index 4 at position 1 is out of range for a dim of 4");
+  for (unsigned char b : y.mem) ASSERT_EQ(b, 0xA5) << "y was written";
+  T neg = index_tensor(DType::kI32, {3}, {0, -5, 1});
+  expect_err(gather(h, 0, x.d, x.p(), neg.d, neg.p(), y.d, y.p()), "index -5");
+  T fidx = make(DType::kF32, {3});
+  expect_err(gather(h, 0, x.d, x.p(), fidx.d, fidx.p(), y.d, y.p()), "must be i32 or i64");
+  T upd = make(DType::kF32, {3, 3}), ind2 = index_tensor(DType::kI64, {3, 3}, {0, 0, 0, 9, 0, 0, 0, 0, 0}), ys = make(DType::kF32, {4, 3});
+  expect_err(scatter_elements(h, 0, ScatterReduce::kAdd, x.d, x.p(), ind2.d, ind2.p(), upd.d, upd.p(), ys.d, ys.p()), "index 9");
+  for (unsigned char b : ys.mem) ASSERT_EQ(b, 0xA5) << "scatter's y was written";
+  T nd_idx = index_tensor(DType::kI64, {2, 3}, {0, 0, 0, 0, 0, 0});
+  expect_err(gather_nd(h, 0, x.d, x.p(), nd_idx.d, nd_idx.p(), y.d, y.p()), "tuples' length 3");
+  T vals = make(DType::kF32, {4, 4}), ids = make(DType::kI64, {4, 4});
+  expect_err(top_k(h, 1, 4, true, x.d, x.p(), vals.d, vals.p(), ids.d, ids.p()), "k 4 must be in [0, 3]");
+  expect_err(one_hot(h, 3, 2, 0, 1, ind.d, ind.p(), y.d, y.p()), "axis 3 is out of range");
+}
+
+}  // namespace
+}  // namespace tessera::dnn
