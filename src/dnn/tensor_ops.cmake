@@ -17,3 +17,6 @@ set(MOVEMENT_KERNELS ops/movement/generic.cpp ops/movement/avx2.cpp ops/movement
 list(APPEND DNN_SOURCES ops/movement/move.cpp ops/movement/ops.cpp ops/movement/indexing.cpp ${MOVEMENT_KERNELS})
 list(APPEND DNN_AVX2 ops/movement/avx2.cpp)
 list(APPEND DNN_AVX512 ops/movement/avx512.cpp)
+
+# MatMul with batch broadcasting on BLAS.
+list(APPEND DNN_SOURCES ops/matmul/matmul.cpp)

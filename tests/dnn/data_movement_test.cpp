@@ -279,12 +279,7 @@ TEST(DataMovement, ConcatAndSplitAlongEveryAxis) {
           }
           T y = make(t, yd, lay == Lay::kReversed ? Lay::kPacked : lay);
           ASSERT_TRUE(concat(h, axis, descs, ptrs, y.d, y.p()).is_ok());
-          const T want = expected(y, y.d, [&](const Idx& yi, Idx& xi) {
-            xi = yi;
-            return true;
-          });
-          // Element yi comes from the part holding index yi[a] along the axis.
-          for (i64 o : offsets(y.d)) (void)o;
+          // Each part of y (sliced back out) equals its input.
           i64 at = 0;
           for (const T& p : parts) {
             T from_y = make(t, p.d.dims, Lay::kPacked);
@@ -313,7 +308,6 @@ TEST(DataMovement, ConcatAndSplitAlongEveryAxis) {
             });
             expect_same(outs[i], want_i, "split part " + std::to_string(i) + " axis " + std::to_string(axis));
           }
-          (void)want;
         }
   });
 }

@@ -4,3 +4,5 @@ tessera_test(tessera_dnn_tensor_ops_test tensor_ops_test.cpp)
 tessera_test(tessera_dnn_data_movement_test data_movement_test.cpp)
 # Indexing (gather family, scatter family, one-hot), cumsum, top-k.
 tessera_test(tessera_dnn_indexing_test indexing_test.cpp)
+# MatMul with batch broadcasting (BLAS underneath).
+tessera_test(tessera_dnn_matmul_test matmul_test.cpp)

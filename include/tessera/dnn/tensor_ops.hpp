@@ -144,4 +144,18 @@ Status arg_reduce(Handle& h, bool arg_max, int axis, bool keepdims, bool last_in
                   const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
                   void* y);
 
+// ---- MatMul -----------------------------------------------------------------------------------
+// y = a @ b with NumPy / ONNX MatMul semantics: the last two dims are the matrices ([M, K] and
+// [K, N]), the dims before them broadcast; a 1-D a is a row [1, K] and a 1-D b a column
+// [K, 1], their unit dim left out of y. Dtypes (a, b -> y):
+// - f32, f64: BLAS gemm (batched);
+// - bf16, f16: products summed in f32 (BLAS mixed-precision gemm), y rounded once to the dtype;
+// - u8 x i8 -> i32 (ONNX MatMulInteger without zero points): int32 sums, wrapping.
+// Any strides: matrices stored transposed go to BLAS as transposed operands, others are packed
+// first. Results are bitwise identical for any thread count (BLAS's kBitwise mode).
+Result<std::vector<std::int64_t>> matmul_output_dims(std::span<const std::int64_t> a,
+                                                     std::span<const std::int64_t> b);
+Status matmul(Handle& h, const TensorDesc& a_desc, const void* a, const TensorDesc& b_desc,
+              const void* b, const TensorDesc& y_desc, void* y);
+
 }  // namespace tessera::dnn
