@@ -78,6 +78,25 @@ constexpr std::array<std::pair<ScatterReduce, std::string_view>, 5> kScatterName
     {ScatterReduce::kMin, "min"},
 }};
 
+constexpr std::array<std::pair<ResizeMode, std::string_view>, 3> kResizeModeNames = {{
+    {ResizeMode::kNearest, "nearest"},
+    {ResizeMode::kLinear, "linear"},
+    {ResizeMode::kCubic, "cubic"},
+}};
+constexpr std::array<std::pair<ResizeCoord, std::string_view>, 5> kResizeCoordNames = {{
+    {ResizeCoord::kHalfPixel, "half_pixel"},
+    {ResizeCoord::kHalfPixelSymmetric, "half_pixel_symmetric"},
+    {ResizeCoord::kPytorchHalfPixel, "pytorch_half_pixel"},
+    {ResizeCoord::kAlignCorners, "align_corners"},
+    {ResizeCoord::kAsymmetric, "asymmetric"},
+}};
+constexpr std::array<std::pair<ResizeNearest, std::string_view>, 4> kResizeNearestNames = {{
+    {ResizeNearest::kRoundPreferFloor, "round_prefer_floor"},
+    {ResizeNearest::kRoundPreferCeil, "round_prefer_ceil"},
+    {ResizeNearest::kFloor, "floor"},
+    {ResizeNearest::kCeil, "ceil"},
+}};
+
 constexpr std::array<std::pair<PadMode, std::string_view>, 4> kPadModeNames = {{
     {PadMode::kConstant, "constant"},
     {PadMode::kReflect, "reflect"},
@@ -110,6 +129,12 @@ std::string_view reduce_name(ReduceOp op) { return name_of(kReduceNames, op); }
 std::optional<ReduceOp> parse_reduce(std::string_view name) { return parse_name(kReduceNames, name); }
 std::string_view scatter_reduce_name(ScatterReduce r) { return name_of(kScatterNames, r); }
 std::optional<ScatterReduce> parse_scatter_reduce(std::string_view name) { return parse_name(kScatterNames, name); }
+std::string_view resize_mode_name(ResizeMode m) { return name_of(kResizeModeNames, m); }
+std::string_view resize_coord_name(ResizeCoord c) { return name_of(kResizeCoordNames, c); }
+std::string_view resize_nearest_name(ResizeNearest n) { return name_of(kResizeNearestNames, n); }
+std::optional<ResizeMode> parse_resize_mode(std::string_view name) { return parse_name(kResizeModeNames, name); }
+std::optional<ResizeCoord> parse_resize_coord(std::string_view name) { return parse_name(kResizeCoordNames, name); }
+std::optional<ResizeNearest> parse_resize_nearest(std::string_view name) { return parse_name(kResizeNearestNames, name); }
 std::string_view pad_mode_name(PadMode m) { return name_of(kPadModeNames, m); }
 std::optional<PadMode> parse_pad_mode(std::string_view name) { return parse_name(kPadModeNames, name); }
 std::optional<ActKind> parse_act(std::string_view name) {

@@ -343,3 +343,140 @@ TEST(Indexing, BadIndicesFailBeforeWriting) {
 
 }  // namespace
 }  // namespace tessera::dnn
+
+namespace tessera::dnn {
+namespace {
+
+using namespace tensor_test;
+
+T from_values(DType t, const Idx& dims, const std::vector<double>& v) {
+  T x = make(t, dims);
+  for (std::size_t i = 0; i < v.size(); ++i) detail::convert_element(DType::kF64, &v[i], t, x.mem.data() + i * dtype_size(t));
+  return x;
+}
+
+// ONNX's published examples (onnx/backend/test/case/node/resize.py).
+TEST(Resize, OnnxExamples) {
+  Handle h;
+  {  // resize_upsample_scales_nearest: half_pixel, round_prefer_floor, scales [1, 1, 2, 3]
+    T x = from_values(DType::kF32, {1, 1, 2, 2}, {1, 2, 3, 4}), y = make(DType::kF32, {1, 1, 4, 6});
+    ResizeParams p;
+    p.scales = {1, 1, 2, 3};
+    ASSERT_TRUE(resize(h, p, x.d, x.p(), y.d, y.p()).is_ok());
+    const std::vector<double> want = {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4};
+    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(value(y, static_cast<i64>(i)), want[i]) << i;
+  }
+  {  // resize_upsample_scales_linear: half_pixel, scales [1, 1, 2, 2]
+    T x = from_values(DType::kF32, {1, 1, 2, 2}, {1, 2, 3, 4}), y = make(DType::kF32, {1, 1, 4, 4});
+    ResizeParams p;
+    p.mode = ResizeMode::kLinear;
+    p.scales = {1, 1, 2, 2};
+    ASSERT_TRUE(resize(h, p, x.d, x.p(), y.d, y.p()).is_ok());
+    const std::vector<double> want = {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4};
+    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(value(y, static_cast<i64>(i)), want[i]) << i;
+  }
+  {  // resize_upsample_scales_linear_align_corners
+    T x = from_values(DType::kF32, {1, 1, 2, 2}, {1, 2, 3, 4}), y = make(DType::kF32, {1, 1, 4, 4});
+    ResizeParams p;
+    p.mode = ResizeMode::kLinear;
+    p.coord = ResizeCoord::kAlignCorners;
+    ASSERT_TRUE(resize(h, p, x.d, x.p(), y.d, y.p()).is_ok());
+    const double third = 1.0 / 3, two = 2.0 / 3;
+    const std::vector<double> want = {1, 1 + third, 1 + two, 2, 1 + two, 2, 2 + third, 2 + two,
+                                      2 + third, 2 + two, 3, 3 + third, 3, 3 + third, 3 + two, 4};
+    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(value(y, static_cast<i64>(i)), want[i], 1e-6) << i;
+  }
+}
+
+// Linear and cubic against the tensor-product formula in double, every coordinate mode,
+// exclude_outside, strided y, f32/f64/bf16; nearest in every nearest mode on i32.
+TEST(Resize, MatchesSeparableFormula) {
+  std::mt19937 rng(31);
+  Handle h;
+  const Idx xd{2, 3, 5, 7}, yd{2, 3, 9, 4};
+  for (DType t : {DType::kF32, DType::kF64, DType::kBF16, DType::kI32})
+    for (ResizeMode mode : {ResizeMode::kNearest, ResizeMode::kLinear, ResizeMode::kCubic})
+      for (ResizeCoord coord : {ResizeCoord::kHalfPixel, ResizeCoord::kHalfPixelSymmetric, ResizeCoord::kPytorchHalfPixel,
+                                ResizeCoord::kAlignCorners, ResizeCoord::kAsymmetric})
+        for (int variant = 0; variant < 4; ++variant) {
+          if (t == DType::kI32 && mode != ResizeMode::kNearest) continue;
+          ResizeParams p;
+          p.mode = mode;
+          p.coord = coord;
+          p.nearest = static_cast<ResizeNearest>(variant);
+          p.exclude_outside = variant % 2 == 1;
+          T x = make(t, xd, Lay::kGaps);
+          fill(x, rng, /*plain=*/true);
+          T y = make(t, yd, Lay::kGaps);
+          const std::string what = std::string("resize ") + std::string(resize_mode_name(mode)) + " " + std::string(resize_coord_name(coord)) + " variant " + std::to_string(variant) + " " + std::string(dtype_name(t));
+          ASSERT_TRUE(resize(h, p, x.d, x.p(), y.d, y.p()).is_ok()) << what;
+          // Weights per dim, written from the ONNX definitions.
+          auto weights = [&](std::size_t d, i64 o) {
+            const i64 in = xd[d], out = yd[d];
+            const double s = static_cast<double>(out) / static_cast<double>(in);
+            double c = 0;
+            switch (coord) {
+              case ResizeCoord::kHalfPixel: c = (o + 0.5) / s - 0.5; break;
+              case ResizeCoord::kHalfPixelSymmetric: c = in / 2.0 * (1 - out / (s * in)) + (o + 0.5) / s - 0.5; break;
+              case ResizeCoord::kPytorchHalfPixel: c = out > 1 ? (o + 0.5) / s - 0.5 : 0; break;
+              case ResizeCoord::kAlignCorners: c = out == 1 ? 0 : o * (in - 1.0) / (out - 1.0); break;
+              case ResizeCoord::kAsymmetric: c = o / s; break;
+            }
+            std::vector<std::pair<i64, double>> w;
+            if (mode == ResizeMode::kNearest) {
+              double rr = 0;
+              if (p.nearest == ResizeNearest::kRoundPreferFloor) rr = (c - std::floor(c) == 0.5) ? std::floor(c) : std::round(c);
+              if (p.nearest == ResizeNearest::kRoundPreferCeil) rr = (c - std::floor(c) == 0.5) ? std::ceil(c) : std::round(c);
+              if (p.nearest == ResizeNearest::kFloor) rr = std::floor(c);
+              if (p.nearest == ResizeNearest::kCeil) rr = std::ceil(c);
+              w.push_back({std::clamp<i64>(static_cast<i64>(rr), 0, in - 1), 1.0});
+              return w;
+            }
+            const i64 i0 = static_cast<i64>(std::floor(c));
+            const double u = c - std::floor(c), A = -0.75;
+            auto keys = [&](double v) {
+              v = std::fabs(v);
+              return v <= 1 ? (A + 2) * v * v * v - (A + 3) * v * v + 1 : v < 2 ? A * v * v * v - 5 * A * v * v + 8 * A * v - 4 * A : 0.0;
+            };
+            if (mode == ResizeMode::kLinear) w = {{i0, 1 - u}, {i0 + 1, u}};
+            else w = {{i0 - 1, keys(u + 1)}, {i0, keys(u)}, {i0 + 1, keys(1 - u)}, {i0 + 2, keys(2 - u)}};
+            if (p.exclude_outside) {
+              double sum = 0;
+              for (auto& [i, v] : w) {
+                if (i < 0 || i >= in) v = 0;
+                sum += v;
+              }
+              for (auto& [i, v] : w) v /= sum;
+            }
+            for (auto& [i, v] : w) i = std::clamp<i64>(i, 0, in - 1);
+            return w;
+          };
+          int bad = 0;
+          for (i64 n = 0; n < 2; ++n)
+            for (i64 c = 0; c < 3; ++c)
+              for (i64 oh = 0; oh < 9; ++oh)
+                for (i64 ow = 0; ow < 4; ++ow) {
+                  double want = 0;
+                  for (const auto& [ih, wh] : weights(2, oh))
+                    for (const auto& [iw, ww] : weights(3, ow)) want += wh * ww * value(x, offset(x.d, {n, c, ih, iw}));
+                  const double got = value(y, offset(y.d, {n, c, oh, ow}));
+                  const double tol = mode == ResizeMode::kNearest ? 0 : t == DType::kBF16 ? 0x1p-7 * (std::fabs(want) + 1) : t == DType::kF32 ? 1e-5 : 1e-12;
+                  if (!(std::fabs(got - want) <= tol) && ++bad <= 3) ADD_FAILURE() << what << " at " << oh << "," << ow << ": got " << got << " want " << want;
+                }
+        }
+}
+
+TEST(Resize, BadArguments) {
+  Handle h;
+  T x = make(DType::kI32, {1, 1, 2, 2}), y = make(DType::kI32, {1, 1, 4, 4});
+  ResizeParams p;
+  p.mode = ResizeMode::kLinear;
+  EXPECT_EQ(resize(h, p, x.d, x.p(), y.d, y.p()).code(), StatusCode::kUnsupported);
+  T xf = make(DType::kF32, {1, 1, 2, 2}), yf = make(DType::kF32, {1, 1, 4, 5});
+  p.scales = {1, 1, 2, 2};
+  const Status s = resize(h, p, xf.d, xf.p(), yf.d, yf.p());
+  EXPECT_NE(s.message().find("scaled by"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace tessera::dnn

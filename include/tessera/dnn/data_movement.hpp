@@ -21,6 +21,7 @@
 #include <span>
 #include <string_view>
 #include <optional>
+#include <vector>
 
 #include "tessera/dnn.hpp"
 
@@ -92,6 +93,36 @@ Status depth_to_space(Handle& h, std::int64_t block, bool crd, const TensorDesc&
                       const void* x, const TensorDesc& y_desc, void* y);
 Status space_to_depth(Handle& h, std::int64_t block, const TensorDesc& x_desc, const void* x,
                       const TensorDesc& y_desc, void* y);
+
+// ---- resize -----------------------------------------------------------------------------------
+enum class ResizeMode : int { kNearest, kLinear, kCubic };
+// ONNX coordinate_transformation_mode: where output index o (of O) samples input (of I) along a
+// dim with scale s: half_pixel (o + 0.5) / s - 0.5; half_pixel_symmetric (the same, centred);
+// pytorch_half_pixel (half_pixel, 0 when O == 1); align_corners o * (I - 1) / (O - 1);
+// asymmetric o / s.
+enum class ResizeCoord : int { kHalfPixel, kHalfPixelSymmetric, kPytorchHalfPixel, kAlignCorners, kAsymmetric };
+// ONNX nearest_mode: how a sampling position becomes an index (then clamped into the dim).
+enum class ResizeNearest : int { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+struct ResizeParams {
+  ResizeMode mode = ResizeMode::kNearest;
+  ResizeCoord coord = ResizeCoord::kHalfPixel;
+  ResizeNearest nearest = ResizeNearest::kRoundPreferFloor;
+  double cubic_a = -0.75;        // the cubic kernel's coefficient
+  bool exclude_outside = false;  // weights of taps outside the input set to 0, the rest renormalised
+  std::vector<double> scales;    // per dim; empty: y.dims / x.dims
+};
+std::string_view resize_mode_name(ResizeMode m);     // "nearest", "linear", "cubic"
+std::string_view resize_coord_name(ResizeCoord c);  // "half_pixel", "align_corners", ...
+std::string_view resize_nearest_name(ResizeNearest n);  // "round_prefer_floor", ...
+std::optional<ResizeMode> parse_resize_mode(std::string_view name);
+std::optional<ResizeCoord> parse_resize_coord(std::string_view name);
+std::optional<ResizeNearest> parse_resize_nearest(std::string_view name);
+
+// ONNX Resize (without roi / tf_crop_and_resize and antialias) to y's dims, separable over
+// the dims: nearest takes every dtype (elements copied); linear and cubic take floats, taps
+// beyond the edges repeat the edge element, computed in f32 (f64 for f64), y rounded once.
+Status resize(Handle& h, const ResizeParams& p, const TensorDesc& x_desc, const void* x,
+              const TensorDesc& y_desc, void* y);
 
 // ---- indexing ---------------------------------------------------------------------------------
 // Indices are i32 or i64 tensors; a negative index counts from the end of its axis. Every
