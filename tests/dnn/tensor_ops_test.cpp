@@ -1,9 +1,10 @@
 // Tensor operations: every binary and unary op on every dtype it takes, and where(), against
 // the reference over broadcasting corner cases (scalars, size-1 axes, rank differences, empty
 // tensors, rows longer than a kernel block), strided and permuted operands, strided outputs
-// and in-place use, on every ISA path; the integer and NaN rules; the vector log's accuracy;
-// reductions over every axis set in both walks (rows, columns), keepdims, empty reductions,
-// arg max/min; thread-count independence; bad arguments.
+// and in-place use, on every ISA path; the integer and NaN rules; the accuracy of the vector
+// log, sin, cos, tan, asin, acos, atan, sinh and cosh; reductions over every axis set in both
+// walks (rows, columns), keepdims, empty reductions, arg max/min; thread-count independence;
+// bad arguments.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -137,6 +138,26 @@ TEST(TensorOps, IntegerAndNanRules) {
   EXPECT_TRUE(r[2] == 0 && std::signbit(r[2]));
 }
 
+// The documented bounds (simd_math.inc) of the f32 functions the vector math computes, in ulps;
+// 0 for the functions evaluated through f64 like the reference.
+double vector_math_ulps(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kLog:
+    case UnaryOp::kSin:
+    case UnaryOp::kCos:
+    case UnaryOp::kAsin:
+    case UnaryOp::kAcos:
+    case UnaryOp::kAtan: return 1;
+    case UnaryOp::kExp:
+    case UnaryOp::kTan:
+    case UnaryOp::kSinh:
+    case UnaryOp::kCosh: return 2;
+    case UnaryOp::kTanh: return 3;
+    case UnaryOp::kErf: return 6;
+    default: return 0;
+  }
+}
+
 TEST(TensorOps, UnaryMatchesReferenceOnEveryPath) {
   std::mt19937 rng(11);
   Handle h;
@@ -144,7 +165,7 @@ TEST(TensorOps, UnaryMatchesReferenceOnEveryPath) {
   for (int k = 0; k < kNumUnaryOps; ++k) {
     const auto op = static_cast<UnaryOp>(k);
     // The f32 functions of the vector math: their documented bounds (plus the f16/bf16 rounding).
-    const double ulps = op == UnaryOp::kExp ? 2 : op == UnaryOp::kLog ? 1 : op == UnaryOp::kTanh ? 3 : op == UnaryOp::kErf ? 6 : 0;
+    const double ulps = vector_math_ulps(op);
     for (DType t : kTypes) {
       if (!takes_unary(op, t)) continue;
       const bool math = ulps > 0 && t != DType::kF64;
@@ -190,6 +211,99 @@ TEST(TensorOps, VectorLogWithinOneUlp) {
       worst = std::max(worst, std::fabs(y[i] - w) / unit);
     }
     EXPECT_LE(worst, 1.0) << k->isa;
+  }
+}
+
+// The vector sin, cos, tan, asin, acos, atan, sinh and cosh against f64 libm on every ISA path,
+// within their documented bounds: 4M bit patterns spread evenly over all 2^32 (both signs,
+// subnormals, huge arguments, NaN payloads; a Weyl sequence i * 0x9e3779b1, so neighbouring
+// lanes lie far apart and vectors mix Payne-Hanek lanes with the rest), the special values,
+// and the floats around the multiples of pi/2 (sin, cos, tan) and the reduction's switch to
+// Payne-Hanek, around +-1/2 and +-1 (asin, acos), 1 (atan), 1 (sinh's polynomial switch) and
+// the overflow threshold (sinh, cosh). NaN, infinities and zeros (with their sign) must match
+// exactly. (Exhaustive sweeps of every f32 gave the bounds of simd_math.inc's table.)
+TEST(TensorOps, VectorTrigWithinBounds) {
+  namespace ak = act_kernels;
+  constexpr std::uint32_t kSweep = 1u << 22;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  struct Fn {
+    const char* name;
+    int math;
+    double (*ref)(double);
+    double ulps;
+  };
+  const Fn fns[] = {
+      {"sin", ak::kMathSin, [](double v) { return std::sin(v); }, vector_math_ulps(UnaryOp::kSin)},
+      {"cos", ak::kMathCos, [](double v) { return std::cos(v); }, vector_math_ulps(UnaryOp::kCos)},
+      {"tan", ak::kMathTan, [](double v) { return std::tan(v); }, vector_math_ulps(UnaryOp::kTan)},
+      {"asin", ak::kMathAsin, [](double v) { return std::asin(v); }, vector_math_ulps(UnaryOp::kAsin)},
+      {"acos", ak::kMathAcos, [](double v) { return std::acos(v); }, vector_math_ulps(UnaryOp::kAcos)},
+      {"atan", ak::kMathAtan, [](double v) { return std::atan(v); }, vector_math_ulps(UnaryOp::kAtan)},
+      {"sinh", ak::kMathSinh, [](double v) { return std::sinh(v); }, vector_math_ulps(UnaryOp::kSinh)},
+      {"cosh", ak::kMathCosh, [](double v) { return std::cosh(v); }, vector_math_ulps(UnaryOp::kCosh)},
+  };
+  std::vector<float> sweep(kSweep);
+  for (std::uint32_t i = 0; i < kSweep; ++i) sweep[i] = std::bit_cast<float>(i * 0x9e3779b1u);
+  for (const Fn& f : fns) {
+    const std::string name = f.name;
+    std::vector<float> x;
+    // c and its n float neighbours on each side, both signs.
+    auto around = [&x](float c, int n) {
+      float up = c, down = c;
+      for (int i = 0; i < n; ++i) {
+        x.insert(x.end(), {up, -up, down, -down});
+        up = std::nextafter(up, kInf);
+        down = std::nextafter(down, 0.0f);
+      }
+    };
+    for (float v : {0.0f, 1.0f, 0.5f, kInf, std::numeric_limits<float>::denorm_min(),
+                    std::numeric_limits<float>::min(), std::numeric_limits<float>::max()})
+      around(v, 2);
+    x.push_back(std::numeric_limits<float>::quiet_NaN());
+    if (name == "sin" || name == "cos" || name == "tan") {
+      for (int k = 1; k <= 2048; ++k) around(static_cast<float>(k * 1.5707963267948966), 3);
+      around(262144.0f, 64);
+    } else if (name == "asin" || name == "acos") {
+      around(1.0f, 4096);
+      around(0.5f, 4096);
+    } else if (name == "atan") {
+      around(1.0f, 4096);
+    } else {
+      around(89.4159851f, 4096);
+      around(1.0f, 4096);
+    }
+    // The generic path evaluates the reference's own f64 functions: the targeted values only.
+    const std::size_t targeted = x.size();
+    x.insert(x.end(), sweep.begin(), sweep.end());
+    std::vector<double> want(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) want[i] = f.ref(static_cast<double>(x[i]));
+    for (const ak::Kernels* k : {&ak::kAvx512, &ak::kAvx2, &ak::kGeneric}) {
+      if ((k == &ak::kAvx512 && cpu_info().isa() < Isa::kAvx512) || (k == &ak::kAvx2 && cpu_info().isa() < Isa::kAvx2)) continue;
+      const std::size_t n = k == &ak::kGeneric ? targeted : x.size();
+      std::vector<float> y(n);
+      k->math[f.math](static_cast<i64>(n), x.data(), y.data());
+      double worst = 0;
+      float worst_x = 0;
+      int bad = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double w = want[i];
+        const auto wf = static_cast<float>(w);
+        if (std::isnan(w) || std::isinf(wf) || w == 0) {
+          const bool ok = std::isnan(w) ? std::isnan(y[i]) : std::bit_cast<std::uint32_t>(wf) == std::bit_cast<std::uint32_t>(y[i]);
+          if (!ok && ++bad <= 5) {
+            ADD_FAILURE() << k->isa << " " << name << "(" << x[i] << ") = " << y[i] << ", want " << wf;
+          }
+          continue;
+        }
+        const double unit = std::ldexp(1.0, std::max(std::ilogb(wf), -126) - 23);
+        const double err = std::isfinite(y[i]) ? std::fabs(y[i] - w) / unit : kInf;
+        if (err > worst) {
+          worst = err;
+          worst_x = x[i];
+        }
+      }
+      EXPECT_LE(worst, f.ulps) << k->isa << " " << name << " at x = " << worst_x;
+    }
   }
 }
 

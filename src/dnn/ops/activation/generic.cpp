@@ -124,6 +124,36 @@ float math_log1p(float x) {
 float math_log(float x) {
   return std::log(x);
 }
+// The trigonometric and hyperbolic functions through f64, as the tensor ops' scalar
+// definitions (correctly rounded but for rare double roundings).
+template <double (*Fn)(double)>
+float via_f64(float x) {
+  return static_cast<float>(Fn(static_cast<double>(x)));
+}
+double f64_sin(double x) {
+  return std::sin(x);
+}
+double f64_cos(double x) {
+  return std::cos(x);
+}
+double f64_tan(double x) {
+  return std::tan(x);
+}
+double f64_asin(double x) {
+  return std::asin(x);
+}
+double f64_acos(double x) {
+  return std::acos(x);
+}
+double f64_atan(double x) {
+  return std::atan(x);
+}
+double f64_sinh(double x) {
+  return std::sinh(x);
+}
+double f64_cosh(double x) {
+  return std::cosh(x);
+}
 
 template <int K>
 constexpr void fill_kind(Kernels& t) {
@@ -161,6 +191,14 @@ constexpr Kernels make_kernels(std::integer_sequence<int, K...>) {
   t.math[kMathLog1p01] = &math_array<math_log1p>;
   t.math[kMathLogGe1] = &math_array<math_log>;
   t.math[kMathLog] = &math_array<math_log>;
+  t.math[kMathSin] = &math_array<via_f64<f64_sin>>;
+  t.math[kMathCos] = &math_array<via_f64<f64_cos>>;
+  t.math[kMathTan] = &math_array<via_f64<f64_tan>>;
+  t.math[kMathAsin] = &math_array<via_f64<f64_asin>>;
+  t.math[kMathAcos] = &math_array<via_f64<f64_acos>>;
+  t.math[kMathAtan] = &math_array<via_f64<f64_atan>>;
+  t.math[kMathSinh] = &math_array<via_f64<f64_sinh>>;
+  t.math[kMathCosh] = &math_array<via_f64<f64_cosh>>;
   return t;
 }
 

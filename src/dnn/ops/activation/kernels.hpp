@@ -75,6 +75,14 @@ enum Math : int {
   kMathLog1p01,  // log(1 + u), u in [0, 1]
   kMathLogGe1,   // log s, s >= 1
   kMathLog,      // log x, every x
+  kMathSin,
+  kMathCos,
+  kMathTan,
+  kMathAsin,
+  kMathAcos,
+  kMathAtan,
+  kMathSinh,
+  kMathCosh,
   kNumMath
 };
 using MathFn = void (*)(std::int64_t n, const float* x, float* y);

@@ -115,6 +115,14 @@ int vector_math(int op) {
     case UnaryOp::kLog: return ak::kMathLog;
     case UnaryOp::kTanh: return ak::kMathTanh;
     case UnaryOp::kErf: return ak::kMathErf;
+    case UnaryOp::kSin: return ak::kMathSin;
+    case UnaryOp::kCos: return ak::kMathCos;
+    case UnaryOp::kTan: return ak::kMathTan;
+    case UnaryOp::kAsin: return ak::kMathAsin;
+    case UnaryOp::kAcos: return ak::kMathAcos;
+    case UnaryOp::kAtan: return ak::kMathAtan;
+    case UnaryOp::kSinh: return ak::kMathSinh;
+    case UnaryOp::kCosh: return ak::kMathCosh;
     default: return -1;
   }
 }
