@@ -97,6 +97,18 @@ constexpr std::array<std::pair<ResizeNearest, std::string_view>, 4> kResizeNeare
     {ResizeNearest::kCeil, "ceil"},
 }};
 
+constexpr std::array<std::pair<LossReduction, std::string_view>, 3> kLossReductionNames = {{
+    {LossReduction::kNone, "none"},
+    {LossReduction::kSum, "sum"},
+    {LossReduction::kMean, "mean"},
+}};
+constexpr std::array<std::pair<PointLoss, std::string_view>, 4> kPointLossNames = {{
+    {PointLoss::kMse, "mse"},
+    {PointLoss::kL1, "l1"},
+    {PointLoss::kSmoothL1, "smooth_l1"},
+    {PointLoss::kBceWithLogits, "bce_with_logits"},
+}};
+
 constexpr std::array<std::pair<PadMode, std::string_view>, 4> kPadModeNames = {{
     {PadMode::kConstant, "constant"},
     {PadMode::kReflect, "reflect"},
@@ -135,6 +147,10 @@ std::string_view resize_nearest_name(ResizeNearest n) { return name_of(kResizeNe
 std::optional<ResizeMode> parse_resize_mode(std::string_view name) { return parse_name(kResizeModeNames, name); }
 std::optional<ResizeCoord> parse_resize_coord(std::string_view name) { return parse_name(kResizeCoordNames, name); }
 std::optional<ResizeNearest> parse_resize_nearest(std::string_view name) { return parse_name(kResizeNearestNames, name); }
+std::string_view loss_reduction_name(LossReduction r) { return name_of(kLossReductionNames, r); }
+std::optional<LossReduction> parse_loss_reduction(std::string_view name) { return parse_name(kLossReductionNames, name); }
+std::string_view point_loss_name(PointLoss k) { return name_of(kPointLossNames, k); }
+std::optional<PointLoss> parse_point_loss(std::string_view name) { return parse_name(kPointLossNames, name); }
 std::string_view pad_mode_name(PadMode m) { return name_of(kPadModeNames, m); }
 std::optional<PadMode> parse_pad_mode(std::string_view name) { return parse_name(kPadModeNames, name); }
 std::optional<ActKind> parse_act(std::string_view name) {

@@ -20,3 +20,6 @@ list(APPEND DNN_AVX512 ops/movement/avx512.cpp)
 
 # MatMul with batch broadcasting on BLAS.
 list(APPEND DNN_SOURCES ops/matmul/matmul.cpp)
+
+# Training operations: dropout and losses.
+list(APPEND DNN_SOURCES ops/training/training.cpp)

@@ -6,3 +6,5 @@ tessera_test(tessera_dnn_data_movement_test data_movement_test.cpp)
 tessera_test(tessera_dnn_indexing_test indexing_test.cpp)
 # MatMul with batch broadcasting (BLAS underneath).
 tessera_test(tessera_dnn_matmul_test matmul_test.cpp)
+# Dropout and losses, forward and backward (finite differences).
+tessera_test(tessera_dnn_training_test training_test.cpp)

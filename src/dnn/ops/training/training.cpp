@@ -1,0 +1,417 @@
+// Dropout (Philox4x32-10 counter-based random numbers: element i's draw depends only on the seed,
+// the offset and i) and the losses, forward and backward. Per-element and per-sample values
+// are computed in parallel into their own slots; the sums of the reductions then run in
+// sample order in f64, so any thread count gives the same bits.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "../../common.hpp"
+#include "../eltwise/nest.hpp"
+
+namespace tessera::dnn {
+namespace {
+
+using i64 = std::int64_t;
+using std::to_string;
+std::size_t z(i64 i) { return static_cast<std::size_t>(i); }
+
+// Element offsets, row-major over the dims.
+std::vector<i64> offsets_of(const std::vector<i64>& dims, const std::vector<i64>& strides) {
+  i64 n = 1;
+  for (i64 d : dims) n *= d;
+  std::vector<i64> out(z(n));
+  std::vector<i64> idx(dims.size(), 0);
+  i64 off = 0;
+  for (i64 e = 0; e < n; ++e) {
+    out[z(e)] = off;
+    for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+      off += strides[z(i)];
+      if (++idx[z(i)] < dims[z(i)]) break;
+      off -= idx[z(i)] * strides[z(i)];
+      idx[z(i)] = 0;
+    }
+  }
+  return out;
+}
+std::vector<i64> offsets_of(const TensorDesc& d) { return offsets_of(d.dims, d.strides); }
+
+Status check_float(const std::string& fn, const char* name, const TensorDesc& d, const void* p) {
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, name, d, p));
+  return detail::check_float_dtype(fn, name, d);
+}
+Status check_out(const std::string& fn, const char* name, const TensorDesc& d, void* p,
+                 std::initializer_list<std::pair<const TensorDesc*, const void*>> ins) {
+  TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, name, d));
+  for (const auto& [in, ip] : ins)
+    if (in != nullptr) TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, name, d, p, "an input", *in, ip));
+  return Status::ok();
+}
+
+// ---- the class-indexed losses -------------------------------------------------------------------
+struct Samples {
+  i64 C = 0;
+  std::vector<i64> x0;      // x's offset of class 0 per sample (row-major over N, d1, ...)
+  std::vector<i64> label;   // per sample; ignore_index kept as is
+  i64 xc = 0;               // x's class stride
+};
+Result<Samples> read_samples(const std::string& fn, const ClassLossParams& p, const TensorDesc& x,
+                             const void* xp, const TensorDesc& lab, const void* lp, bool x_needed) {
+  if (x_needed) TESSERA_RETURN_IF_ERROR(check_float(fn, "x", x, xp));
+  else TESSERA_RETURN_IF_ERROR(detail::check_desc(fn, "x", x, 2, detail::kMaxTensorRank));
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "labels", lab, lp));
+  if (x.rank() < 2) return invalid_argument(fn + ": x needs rank >= 2 ([N, C, ...]), got " + to_string(x.rank()));
+  if (lab.dtype != DType::kI32 && lab.dtype != DType::kI64)
+    return invalid_argument(fn + ": labels dtype " + std::string(dtype_name(lab.dtype)) + " must be i32 or i64");
+  std::vector<i64> want = x.dims;
+  want.erase(want.begin() + 1);
+  if (lab.dims != want)
+    return invalid_argument(fn + ": labels dims [" + detail::dims_string(lab.dims) + "] must be [" + detail::dims_string(want) + "]");
+  if (p.label_smoothing < 0 || p.label_smoothing > 1 || std::isnan(p.label_smoothing))
+    return invalid_argument(fn + ": label_smoothing " + std::to_string(p.label_smoothing) + " must be in [0, 1]");
+  if (loss_reduction_name(p.reduction).empty()) return invalid_argument(fn + ": unknown reduction");
+  Samples s;
+  s.C = x.dims[1];
+  s.xc = x.strides[1];
+  std::vector<i64> xs = x.strides;
+  xs.erase(xs.begin() + 1);
+  s.x0 = offsets_of(want, xs);
+  const auto lo = offsets_of(lab);
+  s.label.resize(lo.size());
+  for (std::size_t i = 0; i < lo.size(); ++i) {
+    const i64 v = lab.dtype == DType::kI32 ? static_cast<const std::int32_t*>(lp)[lo[i]] : static_cast<const i64*>(lp)[lo[i]];
+    if (v != p.ignore_index && (v < 0 || v >= s.C))
+      return invalid_argument(fn + ": label " + to_string(v) + " at position " + to_string(i) + " is outside [0, " + to_string(s.C) + ")");
+    s.label[i] = v;
+  }
+  return s;
+}
+std::vector<i64> loss_dims(LossReduction r, const TensorDesc& labels) {
+  return r == LossReduction::kNone ? labels.dims : std::vector<i64>{};
+}
+Status check_loss_out(const std::string& fn, const char* name, const TensorDesc& d, const void* ptr,
+                      const std::vector<i64>& dims) {
+  TESSERA_RETURN_IF_ERROR(check_float(fn, name, d, ptr));
+  if (d.dims != dims)
+    return invalid_argument(fn + ": " + name + " dims [" + detail::dims_string(d.dims) + "] must be [" + detail::dims_string(dims) + "]");
+  return Status::ok();
+}
+
+// Writes per-sample values or their reduction; `weight_sum` divides for mean.
+void write_loss(const std::vector<double>& per, double weight_sum, LossReduction r, const TensorDesc& d, void* out) {
+  if (r == LossReduction::kNone) {
+    const auto o = offsets_of(d);
+    for (std::size_t i = 0; i < per.size(); ++i) detail::store_f32(out, d.dtype, o[i], static_cast<float>(per[i]));
+    return;
+  }
+  double sum = 0;
+  for (double v : per) sum += v;
+  if (r == LossReduction::kMean) sum = weight_sum == 0 ? std::numeric_limits<double>::quiet_NaN() : sum / weight_sum;
+  detail::store_f32(out, d.dtype, 0, static_cast<float>(sum));
+}
+// The gradient reaching each sample: dloss per sample (none), or the scalar (divided for mean).
+std::vector<double> sample_grads(LossReduction r, const TensorDesc& d, const void* g, i64 n, double weight_sum) {
+  std::vector<double> out(z(n));
+  if (r == LossReduction::kNone) {
+    const auto o = offsets_of(d);
+    for (i64 i = 0; i < n; ++i) out[z(i)] = detail::load_f32(g, d.dtype, o[z(i)]);
+    return out;
+  }
+  double v = detail::load_f32(g, d.dtype, 0);
+  if (r == LossReduction::kMean) v = weight_sum == 0 ? std::numeric_limits<double>::quiet_NaN() : v / weight_sum;
+  for (double& e : out) e = v;
+  return out;
+}
+
+double class_weight(const ClassLossParams& p, i64 c) { return p.weight != nullptr ? p.weight[c] : 1.0; }
+double weight_sum(const ClassLossParams& p, const Samples& s) {
+  double w = 0;
+  for (i64 t : s.label)
+    if (t != p.ignore_index) w += class_weight(p, t);
+  return w;
+}
+
+// log-sum-exp of one sample's scores (f64).
+double lse(const void* x, DType t, i64 x0, i64 xc, i64 C) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (i64 c = 0; c < C; ++c) m = std::max<double>(m, detail::load_f32(x, t, x0 + c * xc));
+  if (std::isinf(m)) return m;
+  double s = 0;
+  for (i64 c = 0; c < C; ++c) s += std::exp(detail::load_f32(x, t, x0 + c * xc) - m);
+  return m + std::log(s);
+}
+
+// ---- the pointwise losses ---------------------------------------------------------------------
+double softplus(double v) { return std::max(v, 0.0) + std::log1p(std::exp(-std::fabs(v))); }
+double point_value(const PointLossParams& p, double x, double t) {
+  const double d = x - t, beta = p.beta;
+  switch (p.kind) {
+    case PointLoss::kMse: return d * d;
+    case PointLoss::kL1: return std::fabs(d);
+    case PointLoss::kSmoothL1: return std::fabs(d) < beta ? 0.5 * d * d / beta : std::fabs(d) - 0.5 * beta;
+    case PointLoss::kBceWithLogits: return p.pos_weight * t * softplus(-x) + (1 - t) * softplus(x);
+  }
+  return 0;
+}
+double point_grad(const PointLossParams& p, double x, double t) {
+  const double d = x - t, beta = p.beta;
+  const double sgn = d > 0 ? 1.0 : d < 0 ? -1.0 : 0.0;
+  switch (p.kind) {
+    case PointLoss::kMse: return 2 * d;
+    case PointLoss::kL1: return sgn;
+    case PointLoss::kSmoothL1: return std::fabs(d) < beta ? d / beta : sgn;
+    case PointLoss::kBceWithLogits: {
+      const double sig = 1 / (1 + std::exp(-x));
+      return -p.pos_weight * t * (1 - sig) + (1 - t) * sig;
+    }
+  }
+  return 0;
+}
+Status check_point(const std::string& fn, const PointLossParams& p, const TensorDesc& x, const void* xp,
+                   const TensorDesc& t, const void* tp) {
+  if (point_loss_name(p.kind).empty()) return invalid_argument(fn + ": unknown loss kind");
+  if (loss_reduction_name(p.reduction).empty()) return invalid_argument(fn + ": unknown reduction");
+  if (p.kind == PointLoss::kSmoothL1 && !(p.beta > 0)) return invalid_argument(fn + ": beta " + std::to_string(p.beta) + " must be positive");
+  TESSERA_RETURN_IF_ERROR(check_float(fn, "x", x, xp));
+  TESSERA_RETURN_IF_ERROR(check_float(fn, "target", t, tp));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x, "target", t));
+  return Status::ok();
+}
+
+}  // namespace
+
+// ---- dropout ------------------------------------------------------------------------------------
+void philox4x32(const std::uint32_t counter[4], const std::uint32_t key[2], std::uint32_t out[4]) {
+  constexpr std::uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u, kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+  std::uint32_t c0 = counter[0], c1 = counter[1], c2 = counter[2], c3 = counter[3], k0 = key[0], k1 = key[1];
+  for (int round = 0; round < 10; ++round) {
+    const std::uint64_t p0 = static_cast<std::uint64_t>(kM0) * c0, p1 = static_cast<std::uint64_t>(kM1) * c2;
+    const auto hi0 = static_cast<std::uint32_t>(p0 >> 32), lo0 = static_cast<std::uint32_t>(p0);
+    const auto hi1 = static_cast<std::uint32_t>(p1 >> 32), lo1 = static_cast<std::uint32_t>(p1);
+    c0 = hi1 ^ c1 ^ k0;
+    c1 = lo1;
+    c2 = hi0 ^ c3 ^ k1;
+    c3 = lo0;
+    k0 += kW0;
+    k1 += kW1;
+  }
+  out[0] = c0;
+  out[1] = c1;
+  out[2] = c2;
+  out[3] = c3;
+}
+
+Status dropout_forward(Handle& h, float ratio, std::uint64_t seed, std::uint64_t offset, const TensorDesc& x_desc,
+                       const void* x, const TensorDesc& y_desc, void* y, const TensorDesc& mask_desc, void* mask) {
+  const std::string fn = "dropout_forward";
+  if (!(ratio >= 0 && ratio <= 1)) return invalid_argument(fn + ": ratio " + std::to_string(ratio) + " must be in [0, 1]");
+  TESSERA_RETURN_IF_ERROR(check_float(fn, "x", x_desc, x));
+  TESSERA_RETURN_IF_ERROR(check_float(fn, "y", y_desc, y));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "y", y_desc));
+  TESSERA_RETURN_IF_ERROR(check_out(fn, "y", y_desc, y, {{&x_desc, x}}));
+  if (mask != nullptr) {
+    TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "mask", mask_desc, mask));
+    if (mask_desc.dtype != DType::kBool) return invalid_argument(fn + ": mask dtype must be bool");
+    TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "mask", mask_desc));
+    TESSERA_RETURN_IF_ERROR(check_out(fn, "mask", mask_desc, mask, {{&x_desc, x}, {&y_desc, y}}));
+  }
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "dropout_forward"));
+  const auto xo = offsets_of(x_desc), yo = offsets_of(y_desc);
+  const auto mo = mask != nullptr ? offsets_of(mask_desc) : std::vector<i64>{};
+  const i64 n = static_cast<i64>(xo.size());
+  const float scale = ratio < 1 ? 1.0f / (1.0f - ratio) : 0.0f;
+  const std::uint32_t key[2] = {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)};
+  detail::parallel_for(h, 0, (n + 3) / 4, 4096, [&](i64 g0, i64 g1) {
+    for (i64 g = g0; g < g1; ++g) {
+      const auto ug = static_cast<std::uint64_t>(g);
+      const std::uint32_t ctr[4] = {static_cast<std::uint32_t>(ug), static_cast<std::uint32_t>(ug >> 32),
+                                    static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(offset >> 32)};
+      std::uint32_t r[4];
+      philox4x32(ctr, key, r);
+      for (i64 k = 0; k < 4 && 4 * g + k < n; ++k) {
+        const i64 i = 4 * g + k;
+        const float u = static_cast<float>(r[k] >> 8) * 0x1p-24f;
+        const bool keep = u >= ratio;
+        detail::store_f32(y, y_desc.dtype, yo[z(i)], keep ? detail::load_f32(x, x_desc.dtype, xo[z(i)]) * scale : 0.0f);
+        if (mask != nullptr) static_cast<unsigned char*>(mask)[mo[z(i)]] = keep ? 1 : 0;
+      }
+    }
+  });
+  return Status::ok();
+}
+
+Status dropout_backward(Handle& h, float ratio, const TensorDesc& mask_desc, const void* mask, const TensorDesc& dy_desc,
+                        const void* dy, const TensorDesc& dx_desc, void* dx) {
+  const std::string fn = "dropout_backward";
+  if (!(ratio >= 0 && ratio <= 1)) return invalid_argument(fn + ": ratio " + std::to_string(ratio) + " must be in [0, 1]");
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "mask", mask_desc, mask));
+  if (mask_desc.dtype != DType::kBool) return invalid_argument(fn + ": mask dtype must be bool");
+  TESSERA_RETURN_IF_ERROR(check_float(fn, "dy", dy_desc, dy));
+  TESSERA_RETURN_IF_ERROR(check_float(fn, "dx", dx_desc, dx));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "mask", mask_desc, "dy", dy_desc));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "dy", dy_desc, "dx", dx_desc));
+  TESSERA_RETURN_IF_ERROR(check_out(fn, "dx", dx_desc, dx, {{&dy_desc, dy}, {&mask_desc, mask}}));
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "dropout_backward"));
+  const auto mo = offsets_of(mask_desc), go = offsets_of(dy_desc), xo = offsets_of(dx_desc);
+  const float scale = ratio < 1 ? 1.0f / (1.0f - ratio) : 0.0f;
+  detail::parallel_for(h, 0, static_cast<i64>(mo.size()), 16384, [&](i64 i0, i64 i1) {
+    for (i64 i = i0; i < i1; ++i) {
+      const bool keep = static_cast<const unsigned char*>(mask)[mo[z(i)]] != 0;
+      detail::store_f32(dx, dx_desc.dtype, xo[z(i)], keep ? detail::load_f32(dy, dy_desc.dtype, go[z(i)]) * scale : 0.0f);
+    }
+  });
+  return Status::ok();
+}
+
+// ---- softmax cross-entropy and NLL ---------------------------------------------------------------
+Status softmax_cross_entropy_forward(Handle& h, const ClassLossParams& p, const TensorDesc& x_desc, const void* x,
+                                     const TensorDesc& labels_desc, const void* labels, const TensorDesc& loss_desc,
+                                     void* loss) {
+  const std::string fn = "softmax_cross_entropy_forward";
+  TESSERA_ASSIGN_OR_RETURN(Samples s, read_samples(fn, p, x_desc, x, labels_desc, labels, true));
+  TESSERA_RETURN_IF_ERROR(check_loss_out(fn, "loss", loss_desc, loss, loss_dims(p.reduction, labels_desc)));
+  TESSERA_RETURN_IF_ERROR(check_out(fn, "loss", loss_desc, loss, {{&x_desc, x}, {&labels_desc, labels}}));
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "softmax_cross_entropy_forward"));
+  const i64 n = static_cast<i64>(s.label.size()), C = s.C;
+  const double eps = p.label_smoothing;
+  std::vector<double> per(z(n), 0.0);
+  detail::parallel_for(h, 0, n, std::max<i64>(1, 4096 / std::max<i64>(1, C)), [&](i64 i0, i64 i1) {
+    for (i64 i = i0; i < i1; ++i) {
+      const i64 t = s.label[z(i)];
+      if (t == p.ignore_index) continue;
+      const double l = lse(x, x_desc.dtype, s.x0[z(i)], s.xc, C);
+      double smooth = 0;
+      if (eps != 0)
+        for (i64 c = 0; c < C; ++c) smooth += class_weight(p, c) * (detail::load_f32(x, x_desc.dtype, s.x0[z(i)] + c * s.xc) - l);
+      const double lpt = detail::load_f32(x, x_desc.dtype, s.x0[z(i)] + t * s.xc) - l;
+      per[z(i)] = -(1 - eps) * class_weight(p, t) * lpt - eps / static_cast<double>(C) * smooth;
+    }
+  });
+  write_loss(per, weight_sum(p, s), p.reduction, loss_desc, loss);
+  return Status::ok();
+}
+
+Status softmax_cross_entropy_backward(Handle& h, const ClassLossParams& p, const TensorDesc& x_desc, const void* x,
+                                      const TensorDesc& labels_desc, const void* labels, const TensorDesc& dloss_desc,
+                                      const void* dloss, const TensorDesc& dx_desc, void* dx) {
+  const std::string fn = "softmax_cross_entropy_backward";
+  TESSERA_ASSIGN_OR_RETURN(Samples s, read_samples(fn, p, x_desc, x, labels_desc, labels, true));
+  TESSERA_RETURN_IF_ERROR(check_loss_out(fn, "dloss", dloss_desc, dloss, loss_dims(p.reduction, labels_desc)));
+  TESSERA_RETURN_IF_ERROR(check_float(fn, "dx", dx_desc, dx));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "dx", dx_desc));
+  TESSERA_RETURN_IF_ERROR(check_out(fn, "dx", dx_desc, dx, {{&x_desc, x}, {&labels_desc, labels}, {&dloss_desc, dloss}}));
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "softmax_cross_entropy_backward"));
+  const i64 n = static_cast<i64>(s.label.size()), C = s.C;
+  const double eps = p.label_smoothing;
+  double W = 0;
+  for (i64 c = 0; c < C; ++c) W += class_weight(p, c);
+  const auto g = sample_grads(p.reduction, dloss_desc, dloss, n, weight_sum(p, s));
+  std::vector<i64> dxs = dx_desc.strides;
+  dxs.erase(dxs.begin() + 1);
+  std::vector<i64> sd = dx_desc.dims;
+  sd.erase(sd.begin() + 1);
+  const auto d0 = offsets_of(sd, dxs);
+  const i64 dc = dx_desc.strides[1];
+  detail::parallel_for(h, 0, n, std::max<i64>(1, 4096 / std::max<i64>(1, C)), [&](i64 i0, i64 i1) {
+    for (i64 i = i0; i < i1; ++i) {
+      const i64 t = s.label[z(i)];
+      if (t == p.ignore_index) {
+        for (i64 c = 0; c < C; ++c) detail::store_f32(dx, dx_desc.dtype, d0[z(i)] + c * dc, 0.0f);
+        continue;
+      }
+      const double l = lse(x, x_desc.dtype, s.x0[z(i)], s.xc, C);
+      const double wt = class_weight(p, t), a = (1 - eps) * wt + eps / static_cast<double>(C) * W;
+      for (i64 c = 0; c < C; ++c) {
+        const double pc = std::exp(detail::load_f32(x, x_desc.dtype, s.x0[z(i)] + c * s.xc) - l);
+        const double v = pc * a - (c == t ? (1 - eps) * wt : 0.0) - eps / static_cast<double>(C) * class_weight(p, c);
+        detail::store_f32(dx, dx_desc.dtype, d0[z(i)] + c * dc, static_cast<float>(g[z(i)] * v));
+      }
+    }
+  });
+  return Status::ok();
+}
+
+Status nll_loss_forward(Handle& h, const ClassLossParams& p, const TensorDesc& x_desc, const void* x,
+                        const TensorDesc& labels_desc, const void* labels, const TensorDesc& loss_desc, void* loss) {
+  const std::string fn = "nll_loss_forward";
+  TESSERA_ASSIGN_OR_RETURN(Samples s, read_samples(fn, p, x_desc, x, labels_desc, labels, true));
+  TESSERA_RETURN_IF_ERROR(check_loss_out(fn, "loss", loss_desc, loss, loss_dims(p.reduction, labels_desc)));
+  TESSERA_RETURN_IF_ERROR(check_out(fn, "loss", loss_desc, loss, {{&x_desc, x}, {&labels_desc, labels}}));
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "nll_loss_forward"));
+  std::vector<double> per(s.label.size(), 0.0);
+  for (std::size_t i = 0; i < per.size(); ++i) {
+    const i64 t = s.label[i];
+    if (t != p.ignore_index) per[i] = -class_weight(p, t) * detail::load_f32(x, x_desc.dtype, s.x0[i] + t * s.xc);
+  }
+  write_loss(per, weight_sum(p, s), p.reduction, loss_desc, loss);
+  return Status::ok();
+}
+
+Status nll_loss_backward(Handle& h, const ClassLossParams& p, const TensorDesc& x_desc, const TensorDesc& labels_desc,
+                         const void* labels, const TensorDesc& dloss_desc, const void* dloss, const TensorDesc& dx_desc,
+                         void* dx) {
+  const std::string fn = "nll_loss_backward";
+  TESSERA_ASSIGN_OR_RETURN(Samples s, read_samples(fn, p, x_desc, nullptr, labels_desc, labels, false));
+  TESSERA_RETURN_IF_ERROR(check_loss_out(fn, "dloss", dloss_desc, dloss, loss_dims(p.reduction, labels_desc)));
+  TESSERA_RETURN_IF_ERROR(check_float(fn, "dx", dx_desc, dx));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "dx", dx_desc));
+  TESSERA_RETURN_IF_ERROR(check_out(fn, "dx", dx_desc, dx, {{&labels_desc, labels}, {&dloss_desc, dloss}}));
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "nll_loss_backward"));
+  const i64 n = static_cast<i64>(s.label.size()), C = s.C;
+  const auto g = sample_grads(p.reduction, dloss_desc, dloss, n, weight_sum(p, s));
+  for (i64 o : offsets_of(dx_desc)) detail::store_f32(dx, dx_desc.dtype, o, 0.0f);
+  std::vector<i64> dxs = dx_desc.strides, sd = dx_desc.dims;
+  dxs.erase(dxs.begin() + 1);
+  sd.erase(sd.begin() + 1);
+  const auto d0 = offsets_of(sd, dxs);
+  for (i64 i = 0; i < n; ++i) {
+    const i64 t = s.label[z(i)];
+    if (t != p.ignore_index && C > 0)
+      detail::store_f32(dx, dx_desc.dtype, d0[z(i)] + t * dx_desc.strides[1], static_cast<float>(-class_weight(p, t) * g[z(i)]));
+  }
+  return Status::ok();
+}
+
+// ---- pointwise losses -----------------------------------------------------------------------------
+Status point_loss_forward(Handle& h, const PointLossParams& p, const TensorDesc& x_desc, const void* x,
+                          const TensorDesc& target_desc, const void* target, const TensorDesc& loss_desc, void* loss) {
+  const std::string fn = "point_loss_forward " + std::string(point_loss_name(p.kind));
+  TESSERA_RETURN_IF_ERROR(check_point(fn, p, x_desc, x, target_desc, target));
+  TESSERA_RETURN_IF_ERROR(check_loss_out(fn, "loss", loss_desc, loss, p.reduction == LossReduction::kNone ? x_desc.dims : std::vector<i64>{}));
+  TESSERA_RETURN_IF_ERROR(check_out(fn, "loss", loss_desc, loss, {{&x_desc, x}, {&target_desc, target}}));
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "point_loss_forward"));
+  const auto xo = offsets_of(x_desc), to = offsets_of(target_desc);
+  std::vector<double> per(xo.size());
+  detail::parallel_for(h, 0, static_cast<i64>(per.size()), 16384, [&](i64 i0, i64 i1) {
+    for (i64 i = i0; i < i1; ++i)
+      per[z(i)] = point_value(p, detail::load_f32(x, x_desc.dtype, xo[z(i)]), detail::load_f32(target, target_desc.dtype, to[z(i)]));
+  });
+  write_loss(per, static_cast<double>(per.size()), p.reduction, loss_desc, loss);
+  return Status::ok();
+}
+
+Status point_loss_backward(Handle& h, const PointLossParams& p, const TensorDesc& x_desc, const void* x,
+                           const TensorDesc& target_desc, const void* target, const TensorDesc& dloss_desc,
+                           const void* dloss, const TensorDesc& dx_desc, void* dx) {
+  const std::string fn = "point_loss_backward " + std::string(point_loss_name(p.kind));
+  TESSERA_RETURN_IF_ERROR(check_point(fn, p, x_desc, x, target_desc, target));
+  TESSERA_RETURN_IF_ERROR(check_loss_out(fn, "dloss", dloss_desc, dloss, p.reduction == LossReduction::kNone ? x_desc.dims : std::vector<i64>{}));
+  TESSERA_RETURN_IF_ERROR(check_float(fn, "dx", dx_desc, dx));
+  TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "dx", dx_desc));
+  TESSERA_RETURN_IF_ERROR(check_out(fn, "dx", dx_desc, dx, {{&x_desc, x}, {&target_desc, target}, {&dloss_desc, dloss}}));
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "point_loss_backward"));
+  const auto xo = offsets_of(x_desc), to = offsets_of(target_desc), go = offsets_of(dx_desc);
+  const i64 n = static_cast<i64>(xo.size());
+  const auto g = sample_grads(p.reduction, dloss_desc, dloss, n, static_cast<double>(n));
+  detail::parallel_for(h, 0, n, 16384, [&](i64 i0, i64 i1) {
+    for (i64 i = i0; i < i1; ++i) {
+      const double v = point_grad(p, detail::load_f32(x, x_desc.dtype, xo[z(i)]), detail::load_f32(target, target_desc.dtype, to[z(i)]));
+      detail::store_f32(dx, dx_desc.dtype, go[z(i)], static_cast<float>(g[z(i)] * v));
+    }
+  });
+  return Status::ok();
+}
+
+}  // namespace tessera::dnn
