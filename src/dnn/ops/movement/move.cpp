@@ -236,23 +236,36 @@ Status move_run(Handle& h, const Move& m) {
           oy += idx * oys[j];
         }
         const i64 tk0 = u / sl % sk * kSuper, tl0 = u % sl * kSuper;
-        for (i64 tk = tk0; tk < std::min(nk, tk0 + kSuper); ++tk)
-          for (i64 tl = tl0; tl < std::min(nl, tl0 + kSuper); ++tl) {
-            const i64 k0 = tk * tb, l0 = tl * tb;
-            const i64 kb = std::min(tb, K - k0), lb = std::min(tb, L - l0);
-            const void* xs = at_elem(x0, m.xt, ox + k0 + l0 * xsL);
-            void* ys = at_elem(y0, m.yt, oy + k0 * ysK + l0);
-            if (same && !stream) {
-              kK->transpose[lg](lb, kb, xs, xsL, ys, ysK);
-              continue;
-            }
-            kK->transpose[lg](lb, kb, xs, xsL, tmp.get(), lb);
-            for (i64 c = 0; c < kb; ++c) {
-              void* row = at_elem(ys, m.yt, c * ysK);
-              if (stream) kE->stream(row, tmp.get() + c * lb * xe, lb * xe);
-              else convert_row(*kK, m.xt, tmp.get() + c * lb * xe, m.yt, row, lb, stage);
-            }
+        const i64 ntk = std::min(nk, tk0 + kSuper) - tk0, ntl = std::min(nl, tl0 + kSuper) - tl0;
+        auto tile_x = [&](i64 q, i64& kb, i64& lb) {  // tile q of the unit (tl fastest): x's first element
+          const i64 k0 = (tk0 + q / ntl) * tb, l0 = (tl0 + q % ntl) * tb;
+          kb = std::min(tb, K - k0);
+          lb = std::min(tb, L - l0);
+          return at_elem(x0, m.xt, ox + k0 + l0 * xsL);
+        };
+        for (i64 q = 0; q < ntk * ntl; ++q) {
+          // The rows of the tile two ahead on their way to L2: they are too short and too far
+          // apart for the hardware prefetchers (one line per 64 bytes of each row).
+          i64 kb = 0, lb = 0;
+          if (q + 2 < ntk * ntl) {
+            const auto* next = static_cast<const char*>(tile_x(q + 2, kb, lb));
+            for (i64 r = 0; r < lb; ++r)
+              for (i64 b = 0; b < kb * xe; b += 64) __builtin_prefetch(next + r * xsL * xe + b, 0, 2);
           }
+          const void* xs = tile_x(q, kb, lb);
+          const i64 k0 = (tk0 + q / ntl) * tb, l0 = (tl0 + q % ntl) * tb;
+          void* ys = at_elem(y0, m.yt, oy + k0 * ysK + l0);
+          if (same && !stream) {
+            kK->transpose[lg](lb, kb, xs, xsL, ys, ysK);
+            continue;
+          }
+          kK->transpose[lg](lb, kb, xs, xsL, tmp.get(), lb);
+          for (i64 c = 0; c < kb; ++c) {
+            void* row = at_elem(ys, m.yt, c * ysK);
+            if (stream) kE->stream(row, tmp.get() + c * lb * xe, lb * xe);
+            else convert_row(*kK, m.xt, tmp.get() + c * lb * xe, m.yt, row, lb, stage);
+          }
+        }
       }
       if (stream) kE->fence();
     });
