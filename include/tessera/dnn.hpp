@@ -383,3 +383,4 @@ std::string conv_signature(ConvDir dir, const ConvDesc& c, const TensorDesc& x_d
 #include "tessera/dnn/tensor_ops.hpp"     // elementwise operations and reductions
 #include "tessera/dnn/data_movement.hpp"  // cast, transpose, slice, concat, pad, ...
 #include "tessera/dnn/training.hpp"       // dropout, losses
+#include "tessera/dnn/rnn.hpp"            // RNN, LSTM, GRU

@@ -109,6 +109,13 @@ constexpr std::array<std::pair<PointLoss, std::string_view>, 4> kPointLossNames 
     {PointLoss::kBceWithLogits, "bce_with_logits"},
 }};
 
+constexpr std::array<std::pair<RnnCell, std::string_view>, 4> kRnnCellNames = {{
+    {RnnCell::kRnnTanh, "rnn_tanh"},
+    {RnnCell::kRnnRelu, "rnn_relu"},
+    {RnnCell::kLstm, "lstm"},
+    {RnnCell::kGru, "gru"},
+}};
+
 constexpr std::array<std::pair<PadMode, std::string_view>, 4> kPadModeNames = {{
     {PadMode::kConstant, "constant"},
     {PadMode::kReflect, "reflect"},
@@ -151,6 +158,8 @@ std::string_view loss_reduction_name(LossReduction r) { return name_of(kLossRedu
 std::optional<LossReduction> parse_loss_reduction(std::string_view name) { return parse_name(kLossReductionNames, name); }
 std::string_view point_loss_name(PointLoss k) { return name_of(kPointLossNames, k); }
 std::optional<PointLoss> parse_point_loss(std::string_view name) { return parse_name(kPointLossNames, name); }
+std::string_view rnn_cell_name(RnnCell c) { return name_of(kRnnCellNames, c); }
+std::optional<RnnCell> parse_rnn_cell(std::string_view name) { return parse_name(kRnnCellNames, name); }
 std::string_view pad_mode_name(PadMode m) { return name_of(kPadModeNames, m); }
 std::optional<PadMode> parse_pad_mode(std::string_view name) { return parse_name(kPadModeNames, name); }
 std::optional<ActKind> parse_act(std::string_view name) {

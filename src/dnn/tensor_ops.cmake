@@ -23,3 +23,6 @@ list(APPEND DNN_SOURCES ops/matmul/matmul.cpp)
 
 # Training operations: dropout and losses.
 list(APPEND DNN_SOURCES ops/training/training.cpp)
+
+# Recurrent networks (RNN, LSTM, GRU) on BLAS.
+list(APPEND DNN_SOURCES ops/rnn/rnn.cpp)

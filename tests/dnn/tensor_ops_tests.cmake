@@ -8,3 +8,5 @@ tessera_test(tessera_dnn_indexing_test indexing_test.cpp)
 tessera_test(tessera_dnn_matmul_test matmul_test.cpp)
 # Dropout and losses, forward and backward (finite differences).
 tessera_test(tessera_dnn_training_test training_test.cpp)
+# Recurrent networks against the ONNX equations and finite differences.
+tessera_test(tessera_dnn_rnn_test rnn_test.cpp)
