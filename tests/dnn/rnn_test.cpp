@@ -4,6 +4,7 @@
 // central finite differences of the forward for x, h0, c0 and every weight; thread-count
 // independence; bad arguments.
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <tessera/core/npy.hpp>
 #include <tessera/dnn.hpp>
 
 namespace tessera::dnn {
@@ -228,6 +230,64 @@ TEST(Rnn, BackwardMatchesFiniteDifferences) {
     check(p.h0, dh0, "h0");
     if (c.cell == RnnCell::kLstm) check(p.c0, dc0, "c0");
     check(p.w, dw, "weights");
+  }
+}
+
+// PyTorch's outputs and gradients for the same weights (tests/data/rnn_torch, written by
+// tools/rnn_torch_golden.py): 2-layer bidirectional LSTM and GRU (linear_before_reset), packed
+// sequences of lengths 5, 3, 1.
+template <typename T>
+std::vector<T> load(const std::string& cell, const std::string& what) {
+  const char* root = std::getenv("TESSERA_TEST_DATA");
+  const std::string path = std::string(root != nullptr ? root : "tests") + "/data/rnn_torch/" + cell + "_" + what + ".npy";
+  auto t = read_npy(path);
+  if (!t.is_ok()) {
+    ADD_FAILURE() << path << ": " << t.status().to_string();
+    return {};
+  }
+  return t.value().to_vector<T>();
+}
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, const std::string& what, double tol) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(got[i] - want[i]) <= tol * (1 + std::fabs(want[i]))) && ++bad <= 3)
+      ADD_FAILURE() << what << "[" << i << "] tessera " << got[i] << " torch " << want[i];
+}
+
+TEST(Rnn, MatchesPyTorch) {
+  for (const std::string cell : {"lstm", "gru"}) {
+    const bool lstm = cell == "lstm";
+    RnnDesc d;
+    d.cell = lstm ? RnnCell::kLstm : RnnCell::kGru;
+    d.input_size = 4;
+    d.hidden_size = 6;
+    d.layers = 2;
+    d.bidirectional = true;
+    d.linear_before_reset = !lstm;
+    const i64 S = 5, B = 3;
+    const auto x = load<float>(cell, "x"), w = load<float>(cell, "w"), h0 = load<float>(cell, "h0"), dy = load<float>(cell, "dy"),
+               dhn = load<float>(cell, "dhn");
+    const auto lens = load<std::int32_t>(cell, "lens");
+    const auto c0 = lstm ? load<float>(cell, "c0") : std::vector<float>(h0.size(), 0.0f);
+    const auto dcn = lstm ? load<float>(cell, "dcn") : std::vector<float>{};
+    ASSERT_EQ(static_cast<i64>(w.size()), rnn_weights_size(d).value()) << cell;
+    Handle h;
+    std::vector<float> y(static_cast<std::size_t>(S * B * 2 * 6)), hn(h0.size()), cn(h0.size());
+    std::vector<float> res(static_cast<std::size_t>(rnn_reserve_size(d, S, B).value()));
+    ASSERT_TRUE(rnn_forward(h, d, S, B, x.data(), lens.data(), w.data(), h0.data(), c0.data(), y.data(), hn.data(),
+                            lstm ? cn.data() : nullptr, res.data()).is_ok());
+    expect_close(y, load<float>(cell, "y"), cell + " y", 1e-5);
+    expect_close(hn, load<float>(cell, "hn"), cell + " hn", 1e-5);
+    if (lstm) expect_close(cn, load<float>(cell, "cn"), cell + " cn", 1e-5);
+    std::vector<float> dx(x.size()), dh0(h0.size()), dc0(h0.size()), dw(w.size());
+    ASSERT_TRUE(rnn_backward(h, d, S, B, x.data(), lens.data(), w.data(), h0.data(), c0.data(), res.data(), dy.data(),
+                             dhn.data(), lstm ? dcn.data() : nullptr, dx.data(), dh0.data(), lstm ? dc0.data() : nullptr,
+                             dw.data()).is_ok());
+    expect_close(dx, load<float>(cell, "dx"), cell + " dx", 1e-4);
+    expect_close(dh0, load<float>(cell, "dh0"), cell + " dh0", 1e-4);
+    if (lstm) expect_close(dc0, load<float>(cell, "dc0"), cell + " dc0", 1e-4);
+    expect_close(dw, load<float>(cell, "dw"), cell + " dweights", 1e-4);
   }
 }
 
