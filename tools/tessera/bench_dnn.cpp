@@ -467,6 +467,7 @@ void add_bench_dnn_command(CLI::App& bench) {
   dnn_bench::add_conv_command(*dnn);
   dnn_bench::add_ops_commands(*dnn);
   dnn_bench::add_tensor_commands(*dnn);
+  dnn_bench::add_rnn_command(*dnn);
 }
 
 }  // namespace tessera::cli

@@ -92,7 +92,8 @@ double bytes(DType dtype, std::int64_t count);
 // ---- The primitives ----------------------------------------------------------------------
 void add_conv_command(CLI::App& dnn);
 void add_ops_commands(CLI::App& dnn);     // pool, act, softmax, norm
-void add_tensor_commands(CLI::App& dnn);  // eltwise, reduce (against a memory copy)
+void add_tensor_commands(CLI::App& dnn);  // eltwise, reduce, move (against a memory copy)
+void add_rnn_command(CLI::App& dnn);      // rnn (anchor: tools/rnn_vs_torch.py)
 
 // A convolution problem as the command line gives it.
 struct ConvProblem {

@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""tessera's RNN training step against PyTorch's (Debian python3-torch, CPU), same sizes and
+thread counts: the issue-5 target is tessera <= 1.2x PyTorch's time for LSTM and GRU at
+seq 64, batch 32, hidden 512, 2 layers. Usage:
+
+    /usr/bin/python3 tools/rnn_vs_torch.py [--tessera build/release/bin/tessera] [--threads 1,2]
+        [--cells lstm,gru] [--seq 64 --batch 32 --input 512 --hidden 512 --layers 2] [--dir fwd-bwd]
+"""
+import argparse
+import json
+import subprocess
+import time
+
+import torch
+
+
+def torch_time(cell, a, threads, min_time=1.0):
+    torch.set_num_threads(threads)
+    cls = torch.nn.LSTM if cell == "lstm" else torch.nn.GRU
+    rnn = cls(a.input, a.hidden, num_layers=a.layers)
+    x = torch.randn(a.seq, a.batch, a.input, requires_grad=a.dir == "fwd-bwd")
+    dy = torch.randn(a.seq, a.batch, a.hidden)
+
+    def step():
+        if a.dir == "fwd":
+            with torch.no_grad():
+                rnn(x)
+            return
+        y, _ = rnn(x)
+        y.backward(dy)
+
+    step()
+    times = []
+    start = time.perf_counter()
+    while len(times) < 3 or time.perf_counter() - start < min_time:
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return times[0] * 1e3, times[len(times) // 2] * 1e3
+
+
+def tessera_time(cell, a, threads):
+    cmd = [a.tessera, "bench", "dnn", "rnn", "--cell", cell, "--seq", str(a.seq), "--batch", str(a.batch),
+           "--input", str(a.input), "--hidden", str(a.hidden), "--layers", str(a.layers), "--dir", a.dir,
+           "--threads", str(threads), "--min-time", "1", "--json"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    r = json.loads(out)["results"][0]
+    return r["best_ms"], r["median_ms"]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--tessera", default="build/release/bin/tessera")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--cells", default="lstm,gru")
+    p.add_argument("--seq", type=int, default=64)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--input", type=int, default=512)
+    p.add_argument("--hidden", type=int, default=512)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--dir", default="fwd-bwd", choices=["fwd", "fwd-bwd"])
+    a = p.parse_args()
+    print(f"torch {torch.__version__}; seq {a.seq} batch {a.batch} input {a.input} hidden {a.hidden} "
+          f"layers {a.layers} {a.dir}")
+    print(f"{'cell':6} {'threads':>7} {'tessera ms':>11} {'torch ms':>9} {'ratio':>6}   (best; median in brackets)")
+    for cell in a.cells.split(","):
+        for threads in [int(t) for t in a.threads.split(",")]:
+            tb, tm = tessera_time(cell, a, threads)
+            pb, pm = torch_time(cell, a, threads)
+            print(f"{cell:6} {threads:7d} {tb:11.1f} {pb:9.1f} {tb / pb:6.2f}   ({tm:.1f} / {pm:.1f})")
+
+
+if __name__ == "__main__":
+    main()
