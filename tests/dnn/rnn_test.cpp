@@ -1,8 +1,8 @@
 // Recurrent networks: every cell (RNN tanh/relu, LSTM with and without peepholes, GRU in both
 // linear-before-reset variants) against the ONNX equations written out here in double, over
 // 1-2 layers, one or two directions and variable sequence lengths; the backward against
-// central finite differences of the forward for x, h0, c0 and every weight; thread-count
-// independence; bad arguments.
+// central finite differences of the forward for x, h0, c0 and every weight; every ISA path of
+// the vector math and thread-count independence; PyTorch's results; bad arguments.
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -12,8 +12,11 @@
 
 #include <gtest/gtest.h>
 
+#include <tessera/core/cpu.hpp>
 #include <tessera/core/npy.hpp>
 #include <tessera/dnn.hpp>
+
+#include "test_util.hpp"
 
 namespace tessera::dnn {
 namespace {
@@ -167,18 +170,20 @@ TEST(Rnn, ForwardMatchesOnnxEquations) {
     Problem p = make_problem(c, rng);
     V ry, rhn, rcn;
     reference(p.d, p.S, p.B, p.x, p.lens, p.w, p.h0, p.c0, ry, rhn, rcn);
-    for (bool training : {false, true})
-      for (int threads : {1, 2}) {
-        Handle h;
-        ASSERT_TRUE(h.set_num_threads(threads).is_ok());
-        std::vector<float> y, hn, cn, res;
-        ASSERT_TRUE(forward(h, p, y, hn, cn, training ? &res : nullptr).is_ok()) << name(c);
-        for (std::size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], ry[i], 2e-6) << name(c) << " y " << i;
-        for (std::size_t i = 0; i < hn.size(); ++i) ASSERT_NEAR(hn[i], rhn[i], 2e-6) << name(c) << " hn " << i;
-        if (c.cell == RnnCell::kLstm) {
-          for (std::size_t i = 0; i < cn.size(); ++i) ASSERT_NEAR(cn[i], rcn[i], 2e-6) << name(c) << " cn " << i;
+    testing::for_each_isa([&](Isa) {
+      for (bool training : {false, true})
+        for (int threads : {1, 2}) {
+          Handle h;
+          ASSERT_TRUE(h.set_num_threads(threads).is_ok());
+          std::vector<float> y, hn, cn, res;
+          ASSERT_TRUE(forward(h, p, y, hn, cn, training ? &res : nullptr).is_ok()) << name(c);
+          for (std::size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], ry[i], 2e-6) << name(c) << " y " << i;
+          for (std::size_t i = 0; i < hn.size(); ++i) ASSERT_NEAR(hn[i], rhn[i], 2e-6) << name(c) << " hn " << i;
+          if (c.cell == RnnCell::kLstm) {
+            for (std::size_t i = 0; i < cn.size(); ++i) ASSERT_NEAR(cn[i], rcn[i], 2e-6) << name(c) << " cn " << i;
+          }
         }
-      }
+    });
   }
 }
 

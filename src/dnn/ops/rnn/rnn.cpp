@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "../../common.hpp"
+#include "../activation/dense.hpp"
+#include "../activation/kernels.hpp"
 #include "tessera/blas.hpp"
 
 namespace tessera::dnn {
@@ -24,7 +26,14 @@ using i64 = std::int64_t;
 using std::to_string;
 std::size_t z(i64 i) { return static_cast<std::size_t>(i); }
 
-float sigm(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+namespace ak = act_kernels;
+
+// The activations' vector math (sigmoid, tanh on rows) of the best ISA allowed.
+const ak::Kernels& math_table() {
+  if (detail::isa_allows(Isa::kAvx512).is_ok()) return ak::kAvx512;
+  if (detail::isa_allows(Isa::kAvx2).is_ok()) return ak::kAvx2;
+  return ak::kGeneric;
+}
 
 // Row-major C[M, N] = alpha op(A) op(B) + beta C through column-major BLAS (C^T = op(B)^T op(A)^T).
 Status mm(Handle& h, bool ta, bool tb, i64 M, i64 N, i64 K, float alpha, const float* A, i64 lda, const float* B,
@@ -145,6 +154,9 @@ Status rnn_forward(Handle& h, const RnnDesc& d, i64 seq, i64 batch, const float*
   try {
     const Reserve rs = reserve_of(m);
     const i64 S = m.S, B = m.B, H = m.H, GH = m.GH, dirs = m.dirs;
+    const ak::Kernels& mt = math_table();
+    const auto sigmoid = [&](i64 n, const float* a, float* b) { mt.math[ak::kMathSigmoid](n, a, b); };
+    const auto tanh_ = [&](i64 n, const float* a, float* b) { mt.math[ak::kMathTanh](n, a, b); };
     std::vector<float> ybuf[2], xw(z(S * B * GH)), gates(z(B * GH)), rec(z(B * GH)), hcur(z(B * H)), ccur(z(B * H)),
         tmp(z(B * H));
     const float* in = x;
@@ -184,29 +196,34 @@ Status rnn_forward(Handle& h, const RnnDesc& d, i64 seq, i64 batch, const float*
             float* cb = &ccur[z(b * H)];
             float* saved = res != nullptr ? res + (t * B + b) * (GH + 2 * H) : nullptr;
             if (m.lstm) {
+              // Pre-activations, then sigmoid(i, f), tanh(g), the cell, sigmoid(o) (its peephole
+              // sees the new cell), h = o tanh(c).
+              for (i64 k = 0; k < GH; ++k) g[k] = xr[k] + rr[k];
+              if (P)
+                for (i64 k = 0; k < H; ++k) {
+                  g[k] += P[k] * cb[k];
+                  g[2 * H + k] += P[2 * H + k] * cb[k];
+                }
+              sigmoid(H, g, g);
+              sigmoid(H, g + 2 * H, g + 2 * H);
+              tanh_(H, g + 3 * H, g + 3 * H);
               for (i64 k = 0; k < H; ++k) {
-                const float cp = cb[k];
-                const float i = sigm(xr[k] + rr[k] + (P ? P[k] * cp : 0.0f));
-                const float f = sigm(xr[2 * H + k] + rr[2 * H + k] + (P ? P[2 * H + k] * cp : 0.0f));
-                const float gg = std::tanh(xr[3 * H + k] + rr[3 * H + k]);
-                const float c = f * cp + i * gg;
-                const float o = sigm(xr[H + k] + rr[H + k] + (P ? P[H + k] * c : 0.0f));
-                g[k] = i;
-                g[H + k] = o;
-                g[2 * H + k] = f;
-                g[3 * H + k] = gg;
-                cb[k] = c;
-                hb[k] = o * std::tanh(c);
+                cb[k] = g[2 * H + k] * cb[k] + g[k] * g[3 * H + k];
+                if (P) g[H + k] += P[H + k] * cb[k];
               }
+              sigmoid(H, g + H, g + H);
+              tanh_(H, cb, hb);
+              for (i64 k = 0; k < H; ++k) hb[k] *= g[H + k];
               if (saved) std::memcpy(saved + GH + H, cb, z(H) * sizeof(float));
             } else if (!m.gru) {
-              for (i64 k = 0; k < H; ++k) {
-                const float v = xr[k] + rr[k];
-                g[k] = d.cell == RnnCell::kRnnTanh ? std::tanh(v) : std::max(v, 0.0f);
-                hb[k] = g[k];
-              }
+              for (i64 k = 0; k < H; ++k) g[k] = xr[k] + rr[k];
+              if (d.cell == RnnCell::kRnnTanh) tanh_(H, g, g);
+              else
+                for (i64 k = 0; k < H; ++k) g[k] = std::max(g[k], 0.0f);
+              std::memcpy(hb, g, z(H) * sizeof(float));
             } else {
-              for (i64 k = 0; k < 2 * H; ++k) g[k] = sigm(xr[k] + rr[k]);
+              for (i64 k = 0; k < 2 * H; ++k) g[k] = xr[k] + rr[k];
+              sigmoid(2 * H, g, g);
             }
             if (saved && !m.gru) {
               std::memcpy(saved, g, z(GH) * sizeof(float));
@@ -228,11 +245,11 @@ Status rnn_forward(Handle& h, const RnnDesc& d, i64 seq, i64 batch, const float*
               float* saved = res != nullptr ? res + (t * B + b) * (GH + 2 * H) : nullptr;
               for (i64 k = 0; k < H; ++k) {
                 const float q = rr[2 * H + k] + (m.lbr ? Rb[2 * H + k] : 0.0f);
-                const float gg = std::tanh(xr[2 * H + k] + (m.lbr ? g[H + k] * q : q));
-                g[2 * H + k] = gg;
+                g[2 * H + k] = xr[2 * H + k] + (m.lbr ? g[H + k] * q : q);
                 if (saved) saved[GH + H + k] = q;
-                hb[k] = (1 - g[k]) * gg + g[k] * hb[k];
               }
+              tanh_(H, g + 2 * H, g + 2 * H);
+              for (i64 k = 0; k < H; ++k) hb[k] = (1 - g[k]) * g[2 * H + k] + g[k] * hb[k];
               if (saved) {
                 std::memcpy(saved, g, z(GH) * sizeof(float));
                 std::memcpy(saved + GH, hb, z(H) * sizeof(float));
@@ -270,6 +287,7 @@ Status rnn_backward(Handle& h, const RnnDesc& d, i64 seq, i64 batch, const float
   try {
     const Reserve rs = reserve_of(m);
     const i64 S = m.S, B = m.B, H = m.H, GH = m.GH, dirs = m.dirs;
+    const ak::Kernels& mt = math_table();
     std::fill(dweights, dweights + nweights, 0.0f);
     std::vector<float> dout(z(S * B * dirs * H)), din, dgx(z(S * B * GH)), dgr(z(S * B * GH)), rin(z(S * B * H)),
         rin2(m.gru && !m.lbr ? z(S * B * H) : 0), dhcur(z(B * H)), dccur(z(B * H)), dgstep(z(B * GH)), dhprev(z(B * H)),
@@ -326,9 +344,11 @@ Status rnn_backward(Handle& h, const RnnDesc& d, i64 seq, i64 batch, const float
             if (m.lstm) {
               const float* cp = c_prev(t, b, len);
               float* dc = &dccur[z(b * H)];
+              float* tcs = &dgh[z(b * H)];  // tanh(c), scratch
+              mt.math[ak::kMathTanh](H, sv + GH + H, tcs);
               for (i64 k = 0; k < H; ++k) {
                 const float i = sv[k], o = sv[H + k], f = sv[2 * H + k], gg = sv[3 * H + k], c = sv[GH + H + k];
-                const float cpk = cp ? cp[k] : 0.0f, tc = std::tanh(c);
+                const float cpk = cp ? cp[k] : 0.0f, tc = tcs[k];
                 const float dop = dh[k] * tc * o * (1 - o);
                 const float dck = dc[k] + dh[k] * o * (1 - tc * tc) + (P ? dop * P[H + k] : 0.0f);
                 const float dip = dck * gg * i * (1 - i);
