@@ -98,6 +98,25 @@ void RowCursor::next() {
   }
 }
 
+std::vector<std::int64_t> box_offsets(std::span<const std::int64_t> dims, std::span<const std::int64_t> strides) {
+  std::int64_t n = 1;
+  for (std::int64_t d : dims) n *= d;
+  std::vector<std::int64_t> out(static_cast<std::size_t>(n));
+  std::vector<std::int64_t> idx(dims.size(), 0);
+  std::int64_t off = 0;
+  for (std::int64_t e = 0; e < n; ++e) {
+    out[static_cast<std::size_t>(e)] = off;
+    for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+      const auto k = static_cast<std::size_t>(i);
+      off += strides[k];
+      if (++idx[k] < dims[k]) break;
+      off -= idx[k] * strides[k];
+      idx[k] = 0;
+    }
+  }
+  return out;
+}
+
 Status check_tensor(const std::string& fn, const char* name, const TensorDesc& d, const void* p) {
   TESSERA_RETURN_IF_ERROR(check_desc(fn, name, d, 0, kMaxTensorRank));
   std::int64_t n = 1, span = 0;

@@ -45,6 +45,10 @@ struct RowCursor {
   std::array<std::int64_t, kMaxOperands> offset{};
 };
 
+// Element offsets of every index of a box (dims with strides), walked row-major.
+std::vector<std::int64_t> box_offsets(std::span<const std::int64_t> dims,
+                                      std::span<const std::int64_t> strides);
+
 // f16/bf16: stored in 16 bits, computed in f32 by the tensor operations.
 inline bool is_half(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 

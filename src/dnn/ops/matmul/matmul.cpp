@@ -45,21 +45,7 @@ std::vector<i64> batch_offsets(const std::vector<i64>& batch, const TensorDesc& 
     const int j = nb - db + i;
     if (d.dims[z(i)] != 1) strides[z(j)] = d.strides[z(i)];
   }
-  i64 n = 1;
-  for (i64 b : batch) n *= b;
-  std::vector<i64> out(z(n), 0);
-  std::vector<i64> idx(z(nb), 0);
-  i64 off = 0;
-  for (i64 e = 0; e < n; ++e) {
-    out[z(e)] = off;
-    for (int i = nb - 1; i >= 0; --i) {
-      off += strides[z(i)];
-      if (++idx[z(i)] < batch[z(i)]) break;
-      off -= idx[z(i)] * strides[z(i)];
-      idx[z(i)] = 0;
-    }
-  }
-  return out;
+  return detail::box_offsets(batch, strides);
 }
 
 // A packed row-major copy of a tensor (same dtype).

@@ -48,25 +48,7 @@ Status check_output(const std::string& fn, const TensorDesc& y, void* yp,
   return Status::ok();
 }
 
-// Element offsets of a box walked row-major.
-std::vector<i64> box_offsets(std::span<const i64> dims, std::span<const i64> strides) {
-  i64 n = 1;
-  for (i64 d : dims) n *= d;
-  std::vector<i64> out(z(n));
-  if (n == 0) return out;
-  std::vector<i64> idx(dims.size(), 0);
-  i64 off = 0;
-  for (i64 e = 0; e < n; ++e) {
-    out[z(e)] = off;
-    for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
-      off += strides[z(i)];
-      if (++idx[z(i)] < dims[z(i)]) break;
-      off -= idx[z(i)] * strides[z(i)];
-      idx[z(i)] = 0;
-    }
-  }
-  return out;
-}
+using detail::box_offsets;
 std::vector<i64> sub(const std::vector<i64>& v, i64 b, i64 e) { return {v.begin() + b, v.begin() + e}; }
 
 // Every index, packed row-major, negatives wrapped, checked against limits[pos % size].
@@ -189,6 +171,15 @@ Status copy_into(Handle& h, const TensorDesc& x, const void* xp, const TensorDes
   return detail::run_move(h, detail::Move::of(x, xp, y, yp));
 }
 
+// GatherElements / ScatterElements: indices of x's rank, within x's dims off the axis.
+Status check_fits_off_axis(const std::string& fn, const TensorDesc& idx, const TensorDesc& x, int a) {
+  bool fits = idx.rank() == x.rank();
+  for (int i = 0; fits && i < x.rank(); ++i) fits = i == a || idx.dims[z(i)] <= x.dims[z(i)];
+  if (fits) return Status::ok();
+  return invalid_argument(fn + ": indices dims [" + detail::dims_string(idx.dims) + "] must have x's rank and fit in x [" +
+                          detail::dims_string(x.dims) + "] off axis " + to_string(a));
+}
+
 Status check_scatter_common(const std::string& fn, const TensorDesc& x, const void* xp, const TensorDesc& idx,
                             const void* ip, const TensorDesc& upd, const void* up, const TensorDesc& y, void* yp) {
   TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "x", x, xp));
@@ -248,11 +239,7 @@ Status gather_elements(Handle& h, int axis, const TensorDesc& x_desc, const void
   TESSERA_RETURN_IF_ERROR(check_indices_dtype(fn, idx_desc));
   TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "x", x_desc, "y", y_desc));
   TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, x_desc.rank()));
-  bool fits = idx_desc.rank() == x_desc.rank();
-  for (int i = 0; fits && i < x_desc.rank(); ++i) fits = i == a || idx_desc.dims[z(i)] <= x_desc.dims[z(i)];
-  if (!fits)
-    return invalid_argument(fn + ": indices dims [" + detail::dims_string(idx_desc.dims) + "] must have x's rank and fit in x [" +
-                            detail::dims_string(x_desc.dims) + "] off axis " + to_string(a));
+  TESSERA_RETURN_IF_ERROR(check_fits_off_axis(fn, idx_desc, x_desc, a));
   TESSERA_RETURN_IF_ERROR(check_dims(fn, "y", y_desc, idx_desc.dims));
   TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&x_desc, x}, {&idx_desc, indices}}, {"x", "indices"}));
   TESSERA_ASSIGN_OR_RETURN(auto iv, load_indices(fn, idx_desc, indices, {x_desc.dims[z(a)]}));
@@ -320,11 +307,7 @@ Status scatter_elements(Handle& h, int axis, ScatterReduce reduction, const Tens
   TESSERA_RETURN_IF_ERROR(check_scatter_common(fn, x_desc, x, idx_desc, indices, upd_desc, updates, y_desc, y));
   TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, x_desc.rank()));
   TESSERA_RETURN_IF_ERROR(check_dims(fn, "updates", upd_desc, idx_desc.dims));
-  bool fits = idx_desc.rank() == x_desc.rank();
-  for (int i = 0; fits && i < x_desc.rank(); ++i) fits = i == a || idx_desc.dims[z(i)] <= x_desc.dims[z(i)];
-  if (!fits)
-    return invalid_argument(fn + ": indices dims [" + detail::dims_string(idx_desc.dims) + "] must have x's rank and fit in x [" +
-                            detail::dims_string(x_desc.dims) + "] off axis " + to_string(a));
+  TESSERA_RETURN_IF_ERROR(check_fits_off_axis(fn, idx_desc, x_desc, a));
   TESSERA_ASSIGN_OR_RETURN(auto iv, load_indices(fn, idx_desc, indices, {x_desc.dims[z(a)]}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "scatter_elements"));
   TESSERA_RETURN_IF_ERROR(copy_into(h, x_desc, x, y_desc, y));

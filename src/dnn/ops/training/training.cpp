@@ -18,23 +18,8 @@ using i64 = std::int64_t;
 using std::to_string;
 std::size_t z(i64 i) { return static_cast<std::size_t>(i); }
 
-// Element offsets, row-major over the dims.
 std::vector<i64> offsets_of(const std::vector<i64>& dims, const std::vector<i64>& strides) {
-  i64 n = 1;
-  for (i64 d : dims) n *= d;
-  std::vector<i64> out(z(n));
-  std::vector<i64> idx(dims.size(), 0);
-  i64 off = 0;
-  for (i64 e = 0; e < n; ++e) {
-    out[z(e)] = off;
-    for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
-      off += strides[z(i)];
-      if (++idx[z(i)] < dims[z(i)]) break;
-      off -= idx[z(i)] * strides[z(i)];
-      idx[z(i)] = 0;
-    }
-  }
-  return out;
+  return detail::box_offsets(dims, strides);
 }
 std::vector<i64> offsets_of(const TensorDesc& d) { return offsets_of(d.dims, d.strides); }
 
