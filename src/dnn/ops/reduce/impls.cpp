@@ -32,7 +32,7 @@ namespace ak = act_kernels;
 using i64 = std::int64_t;
 
 constexpr i64 kChunk = 16384;
-constexpr i64 kColBlock = 8192;  // outputs per column block, at most (f64 accumulators: 64 KiB)
+constexpr i64 kColBlock = 2048;  // outputs per column block, at most (f64 accumulators: 16 KiB, in L1)
 constexpr i64 kGrain = 65536;  // elements per thread chunk, at least
 
 struct RedCall {
@@ -305,12 +305,11 @@ struct Engine {
     const i64 ys = k.inner_stride(1);
     const i64 grain = std::max<i64>(1, kGrain / std::max<i64>(1, width * p.n_red));
     detail::parallel_for(*handle, 0, rows * blocks, grain, [&](i64 u0, i64 u1) {
-      // acc, staged x block, max (lse), exp block
-      auto mem = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(4 * width));
+      // acc, max (lse), exp block, four staged x blocks
+      auto mem = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(7 * width));
       double* a = mem.get();
-      void* xb = mem.get() + width;
-      double* mx = mem.get() + 2 * width;
-      void* eb = mem.get() + 3 * width;
+      double* mx = mem.get() + width;
+      void* eb = mem.get() + 2 * width;
       detail::RowCursor cur(k, u0 / blocks);
       for (i64 u = u0; u < u1; ++u) {
         if (u != u0 && u % blocks == 0) cur.next();
@@ -318,9 +317,10 @@ struct Engine {
         const i64 xoff = cur.offset[0] + j0;
         // Every reduced index in order: fn(block of n elements in the compute type).
         // The n outputs' elements at reduced offset `at`, in the compute type.
-        auto block_at = [&](i64 at) -> const void* {
+        auto block_at = [&](i64 at, int slot = 0) -> const void* {
           if (!detail::is_half(c.x.dtype))
             return static_cast<const char*>(c.xp) + (xoff + at) * static_cast<i64>(elem_bytes(ti));
+          void* xb = mem.get() + (3 + slot) * width;
           const auto* h16 = static_cast<const std::uint16_t*>(c.xp) + xoff + at;
           if (c.x.dtype == DType::kF16) convert_f16_to_f32(reinterpret_cast<const f16*>(h16), static_cast<float*>(xb), static_cast<std::size_t>(n));
           else convert_bf16_to_f32(reinterpret_cast<const bf16*>(h16), static_cast<float*>(xb), static_cast<std::size_t>(n));
@@ -333,18 +333,43 @@ struct Engine {
           for (i64 row = 0, nr = r.rows(); row < nr; ++row, rc.next())
             for (i64 e = 0; e < rl; ++e) fn(block_at(rc.offset[0] + e * rs));
         };
+        // The same, four reduced indices at a time (fewer at the end): fn(blocks, count).
+        auto each4 = [&](auto&& fn) {
+          const void* g[4];
+          int cnt = 0;
+          detail::RowCursor rc(r, 0);
+          const i64 rl = r.inner(), rs = r.inner_stride(0);
+          for (i64 row = 0, nr = r.rows(); row < nr; ++row, rc.next())
+            for (i64 e = 0; e < rl; ++e) {
+              g[cnt] = block_at(rc.offset[0] + e * rs, cnt);
+              if (++cnt == 4) {
+                fn(g, 4);
+                cnt = 0;
+              }
+            }
+          if (cnt > 0) fn(g, cnt);
+        };
+        auto combine = [&](int k_acc, void* dst) {
+          each4([&](const void* const* g, int cnt) {
+            if (cnt == 4) kK->col4[k_acc][ti](n, g[0], g[1], g[2], g[3], dst);
+            else
+              for (int q = 0; q < cnt; ++q) kK->col[k_acc][ti](n, g[q], dst);
+          });
+        };
         auto first_into = [&](void* dst) {  // the first reduced index's elements (offset 0)
           std::memcpy(dst, block_at(0), static_cast<std::size_t>(n) * elem_bytes(ti));
         };
         if (ext || lse) {  // extreme elements in the element type
           first_into(lse ? static_cast<void*>(mx) : static_cast<void*>(a));
-          each([&](const void* blk) { kK->col[acc][ti](n, blk, lse ? static_cast<void*>(mx) : static_cast<void*>(a)); });
+          combine(acc, lse ? static_cast<void*>(mx) : static_cast<void*>(a));
         }
         if (!ext) {
           if (fl) std::fill(a, a + n, acc == rk::kProd ? 1.0 : 0.0);
           else std::fill(reinterpret_cast<i64*>(a), reinterpret_cast<i64*>(a) + n, acc == rk::kProd ? 1 : 0);
-          each([&](const void* blk) {
-            if (lse) {
+          if (!lse) {
+            combine(acc, a);
+          } else {  // sum of e^(x - max), one reduced index at a time
+            each([&](const void* blk) {
               if (ti == rk::kF32) {
                 const float* f = static_cast<const float*>(blk);
                 const float* m = reinterpret_cast<const float*>(mx);
@@ -356,10 +381,9 @@ struct Engine {
                 double* o = static_cast<double*>(eb);
                 for (i64 j = 0; j < n; ++j) o[j] = std::isfinite(mx[j]) ? std::exp(f[j] - mx[j]) : 0.0;
               }
-              blk = eb;
-            }
-            kK->col[lse ? rk::kSum : acc][ti](n, blk, a);
-          });
+              kK->col[rk::kSum][ti](n, eb, a);
+            });
+          }
         }
         for (i64 j = 0; j < n; ++j) {
           Part q;

@@ -24,11 +24,16 @@ using RowFn = void (*)(std::int64_t n, const void* x, double* d, std::int64_t* i
 // Columns: acc[j] (f64 for float types, i64 for integers; max/min: the element type) combined
 // with x[j] for j in [0, n).
 using ColFn = void (*)(std::int64_t n, const void* x, void* acc);
+// Four rows combined into acc in turn, x0 first: the same operations as four ColFn calls (so
+// the same bits), with acc read and written once.
+using Col4Fn = void (*)(std::int64_t n, const void* x0, const void* x1, const void* x2,
+                        const void* x3, void* acc);
 
 struct Kernels {
   const char* isa;
   RowFn row[kNumAcc][kNumTypes];
   ColFn col[kNumAcc][kNumTypes];
+  Col4Fn col4[kNumAcc][kNumTypes];
 };
 extern const Kernels kGeneric;
 extern const Kernels kAvx2;
