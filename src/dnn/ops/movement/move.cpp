@@ -381,6 +381,11 @@ i64 Move::numel() const {
 
 Status run_move(Handle& h, const Move& m) { return run_first_accepting(h, "move", kMoveImpls, m); }
 
+void move_reference(const Move& m) {
+  Handle h;
+  (void)move_ref(h, m);
+}
+
 void convert_element(DType from, const void* s, DType to, void* d) {
   if (from == to) {  // bits as they are (NaN payloads, bool bytes)
     std::memcpy(d, s, dtype_size(from));

@@ -31,6 +31,9 @@ struct Move {
 // then the element-by-element reference).
 Status run_move(Handle& h, const Move& m);
 
+// The reference alone (one element at a time in index order), for tests.
+void move_reference(const Move& m);
+
 // One element by cast's rules (convert.inc); the pointers address single elements.
 void convert_element(DType from, const void* src, DType to, void* dst);
 
