@@ -155,7 +155,7 @@ Problem make_problem(const Case& c, std::mt19937& rng) {
 Status forward(Handle& h, const Problem& p, std::vector<float>& y, std::vector<float>& hn, std::vector<float>& cn,
                std::vector<float>* reserve) {
   const i64 dirs = p.d.bidirectional ? 2 : 1;
-  y.assign(static_cast<std::size_t>(p.S * p.B * dirs * 4), -7.0f);
+  y.assign(static_cast<std::size_t>(p.S * p.B * dirs * p.d.hidden_size), -7.0f);
   hn.assign(p.h0.size(), -7.0f);
   cn.assign(p.h0.size(), -7.0f);
   if (reserve) reserve->assign(static_cast<std::size_t>(rnn_reserve_size(p.d, p.S, p.B).value()), 0.0f);
@@ -293,6 +293,44 @@ TEST(Rnn, MatchesPyTorch) {
     expect_close(dh0, load<float>(cell, "dh0"), cell + " dh0", 1e-4);
     if (lstm) expect_close(dc0, load<float>(cell, "dc0"), cell + " dc0", 1e-4);
     expect_close(dw, load<float>(cell, "dw"), cell + " dweights", 1e-4);
+  }
+}
+
+TEST(Rnn, SameBitsForAnyThreadCount) {
+  std::mt19937 rng(13);
+  for (const Case& c : kCases) {
+    Problem p = make_problem(c, rng);
+    // Large enough for BLAS to split its GEMMs over the threads.
+    p.S = 9;
+    p.B = 40;
+    p.d.hidden_size = 96;
+    const i64 dirs = c.bidir ? 2 : 1;
+    std::uniform_real_distribution<float> u(-0.3f, 0.3f);
+    p.x.resize(static_cast<std::size_t>(p.S * p.B * 3));
+    p.w.resize(static_cast<std::size_t>(rnn_weights_size(p.d).value()));
+    p.h0.resize(static_cast<std::size_t>(c.layers * dirs * p.B * 96));
+    p.c0.resize(p.h0.size());
+    for (auto* v : {&p.x, &p.w, &p.h0, &p.c0})
+      for (float& e : *v) e = u(rng);
+    if (c.varlen) {
+      p.lens.resize(static_cast<std::size_t>(p.B));
+      for (int& l : p.lens) l = std::uniform_int_distribution<int>(0, 9)(rng);
+    }
+    std::vector<std::vector<float>> first;
+    for (int threads : {1, 2}) {
+      Handle h;
+      ASSERT_TRUE(h.set_num_threads(threads).is_ok());
+      std::vector<float> y, hn, cn, res;
+      ASSERT_TRUE(forward(h, p, y, hn, cn, &res).is_ok());
+      std::vector<float> dy(y.size(), 0.25f), dx(p.x.size()), dh0(p.h0.size()), dc0(p.c0.size()), dw(p.w.size());
+      ASSERT_TRUE(rnn_backward(h, p.d, p.S, p.B, p.x.data(), p.lens.empty() ? nullptr : p.lens.data(), p.w.data(), p.h0.data(),
+                               p.c0.data(), res.data(), dy.data(), nullptr, nullptr, dx.data(), dh0.data(), dc0.data(), dw.data())
+                      .is_ok());
+      const std::vector<std::vector<float>> all = {y, hn, dx, dh0, dw};
+      if (threads == 1) first = all;
+      else
+        for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], first[i]) << name(c) << " output " << i;
+    }
   }
 }
 
