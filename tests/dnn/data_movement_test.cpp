@@ -553,7 +553,13 @@ TEST(DataMovement, BadArgumentsAreRejectedNamingTheProblem) {
   expect_err(transpose(h, dup, x.d, x.p(), y.d, y.p()), "not a permutation");
   expect_err(transpose(h, three, x.d, x.p(), y.d, y.p()), "not a permutation");
   expect_err(transpose(h, {}, x.d, x.p(), yi.d, yi.p()), "dtype");
-  expect_err(transpose(h, {}, x.d, x.p(), x.d, x.p()), "must be [4,3]");
+  T wrong = make(DType::kF32, {3, 4});
+  expect_err(transpose(h, {}, x.d, x.p(), wrong.d, wrong.p()), "must be [4,3]");
+  // Operations that read other elements than they write never run in place.
+  T sq = make(DType::kF32, {4, 4});
+  expect_err(transpose(h, {}, sq.d, sq.p(), sq.d, sq.p()), "cannot run in place");
+  const i64 shift[] = {0, -1, 0, 1};
+  expect_err(pad(h, PadMode::kConstant, shift, 0, sq.d, sq.p(), sq.d, sq.p()), "cannot run in place");
   expect_err(cast(h, x.d, x.p(), y.d, y.p()), "dims");
   TensorDesc shifted = x.d;
   expect_err(cast(h, x.d, x.p(), shifted, static_cast<float*>(x.p()) + 1), "overlaps");

@@ -153,6 +153,18 @@ Status check_no_overlap(const std::string& fn, const char* out_name, const Tenso
                           " without being the same tensor (only exact in-place use is allowed)");
 }
 
+Status check_disjoint(const std::string& fn, const char* out_name, const TensorDesc& out,
+                      const void* outp, const char* in_name, const TensorDesc& in,
+                      const void* inp) {
+  if (out.numel() == 0 || in.numel() == 0 || outp == nullptr || inp == nullptr) return Status::ok();
+  const auto o0 = reinterpret_cast<std::uintptr_t>(outp);
+  const auto i0 = reinterpret_cast<std::uintptr_t>(inp);
+  const auto o1 = o0 + static_cast<std::uintptr_t>(out.span()) * dtype_size(out.dtype);
+  const auto i1 = i0 + static_cast<std::uintptr_t>(in.span()) * dtype_size(in.dtype);
+  if (o1 <= i0 || i1 <= o0) return Status::ok();
+  return invalid_argument(fn + ": " + out_name + " overlaps " + in_name + " (this operation cannot run in place)");
+}
+
 // Output elements must be distinct (no zero or interleaving strides along dims > 1).
 Status check_distinct(const std::string& fn, const char* name, const TensorDesc& d) {
   std::vector<std::pair<std::int64_t, std::int64_t>> s;  // (stride, dim)

@@ -63,4 +63,10 @@ Status check_no_overlap(const std::string& fn, const char* out_name, const Tenso
                         const void* outp, const char* in_name, const TensorDesc& in,
                         const void* inp);
 
+// The output must not share any memory with the input (operations that read other elements
+// than the one they write, where even exact in-place use would read overwritten values).
+Status check_disjoint(const std::string& fn, const char* out_name, const TensorDesc& out,
+                      const void* outp, const char* in_name, const TensorDesc& in,
+                      const void* inp);
+
 }  // namespace tessera::dnn::detail

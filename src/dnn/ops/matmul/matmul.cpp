@@ -94,9 +94,8 @@ Status matmul(Handle& h, const TensorDesc& a_desc, const void* a, const TensorDe
   if (y_desc.dims != dims)
     return invalid_argument(fn + ": y dims [" + detail::dims_string(y_desc.dims) + "] must be [" + detail::dims_string(dims) + "]");
   TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, "y", y_desc));
-  TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "a", a_desc, a));
-  TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "b", b_desc, b));
-  if (y_desc.numel() > 0 && (a == y || b == y)) return invalid_argument(fn + ": y cannot be an input (in place)");
+  TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, "y", y_desc, y, "a", a_desc, a));
+  TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, "y", y_desc, y, "b", b_desc, b));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "matmul"));
   if (y_desc.numel() == 0) return Status::ok();
   try {

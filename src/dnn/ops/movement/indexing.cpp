@@ -39,12 +39,18 @@ Status check_dims(const std::string& fn, const char* name, const TensorDesc& d, 
   return invalid_argument(fn + ": " + name + " dims [" + detail::dims_string(d.dims) + "] must be [" +
                           detail::dims_string(want) + "]");
 }
+// y's elements distinct and apart from every input; `exact` names the one input y may be
+// exactly (in place), if any.
 Status check_output(const std::string& fn, const TensorDesc& y, void* yp,
                     std::initializer_list<std::pair<const TensorDesc*, const void*>> inputs,
-                    std::initializer_list<const char*> names) {
+                    std::initializer_list<const char*> names, const char* exact = nullptr) {
   TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, "y", y));
   auto name = names.begin();
-  for (const auto& [d, p] : inputs) TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y, yp, *name++, *d, p));
+  for (const auto& [d, p] : inputs) {
+    const char* n = *name++;
+    const bool may = exact != nullptr && std::string(n) == exact;
+    TESSERA_RETURN_IF_ERROR(may ? detail::check_no_overlap(fn, "y", y, yp, n, *d, p) : detail::check_disjoint(fn, "y", y, yp, n, *d, p));
+  }
   return Status::ok();
 }
 
@@ -191,7 +197,7 @@ Status check_scatter_common(const std::string& fn, const TensorDesc& x, const vo
   TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "x", x, "y", y));
   TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x, "y", y));
   if (is_complex(x.dtype)) return unsupported(fn + ": complex dtypes are not supported");
-  return check_output(fn, y, yp, {{&x, xp}, {&idx, ip}, {&upd, up}}, {"x", "indices", "updates"});
+  return check_output(fn, y, yp, {{&x, xp}, {&idx, ip}, {&upd, up}}, {"x", "indices", "updates"}, "x");
 }
 
 }  // namespace
@@ -414,7 +420,7 @@ Status cumsum(Handle& h, int axis, bool exclusive, bool reverse, const TensorDes
     return unsupported(fn + ": dtype " + dtn(x_desc.dtype) + " is not supported (integers and floats)");
   const int r = std::max(1, x_desc.rank());
   TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, r));
-  TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&x_desc, x}}, {"x"}));
+  TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&x_desc, x}}, {"x"}, "x"));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "cumsum"));
   if (x_desc.numel() == 0) return Status::ok();
   const bool scalar = x_desc.rank() == 0;
@@ -469,9 +475,9 @@ Status top_k(Handle& h, int axis, i64 k, bool largest, const TensorDesc& x_desc,
   TESSERA_RETURN_IF_ERROR(check_dims(fn, "indices", indices_desc, dims));
   TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, "values", values_desc));
   TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, "indices", indices_desc));
-  TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "values", values_desc, values, "x", x_desc, x));
-  TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "indices", indices_desc, indices, "x", x_desc, x));
-  if (values_desc.numel() > 0 && values == indices) return invalid_argument(fn + ": values and indices overlap");
+  TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, "values", values_desc, values, "x", x_desc, x));
+  TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, "indices", indices_desc, indices, "x", x_desc, x));
+  TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, "indices", indices_desc, indices, "values", values_desc, values));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "top_k"));
   if (values_desc.numel() == 0) return Status::ok();
   std::vector<i64> od = x_desc.dims, xs = x_desc.strides, vs = values_desc.strides, is = indices_desc.strides;

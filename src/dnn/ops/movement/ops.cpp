@@ -30,13 +30,17 @@ using std::to_string;
 std::string dtn(DType t) { return std::string(dtype_name(t)); }
 std::size_t z(int i) { return static_cast<std::size_t>(i); }
 
+// x and y valid, y's elements distinct, and y apart from x: exactly x allowed (in place) only
+// for the elementwise ones (cast, expand), disjoint for the rest.
+enum class InPlace { kExact, kNever };
 Status check_pair(const std::string& fn, const TensorDesc& x, const void* xp, const TensorDesc& y,
-                  const void* yp, bool same_dtype = true) {
+                  const void* yp, InPlace in_place = InPlace::kNever, bool same_dtype = true) {
   TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "x", x, xp));
   TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y, yp));
   if (same_dtype) TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "x", x, "y", y));
   TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, "y", y));
-  return detail::check_no_overlap(fn, "y", y, yp, "x", x, xp);
+  if (in_place == InPlace::kExact) return detail::check_no_overlap(fn, "y", y, yp, "x", x, xp);
+  return detail::check_disjoint(fn, "y", y, yp, "x", x, xp);
 }
 Status check_out_dims(const std::string& fn, const TensorDesc& y, const std::vector<i64>& expect) {
   if (y.dims == expect) return Status::ok();
@@ -118,14 +122,6 @@ Result<SlicePlan> plan_slice(const std::string& fn, const TensorDesc& x, std::sp
   return p;
 }
 
-// Whether two tensors' memory ranges overlap (both non-empty).
-bool spans_overlap(const TensorDesc& a, const void* ap, const TensorDesc& b, const void* bp) {
-  if (a.numel() == 0 || b.numel() == 0) return false;
-  const auto a0 = reinterpret_cast<std::uintptr_t>(ap), b0 = reinterpret_cast<std::uintptr_t>(bp);
-  const auto a1 = a0 + static_cast<std::uintptr_t>(a.span()) * dtype_size(a.dtype);
-  const auto b1 = b0 + static_cast<std::uintptr_t>(b.span()) * dtype_size(b.dtype);
-  return a0 < b1 && b0 < a1;
-}
 
 // ---- pad ---------------------------------------------------------------------------------------
 struct PadDim {
@@ -221,7 +217,7 @@ void pad_rows(Handle& h, const PadCall& c) {
 
 Status cast(Handle& h, const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y) {
   const std::string fn = "cast";
-  TESSERA_RETURN_IF_ERROR(check_pair(fn, x_desc, x, y_desc, y, false));
+  TESSERA_RETURN_IF_ERROR(check_pair(fn, x_desc, x, y_desc, y, InPlace::kExact, false));
   TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "y", y_desc));
   if (is_complex(x_desc.dtype) || is_complex(y_desc.dtype))
     return unsupported(fn + ": complex dtypes are not supported (" + dtn(x_desc.dtype) + " to " + dtn(y_desc.dtype) + ")");
@@ -232,7 +228,7 @@ Status cast(Handle& h, const TensorDesc& x_desc, const void* x, const TensorDesc
 
 Status expand(Handle& h, const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y) {
   const std::string fn = "expand";
-  TESSERA_RETURN_IF_ERROR(check_pair(fn, x_desc, x, y_desc, y));
+  TESSERA_RETURN_IF_ERROR(check_pair(fn, x_desc, x, y_desc, y, InPlace::kExact));
   TESSERA_ASSIGN_OR_RETURN(auto dims, broadcast_dims(x_desc.dims, y_desc.dims));
   if (dims != y_desc.dims || x_desc.rank() > y_desc.rank())
     return invalid_argument(fn + ": x dims [" + detail::dims_string(x_desc.dims) +
@@ -390,9 +386,7 @@ Status concat(Handle& h, int axis, std::span<const TensorDesc> x_descs, std::spa
                               detail::dims_string(y_desc.dims) + "] off axis " + to_string(a));
     along += d.dims[z(a)];
     if (along > y_desc.dims[z(a)]) break;
-    TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, name.c_str(), d, xs[i]));
-    if (y != nullptr && spans_overlap(y_desc, y, d, xs[i]))
-      return invalid_argument(fn + ": y overlaps " + name);
+    TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, "y", y_desc, y, name.c_str(), d, xs[i]));
   }
   if (along != y_desc.dims[z(a)])
     return invalid_argument(fn + ": the inputs' dims along axis " + to_string(a) + " add up to " +
@@ -432,10 +426,11 @@ Status split(Handle& h, int axis, const TensorDesc& x_desc, const void* x, std::
                               detail::dims_string(x_desc.dims) + "] off axis " + to_string(a));
     along += d.dims[z(a)];
     if (along > x_desc.dims[z(a)]) break;
-    if (spans_overlap(d, ys[i], x_desc, x)) return invalid_argument(fn + ": " + name + " overlaps x");
-    for (std::size_t j = 0; j < i; ++j)
-      if (spans_overlap(d, ys[i], y_descs[j], ys[j]))
-        return invalid_argument(fn + ": " + name + " overlaps y[" + to_string(j) + "]");
+    TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, name.c_str(), d, ys[i], "x", x_desc, x));
+    for (std::size_t j = 0; j < i; ++j) {
+      const std::string other = "y[" + to_string(j) + "]";
+      TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, name.c_str(), d, ys[i], other.c_str(), y_descs[j], ys[j]));
+    }
   }
   if (along != x_desc.dims[z(a)])
     return invalid_argument(fn + ": the outputs' dims along axis " + to_string(a) + " add up to " +

@@ -155,7 +155,7 @@ Status resize(Handle& h, const ResizeParams& p, const TensorDesc& x_desc, const 
   TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y_desc, y));
   TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "x", x_desc, "y", y_desc));
   TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, "y", y_desc));
-  TESSERA_RETURN_IF_ERROR(detail::check_no_overlap(fn, "y", y_desc, y, "x", x_desc, x));
+  TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, "y", y_desc, y, "x", x_desc, x));
   const int r = x_desc.rank();
   if (y_desc.rank() != r) return invalid_argument(fn + ": y's rank " + to_string(y_desc.rank()) + " differs from x's " + to_string(r));
   if (p.mode != ResizeMode::kNearest && !is_floating(x_desc.dtype))
