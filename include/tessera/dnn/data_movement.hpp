@@ -5,11 +5,12 @@
 //
 // Conventions as the other tensor operations (tensor_ops.hpp): TensorDesc + raw host pointer
 // per tensor, any non-negative strides, rank <= 16, arguments checked before anything is
-// read or written, outputs with distinct elements that do not overlap an input, results
-// bitwise identical for any thread count. Every operation takes every dtype (bool, i8, u8,
-// i32, i64, f16, bf16, f32, f64); apart from cast the output has the input's dtype.
+// read or written, outputs with distinct elements that share no memory with an input (y may
+// be x itself only for cast, expand, cumsum and scatter), results bitwise identical for any
+// thread count. Every operation takes every dtype (bool, i8, u8, i32, i64, f16, bf16, f32,
+// f64) unless it says otherwise; apart from cast the output has the input's dtype.
 //
-// Cast rules (docs/dnn_tensor_ops.md, "Cast"):
+// Cast rules (docs/dnn_data_movement.md, "Cast rules"):
 // - to bool: x != 0 (NaN is true); from bool: 0 or 1.
 // - integer to integer: wraps around (the value modulo 2^bits, as two's complement).
 // - float to integer: truncated toward zero, saturated to the type's range; NaN gives 0.
@@ -19,8 +20,8 @@
 
 #include <cstdint>
 #include <span>
-#include <string_view>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "tessera/dnn.hpp"
