@@ -177,6 +177,16 @@ Status copy_into(Handle& h, const TensorDesc& x, const void* xp, const TensorDes
   return detail::run_move(h, detail::Move::of(x, xp, y, yp));
 }
 
+// The gathers' shared checks: x, indices (i32/i64) and y valid, y of x's dtype.
+Status check_gather_args(const std::string& fn, const TensorDesc& x_desc, const void* x, const TensorDesc& idx_desc,
+                         const void* indices, const TensorDesc& y_desc, const void* y) {
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "x", x_desc, x));
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "indices", idx_desc, indices));
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y_desc, y));
+  TESSERA_RETURN_IF_ERROR(check_indices_dtype(fn, idx_desc));
+  return detail::check_same_dtype(fn, "x", x_desc, "y", y_desc);
+}
+
 // GatherElements / ScatterElements: indices of x's rank, within x's dims off the axis.
 Status check_fits_off_axis(const std::string& fn, const TensorDesc& idx, const TensorDesc& x, int a) {
   bool fits = idx.rank() == x.rank();
@@ -205,11 +215,7 @@ Status check_scatter_common(const std::string& fn, const TensorDesc& x, const vo
 Status gather(Handle& h, int axis, const TensorDesc& x_desc, const void* x, const TensorDesc& idx_desc,
               const void* indices, const TensorDesc& y_desc, void* y) {
   const std::string fn = "gather";
-  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "x", x_desc, x));
-  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "indices", idx_desc, indices));
-  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y_desc, y));
-  TESSERA_RETURN_IF_ERROR(check_indices_dtype(fn, idx_desc));
-  TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "x", x_desc, "y", y_desc));
+  TESSERA_RETURN_IF_ERROR(check_gather_args(fn, x_desc, x, idx_desc, indices, y_desc, y));
   TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, x_desc.rank()));
   const int q = idx_desc.rank(), r = x_desc.rank();
   std::vector<i64> dims = sub(x_desc.dims, 0, a);
@@ -239,11 +245,7 @@ Status gather(Handle& h, int axis, const TensorDesc& x_desc, const void* x, cons
 Status gather_elements(Handle& h, int axis, const TensorDesc& x_desc, const void* x, const TensorDesc& idx_desc,
                        const void* indices, const TensorDesc& y_desc, void* y) {
   const std::string fn = "gather_elements";
-  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "x", x_desc, x));
-  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "indices", idx_desc, indices));
-  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y_desc, y));
-  TESSERA_RETURN_IF_ERROR(check_indices_dtype(fn, idx_desc));
-  TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "x", x_desc, "y", y_desc));
+  TESSERA_RETURN_IF_ERROR(check_gather_args(fn, x_desc, x, idx_desc, indices, y_desc, y));
   TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, x_desc.rank()));
   TESSERA_RETURN_IF_ERROR(check_fits_off_axis(fn, idx_desc, x_desc, a));
   TESSERA_RETURN_IF_ERROR(check_dims(fn, "y", y_desc, idx_desc.dims));
@@ -264,11 +266,7 @@ Status gather_elements(Handle& h, int axis, const TensorDesc& x_desc, const void
 Status gather_nd(Handle& h, int batch_dims, const TensorDesc& x_desc, const void* x, const TensorDesc& idx_desc,
                  const void* indices, const TensorDesc& y_desc, void* y) {
   const std::string fn = "gather_nd";
-  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "x", x_desc, x));
-  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "indices", idx_desc, indices));
-  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y_desc, y));
-  TESSERA_RETURN_IF_ERROR(check_indices_dtype(fn, idx_desc));
-  TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "x", x_desc, "y", y_desc));
+  TESSERA_RETURN_IF_ERROR(check_gather_args(fn, x_desc, x, idx_desc, indices, y_desc, y));
   const int r = x_desc.rank(), q = idx_desc.rank(), b = batch_dims;
   if (q < 1 || b < 0 || b >= q || b >= r)
     return invalid_argument(fn + ": batch_dims " + to_string(b) + " must be below the ranks of x (" + to_string(r) +

@@ -11,6 +11,7 @@
 //   outer indices, its borders element by element and x's part copied whole.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -213,6 +214,45 @@ void pad_rows(Handle& h, const PadCall& c) {
   });
 }
 
+// concat / split: every part of `whole`'s rank and dims off the axis, their dims along it adding
+// up to whole's. Returns the normalised axis.
+Result<int> check_parts(const std::string& fn, int axis, const TensorDesc& whole, const char* whole_name,
+                        std::span<const TensorDesc> parts, std::size_t n_ptrs, const char* part_name) {
+  if (parts.empty() || parts.size() != n_ptrs)
+    return invalid_argument(fn + ": " + to_string(parts.size()) + " " + part_name + " descs and " + to_string(n_ptrs) +
+                            " pointers (at least one)");
+  TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, whole.rank()));
+  i64 along = 0;
+  for (std::size_t i = 0; i < parts.size() && along <= whole.dims[z(a)]; ++i) {
+    const TensorDesc& d = parts[i];
+    const std::string name = std::string(part_name) + "[" + to_string(i) + "]";
+    TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, name.c_str(), d, whole_name, whole));
+    bool fits = d.rank() == whole.rank();
+    for (int k = 0; fits && k < d.rank(); ++k) fits = k == a || d.dims[z(k)] == whole.dims[z(k)];
+    if (!fits)
+      return invalid_argument(fn + ": " + name + " dims [" + detail::dims_string(d.dims) + "] differ from " + whole_name +
+                              " dims [" + detail::dims_string(whole.dims) + "] off axis " + to_string(a));
+    along += d.dims[z(a)];
+  }
+  if (along != whole.dims[z(a)])
+    return invalid_argument(fn + ": the " + part_name + " dims along axis " + to_string(a) + " add up to " +
+                            (along > whole.dims[z(a)] ? "more than" : to_string(along) + ", not") + " " + whole_name + "'s " +
+                            to_string(whole.dims[z(a)]));
+  return a;
+}
+// Part i of `whole` along axis a as a view: each part's move goes between it and the part.
+template <typename P>
+void for_each_part(const TensorDesc& whole, P* base, int a, std::span<const TensorDesc> parts,
+                   const std::function<void(std::size_t, const TensorDesc&, P*)>& fn) {
+  i64 at = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    TensorDesc part = whole;
+    part.dims[z(a)] = parts[i].dims[z(a)];
+    if (part.numel() > 0) fn(i, part, detail::at_elem(base, whole.dtype, at * whole.strides[z(a)]));
+    at += part.dims[z(a)];
+  }
+}
+
 }  // namespace
 
 Status cast(Handle& h, const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc, void* y) {
@@ -369,83 +409,41 @@ Status concat(Handle& h, int axis, std::span<const TensorDesc> x_descs, std::spa
   const std::string fn = "concat";
   TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y_desc, y));
   TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, "y", y_desc));
-  if (x_descs.empty() || x_descs.size() != xs.size())
-    return invalid_argument(fn + ": " + to_string(x_descs.size()) + " input descs and " + to_string(xs.size()) +
-                            " pointers (at least one input)");
-  TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, y_desc.rank()));
-  i64 along = 0;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    const std::string name = "x[" + to_string(i) + "]";
-    const TensorDesc& d = x_descs[i];
-    TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, name.c_str(), d, xs[i]));
-    TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, name.c_str(), d, "y", y_desc));
-    bool fits = d.rank() == y_desc.rank();
-    for (int k = 0; fits && k < d.rank(); ++k) fits = k == a || d.dims[z(k)] == y_desc.dims[z(k)];
-    if (!fits)
-      return invalid_argument(fn + ": " + name + " dims [" + detail::dims_string(d.dims) + "] differ from y dims [" +
-                              detail::dims_string(y_desc.dims) + "] off axis " + to_string(a));
-    along += d.dims[z(a)];
-    if (along > y_desc.dims[z(a)]) break;
-    TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, "y", y_desc, y, name.c_str(), d, xs[i]));
-  }
-  if (along != y_desc.dims[z(a)])
-    return invalid_argument(fn + ": the inputs' dims along axis " + to_string(a) + " add up to " +
-                            (along > y_desc.dims[z(a)] ? "more than" : to_string(along) + ", not") + " y's " +
-                            to_string(y_desc.dims[z(a)]));
+  for (std::size_t i = 0; i < std::min(x_descs.size(), xs.size()); ++i)
+    TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, ("x[" + to_string(i) + "]").c_str(), x_descs[i], xs[i]));
+  TESSERA_ASSIGN_OR_RETURN(const int a, check_parts(fn, axis, y_desc, "y", x_descs, xs.size(), "x"));
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, "y", y_desc, y, ("x[" + to_string(i) + "]").c_str(), x_descs[i], xs[i]));
   TESSERA_RETURN_IF_ERROR(begin(h, "concat"));
-  i64 at = 0;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    TensorDesc part = y_desc;
-    part.dims[z(a)] = x_descs[i].dims[z(a)];
-    if (part.numel() > 0)
-      TESSERA_RETURN_IF_ERROR(move(h, Move::of(x_descs[i], xs[i], part, detail::at_elem(y, y_desc.dtype, at * y_desc.strides[z(a)]))));
-    at += part.dims[z(a)];
-  }
-  return Status::ok();
+  Status st = Status::ok();
+  for_each_part<void>(y_desc, y, a, x_descs, [&](std::size_t i, const TensorDesc& part, void* at) {
+    if (st.is_ok()) st = move(h, Move::of(x_descs[i], xs[i], part, at));
+  });
+  return st;
 }
 
 Status split(Handle& h, int axis, const TensorDesc& x_desc, const void* x, std::span<const TensorDesc> y_descs,
              std::span<void* const> ys) {
   const std::string fn = "split";
   TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "x", x_desc, x));
-  if (y_descs.empty() || y_descs.size() != ys.size())
-    return invalid_argument(fn + ": " + to_string(y_descs.size()) + " output descs and " + to_string(ys.size()) +
-                            " pointers (at least one output)");
-  TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, x_desc.rank()));
-  i64 along = 0;
+  for (std::size_t i = 0; i < std::min(y_descs.size(), ys.size()); ++i) {
+    const std::string name = "y[" + to_string(i) + "]";
+    TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, name.c_str(), y_descs[i], ys[i]));
+    TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, name.c_str(), y_descs[i]));
+  }
+  TESSERA_ASSIGN_OR_RETURN(const int a, check_parts(fn, axis, x_desc, "x", y_descs, ys.size(), "y"));
   for (std::size_t i = 0; i < ys.size(); ++i) {
     const std::string name = "y[" + to_string(i) + "]";
-    const TensorDesc& d = y_descs[i];
-    TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, name.c_str(), d, ys[i]));
-    TESSERA_RETURN_IF_ERROR(detail::check_same_dtype(fn, "x", x_desc, name.c_str(), d));
-    TESSERA_RETURN_IF_ERROR(detail::check_distinct(fn, name.c_str(), d));
-    bool fits = d.rank() == x_desc.rank();
-    for (int k = 0; fits && k < d.rank(); ++k) fits = k == a || d.dims[z(k)] == x_desc.dims[z(k)];
-    if (!fits)
-      return invalid_argument(fn + ": " + name + " dims [" + detail::dims_string(d.dims) + "] differ from x dims [" +
-                              detail::dims_string(x_desc.dims) + "] off axis " + to_string(a));
-    along += d.dims[z(a)];
-    if (along > x_desc.dims[z(a)]) break;
-    TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, name.c_str(), d, ys[i], "x", x_desc, x));
-    for (std::size_t j = 0; j < i; ++j) {
-      const std::string other = "y[" + to_string(j) + "]";
-      TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, name.c_str(), d, ys[i], other.c_str(), y_descs[j], ys[j]));
-    }
+    TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, name.c_str(), y_descs[i], ys[i], "x", x_desc, x));
+    for (std::size_t j = 0; j < i; ++j)
+      TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, name.c_str(), y_descs[i], ys[i], ("y[" + to_string(j) + "]").c_str(), y_descs[j], ys[j]));
   }
-  if (along != x_desc.dims[z(a)])
-    return invalid_argument(fn + ": the outputs' dims along axis " + to_string(a) + " add up to " +
-                            (along > x_desc.dims[z(a)] ? "more than" : to_string(along) + ", not") + " x's " +
-                            to_string(x_desc.dims[z(a)]));
   TESSERA_RETURN_IF_ERROR(begin(h, "split"));
-  i64 at = 0;
-  for (std::size_t i = 0; i < ys.size(); ++i) {
-    TensorDesc part = x_desc;
-    part.dims[z(a)] = y_descs[i].dims[z(a)];
-    if (part.numel() > 0)
-      TESSERA_RETURN_IF_ERROR(move(h, Move::of(part, detail::at_elem(x, x_desc.dtype, at * x_desc.strides[z(a)]), y_descs[i], ys[i])));
-    at += part.dims[z(a)];
-  }
-  return Status::ok();
+  Status st = Status::ok();
+  for_each_part<const void>(x_desc, x, a, y_descs, [&](std::size_t i, const TensorDesc& part, const void* at) {
+    if (st.is_ok()) st = move(h, Move::of(part, at, y_descs[i], ys[i]));
+  });
+  return st;
 }
 
 Status pad(Handle& h, PadMode mode, std::span<const i64> pads, double value, const TensorDesc& x_desc,
