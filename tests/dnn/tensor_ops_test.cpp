@@ -399,6 +399,41 @@ TEST(TensorOps, ReduceMatchesReferenceOnEveryPath) {
   }
 }
 
+// The reduction kernels read f16 and bf16 directly (widening in registers, or in the generic
+// table with integer arithmetic): every bit pattern comes through a max with -inf unchanged
+// (NaN as NaN), along rows and along columns, on every ISA path.
+TEST(TensorOps, ReduceReadsEveryHalfPattern) {
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    const std::uint16_t minus_inf = t == DType::kF16 ? 0xfc00 : 0xff80;
+    // rows: [65536, 2] pairs (pattern, -inf) or (-inf, pattern); columns: [2, 65536].
+    for (int layout = 0; layout < 3; ++layout) {
+      const bool cols = layout == 2;
+      T x = make(t, cols ? std::vector<i64>{2, 65536} : std::vector<i64>{65536, 2});
+      auto* u = static_cast<std::uint16_t*>(x.p());
+      for (int v = 0; v < 65536; ++v) {
+        const int pat = cols ? 65536 + v : 2 * v + (layout == 0 ? 0 : 1);
+        const int inf = cols ? v : 2 * v + (layout == 0 ? 1 : 0);
+        u[pat] = static_cast<std::uint16_t>(v);
+        u[inf] = minus_inf;
+      }
+      const std::vector<int> ax{cols ? 0 : 1};
+      for_each_isa([&](Isa) {
+        Handle h;
+        T y = make(t, {65536});
+        ASSERT_TRUE(reduce(h, ReduceOp::kMax, ax, false, x.d, x.p(), y.d, y.p()).is_ok());
+        const auto* r = static_cast<const std::uint16_t*>(y.p());
+        int bad = 0;
+        for (int v = 0; v < 65536; ++v) {
+          const float want = t == DType::kF16 ? f16_bits_to_f32(static_cast<std::uint16_t>(v))
+                                              : bf16_bits_to_f32(static_cast<std::uint16_t>(v));
+          const bool ok = std::isnan(want) ? std::isnan(value(y, v)) : r[v] == v;
+          if (!ok && ++bad <= 3) ADD_FAILURE() << dtype_name(t) << " layout " << layout << ": 0x" << std::hex << v << " came out as 0x" << r[v];
+        }
+      });
+    }
+  }
+}
+
 TEST(TensorOps, ReduceOfNothingAndSpecialValues) {
   Handle h;
   T x = make(DType::kF32, {3, 0});

@@ -1,9 +1,14 @@
 // Reduction kernels compiled for avx512 (body.inc).
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+
+#include <immintrin.h>
 
 #include "kernels.hpp"
 

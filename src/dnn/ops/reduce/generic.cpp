@@ -1,6 +1,9 @@
 // Reduction kernels compiled for generic (body.inc).
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <tuple>
 #include <type_traits>
 #include <utility>

@@ -32,7 +32,7 @@ namespace ak = act_kernels;
 using i64 = std::int64_t;
 
 constexpr i64 kChunk = 16384;
-constexpr i64 kColBlock = 2048;  // outputs per column block, at most (f64 accumulators: 16 KiB, in L1)
+constexpr i64 kColBlock = 16384;  // outputs per column block, at most (f64 accumulators: 16 KiB, in L1)
 constexpr i64 kGrain = 65536;  // elements per thread chunk, at least
 
 struct RedCall {
@@ -58,6 +58,12 @@ int type_index(DType t) {
   }
 }
 bool is_float_type(int ti) { return ti == rk::kF32 || ti == rk::kF64; }
+// The kernels that read 16-bit floats directly (widening in registers), or -1.
+int half_kernel(DType t) {
+  if (t == DType::kF16) return rk::kF16;
+  if (t == DType::kBF16) return rk::kBF16;
+  return -1;
+}
 std::size_t elem_bytes(int ti) {
   switch (ti) {
     case rk::kI8:
@@ -163,27 +169,31 @@ Plan plan_of(const RedCall& c) {
   return p;
 }
 
-// Runs fn(block pointer, n) over x's elements [off, off + n*stride) in blocks of at most
-// kChunk, contiguous in the compute type (halves converted, strided runs gathered).
+// Runs fn(block pointer, n, kernel type) over x's elements [off, off + n*stride) in blocks
+// of at most kChunk, contiguous: in the element type (halves too, when `raw_halves`) or in
+// the compute type (halves converted, strided runs gathered).
 template <typename F>
-void for_blocks(const void* xp, DType t, i64 off, i64 stride, i64 n, void* tmp, F&& fn) {
+void for_blocks(const void* xp, DType t, int ti, bool raw_halves, i64 off, i64 stride, i64 n, void* tmp, F&& fn) {
   const std::size_t b = dtype_size(t);
+  const int kt = raw_halves && stride == 1 && half_kernel(t) >= 0 ? half_kernel(t) : ti;
   for (i64 j = 0; j < n; j += kChunk) {
     const i64 m = std::min(kChunk, n - j);
     const i64 at = off + j * stride;
-    if (detail::is_half(t)) {
+    if (kt != ti) {
+      fn(static_cast<const void*>(static_cast<const char*>(xp) + at * static_cast<i64>(b)), m, kt);
+    } else if (detail::is_half(t)) {
       float* f = static_cast<float*>(tmp);
       const auto* u = static_cast<const std::uint16_t*>(xp) + at;
       if (stride == 1 && t == DType::kF16) convert_f16_to_f32(reinterpret_cast<const f16*>(u), f, static_cast<std::size_t>(m));
       else if (stride == 1) convert_bf16_to_f32(reinterpret_cast<const bf16*>(u), f, static_cast<std::size_t>(m));
       else for (i64 i = 0; i < m; ++i) f[i] = detail::load_f32(u, t, i * stride);
-      fn(static_cast<const void*>(f), m);
+      fn(static_cast<const void*>(f), m, ti);
     } else if (stride == 1) {
-      fn(static_cast<const void*>(static_cast<const char*>(xp) + at * static_cast<i64>(b)), m);
+      fn(static_cast<const void*>(static_cast<const char*>(xp) + at * static_cast<i64>(b)), m, ti);
     } else {
       const char* s = static_cast<const char*>(xp) + at * static_cast<i64>(b);
       for (i64 i = 0; i < m; ++i) std::memcpy(static_cast<char*>(tmp) + i * static_cast<i64>(b), s + i * stride * static_cast<i64>(b), b);
-      fn(static_cast<const void*>(tmp), m);
+      fn(static_cast<const void*>(tmp), m, ti);
     }
   }
 }
@@ -217,25 +227,26 @@ struct Engine {
     const detail::Nest& r = p.reduced;
     Part part;
     bool first = true;
-    auto take = [&](const void* blk, i64 n) {
+    const bool exp_pass = shift == shift && c.op == ReduceOp::kLogSumExp && acc == rk::kSum;
+    auto take = [&](const void* blk, i64 n, int kt) {
       Part q;
-      if (shift == shift && c.op == ReduceOp::kLogSumExp && acc == rk::kSum) {
+      if (exp_pass) {
         exp_shift(blk, n, shift, tmp2);
         blk = tmp2;
       }
-      kK->row[acc][ti](n, blk, &q.d, &q.i);
+      kK->row[acc][kt](n, blk, &q.d, &q.i);
       part = first ? q : combine(acc, fl, part, q);
       first = false;
     };
     const i64 L = r.inner(), s = r.inner_stride(0);
     if (!all) {  // one chunk of the single run
       const i64 j = piece * kChunk;
-      for_blocks(c.xp, c.x.dtype, xoff + j * s, s, std::min(kChunk, L - j), tmp, take);
+      for_blocks(c.xp, c.x.dtype, ti, !exp_pass, xoff + j * s, s, std::min(kChunk, L - j), tmp, take);
       return part;
     }
     detail::RowCursor cur(r, 0);
     for (i64 row = 0, rows = r.rows(); row < rows; ++row, cur.next())
-      for_blocks(c.xp, c.x.dtype, xoff + cur.offset[0], s, L, tmp, take);
+      for_blocks(c.xp, c.x.dtype, ti, !exp_pass, xoff + cur.offset[0], s, L, tmp, take);
     return part;
   }
 
@@ -304,6 +315,8 @@ struct Engine {
     const bool ext = c.op == ReduceOp::kMax || c.op == ReduceOp::kMin;
     const i64 ys = k.inner_stride(1);
     const i64 grain = std::max<i64>(1, kGrain / std::max<i64>(1, width * p.n_red));
+    // The kernels read 16-bit floats directly, except in log_sum_exp (staged as f32).
+    const int kt = !lse && half_kernel(c.x.dtype) >= 0 ? half_kernel(c.x.dtype) : ti;
     detail::parallel_for(*handle, 0, rows * blocks, grain, [&](i64 u0, i64 u1) {
       // acc, max (lse), exp block, four staged x blocks
       auto mem = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(7 * width));
@@ -318,8 +331,8 @@ struct Engine {
         // Every reduced index in order: fn(block of n elements in the compute type).
         // The n outputs' elements at reduced offset `at`, in the compute type.
         auto block_at = [&](i64 at, int slot = 0) -> const void* {
-          if (!detail::is_half(c.x.dtype))
-            return static_cast<const char*>(c.xp) + (xoff + at) * static_cast<i64>(elem_bytes(ti));
+          if (kt != ti || !detail::is_half(c.x.dtype))
+            return static_cast<const char*>(c.xp) + (xoff + at) * static_cast<i64>(dtype_size(c.x.dtype));
           void* xb = mem.get() + (3 + slot) * width;
           const auto* h16 = static_cast<const std::uint16_t*>(c.xp) + xoff + at;
           if (c.x.dtype == DType::kF16) convert_f16_to_f32(reinterpret_cast<const f16*>(h16), static_cast<float*>(xb), static_cast<std::size_t>(n));
@@ -351,13 +364,16 @@ struct Engine {
         };
         auto combine = [&](int k_acc, void* dst) {
           each4([&](const void* const* g, int cnt) {
-            if (cnt == 4) kK->col4[k_acc][ti](n, g[0], g[1], g[2], g[3], dst);
+            if (cnt == 4) kK->col4[k_acc][kt](n, g[0], g[1], g[2], g[3], dst);
             else
-              for (int q = 0; q < cnt; ++q) kK->col[k_acc][ti](n, g[q], dst);
+              for (int q = 0; q < cnt; ++q) kK->col[k_acc][kt](n, g[q], dst);
           });
         };
-        auto first_into = [&](void* dst) {  // the first reduced index's elements (offset 0)
-          std::memcpy(dst, block_at(0), static_cast<std::size_t>(n) * elem_bytes(ti));
+        auto first_into = [&](void* dst) {  // the first reduced index's elements (offset 0), in the compute type
+          const void* b0 = block_at(0);
+          if (kt == rk::kF16) convert_f16_to_f32(static_cast<const f16*>(b0), static_cast<float*>(dst), static_cast<std::size_t>(n));
+          else if (kt == rk::kBF16) convert_bf16_to_f32(static_cast<const bf16*>(b0), static_cast<float*>(dst), static_cast<std::size_t>(n));
+          else std::memcpy(dst, b0, static_cast<std::size_t>(n) * elem_bytes(ti));
         };
         if (ext || lse) {  // extreme elements in the element type
           first_into(lse ? static_cast<void*>(mx) : static_cast<void*>(a));

@@ -4,8 +4,10 @@
 // contiguous blocks of outputs over the reduced rows with the column kernels (the kept
 // elements innermost). ISA files include only this header.
 //
-// Accumulators: floating-point sums and products in f64 (f16/bf16 are staged as f32), integer
-// sums and products in 64 bits (wrapping); max/min in the element type, NaN propagating.
+// Accumulators: floating-point sums and products in f64, integer sums and products in 64 bits
+// (wrapping); max/min in the compute type, NaN propagating. The compute type is the element
+// type, except for kF16 and kBF16: those kernels read the 16-bit elements and widen them to
+// f32 in registers (their max/min accumulators and results are f32).
 // A row kernel's summation order depends on n only: 16 lanes, i-th element into lane i % 16,
 // lanes added pairwise at the end.
 #pragma once
@@ -14,14 +16,14 @@
 
 namespace tessera::dnn::red_kernels {
 
-enum Type : int { kI8, kU8, kI32, kI64, kF32, kF64, kNumTypes };
+enum Type : int { kI8, kU8, kI32, kI64, kF32, kF64, kF16, kBF16, kNumTypes };
 // What a kernel accumulates: the sum of x, |x| or x^2, the product, the max or the min.
 enum Acc : int { kSum, kSumAbs, kSumSquare, kProd, kMax, kMin, kNumAcc };
 
 // One row: for float types the f64 result in *d, for integer types the i64 result in *i (max
 // and min: the extreme element, converted). n >= 1.
 using RowFn = void (*)(std::int64_t n, const void* x, double* d, std::int64_t* i);
-// Columns: acc[j] (f64 for float types, i64 for integers; max/min: the element type) combined
+// Columns: acc[j] (f64 for float types, i64 for integers; max/min: the compute type) combined
 // with x[j] for j in [0, n).
 using ColFn = void (*)(std::int64_t n, const void* x, void* acc);
 // Four rows combined into acc in turn, x0 first: the same operations as four ColFn calls (so
