@@ -1,6 +1,7 @@
 // Elementwise tensor-operation kernels compiled for avx512 (body.inc over scalar.inc).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <cstdint>

@@ -1,4 +1,5 @@
 // Elementwise tensor-operation kernels compiled for generic (body.inc over scalar.inc).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <cstdint>

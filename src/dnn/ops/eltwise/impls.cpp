@@ -142,7 +142,11 @@ Status elt_run(Handle& h, const EltCall& c) {
   ek::UnaryFn un = nullptr;
   ak::MathFn math = nullptr;
   ek::WhereFn wh = nullptr;
-  if (c.kind == Kind::kBinary) bin = kK->binary[c.op][ti];
+  // f16 binary operations along contiguous (or broadcast) rows run in one pass on the halves.
+  const bool fused = c.kind == Kind::kBinary && in_t == DType::kF16 && kK->f16_binary[c.op] != nullptr &&
+                     (nest.inner_stride(0) == 0 || nest.inner_stride(0) == 1) &&
+                     (nest.inner_stride(1) == 0 || nest.inner_stride(1) == 1);
+  if (c.kind == Kind::kBinary) bin = fused ? kK->f16_binary[c.op] : kK->binary[c.op][ti];
   if (c.kind == Kind::kUnary) {
     un = kK->unary[c.op][ti];
     if (ti == ek::kF32 && vector_math(c.op) >= 0) math = kA->math[vector_math(c.op)];
@@ -159,17 +163,21 @@ Status elt_run(Handle& h, const EltCall& c) {
   const i64 ys = nest.inner_stride(ny);
   // y is written in place (the kernel's own output) when it is stored as the compute type
   // and contiguous along the row.
-  const bool raw = c.kind == Kind::kWhere;
-  const bool y_direct = (raw || !detail::is_half(c.y.dtype)) && ys == 1;
-  // Outputs larger than the last-level cache are written with non-temporal stores from the
-  // kernel's block (no read for ownership, caches left alone).
-  const bool stream = y_direct && detail::stream_output(total * static_cast<i64>(dtype_size(c.y.dtype)));
-  const DType where_t = c.kind == Kind::kWhere ? in_t : out_ct;
+  // raw: operands and results are moved as they are stored (where, and the fused f16 kernels),
+  // not staged as f32.
+  const bool raw = c.kind == Kind::kWhere || fused;
+  const bool y_half = detail::is_half(c.y.dtype) && !raw;
+  const bool y_direct = !y_half && ys == 1;
+  // Contiguous outputs larger than the last-level cache are written with non-temporal stores
+  // from the kernel's block (no read for ownership, caches left alone); f16/bf16 results are
+  // narrowed into a block of their own first.
+  const bool stream = ys == 1 && detail::stream_output(total * static_cast<i64>(dtype_size(c.y.dtype)));
+  const DType where_t = raw ? c.y.dtype : out_ct;
   detail::parallel_for(h, 0, units, grain, [&](i64 u0, i64 u1) {
     constexpr std::size_t kTmp = kBlock * 8;
-    auto tmp = std::make_unique_for_overwrite<unsigned char[]>(4 * kTmp + 64);
-    unsigned char* t[4];
-    for (int k = 0; k < 4; ++k) t[k] = tmp.get() + k * kTmp;
+    auto tmp = std::make_unique_for_overwrite<unsigned char[]>(5 * kTmp + 64);
+    unsigned char* t[5];  // staged inputs, the kernel's output, narrowed halves
+    for (int k = 0; k < 5; ++k) t[k] = tmp.get() + k * kTmp;
     detail::RowCursor cur(nest, u0 / segs);
     for (i64 u = u0; u < u1; ++u) {
       if (u != u0 && u % segs == 0) cur.next();
@@ -197,8 +205,14 @@ Status elt_run(Handle& h, const EltCall& c) {
         } else {
           un(n, s[0].p, out);
         }
-        if (stream) kK->stream(y_at, out, n * static_cast<i64>(dtype_size(c.y.dtype)));
-        else if (!y_direct) put(out, where_t, raw, c.yp, c.y.dtype, yoff, ys, n);
+        if (stream && y_half) {
+          put(out, where_t, raw, t[4], c.y.dtype, 0, 1, n);
+          kK->stream(y_at, t[4], n * 2);
+        } else if (stream) {
+          kK->stream(y_at, out, n * static_cast<i64>(dtype_size(c.y.dtype)));
+        } else if (!y_direct) {
+          put(out, where_t, raw, c.yp, c.y.dtype, yoff, ys, n);
+        }
       }
     }
     if (stream) kK->fence();

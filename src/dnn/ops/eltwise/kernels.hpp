@@ -37,6 +37,9 @@ struct Kernels {
   StreamFn stream;
   FenceFn fence;
   BinaryFn binary[kBinaryOps][kNumTypes];
+  // The binary operations on f16 operands and results (bool for comparisons) in one pass,
+  // computed in f32 as on staged operands; null where the ISA lacks the conversions.
+  BinaryFn f16_binary[kBinaryOps];
   UnaryFn unary[kUnaryOps][kNumTypes];
   WhereFn where[4];
 };
