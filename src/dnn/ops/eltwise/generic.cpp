@@ -1,5 +1,6 @@
 // Elementwise tensor-operation kernels compiled for generic (body.inc over scalar.inc).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <cstdint>

@@ -142,11 +142,14 @@ Status elt_run(Handle& h, const EltCall& c) {
   ek::UnaryFn un = nullptr;
   ak::MathFn math = nullptr;
   ek::WhereFn wh = nullptr;
-  // f16 binary operations along contiguous (or broadcast) rows run in one pass on the halves.
-  const bool fused = c.kind == Kind::kBinary && in_t == DType::kF16 && kK->f16_binary[c.op] != nullptr &&
+  // f16/bf16 binary operations along contiguous (or broadcast) rows run in one pass on the
+  // halves.
+  const ek::BinaryFn half_bin = c.kind == Kind::kBinary && detail::is_half(in_t)
+                                    ? kK->half_binary[c.op][in_t == DType::kBF16 ? 1 : 0] : nullptr;
+  const bool fused = half_bin != nullptr &&
                      (nest.inner_stride(0) == 0 || nest.inner_stride(0) == 1) &&
                      (nest.inner_stride(1) == 0 || nest.inner_stride(1) == 1);
-  if (c.kind == Kind::kBinary) bin = fused ? kK->f16_binary[c.op] : kK->binary[c.op][ti];
+  if (c.kind == Kind::kBinary) bin = fused ? half_bin : kK->binary[c.op][ti];
   if (c.kind == Kind::kUnary) {
     un = kK->unary[c.op][ti];
     if (ti == ek::kF32 && vector_math(c.op) >= 0) math = kA->math[vector_math(c.op)];

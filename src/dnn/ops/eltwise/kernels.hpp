@@ -37,9 +37,10 @@ struct Kernels {
   StreamFn stream;
   FenceFn fence;
   BinaryFn binary[kBinaryOps][kNumTypes];
-  // The binary operations on f16 operands and results (bool for comparisons) in one pass,
-  // computed in f32 as on staged operands; null where the ISA lacks the conversions.
-  BinaryFn f16_binary[kBinaryOps];
+  // The binary operations on f16 ([0]) and bf16 ([1]) operands and results (bool for
+  // comparisons) in one pass, computed in f32 as on staged operands; f16 is null where the ISA
+  // lacks the conversions.
+  BinaryFn half_binary[kBinaryOps][2];
   UnaryFn unary[kUnaryOps][kNumTypes];
   WhereFn where[4];
 };
