@@ -2,8 +2,9 @@
 // the replay line, then the first implementation of the ordered list that accepts the call.
 // The fast implementations walk the broadcast loop nest (nest.hpp) and call one ISA's kernels
 // on each row in blocks; operands that are strided along the row, or stored as f16/bf16, are
-// staged through contiguous (f32) blocks first. Elementwise work has no reductions, so any
-// split over threads gives the same bits.
+// staged through contiguous (f32) blocks first, except in binary operations on halves whose
+// operands run contiguously: their kernels widen and narrow in one pass. Elementwise work has
+// no reductions, so any split over threads gives the same bits.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -166,7 +167,7 @@ Status elt_run(Handle& h, const EltCall& c) {
   const i64 ys = nest.inner_stride(ny);
   // y is written in place (the kernel's own output) when it is stored as the compute type
   // and contiguous along the row.
-  // raw: operands and results are moved as they are stored (where, and the fused f16 kernels),
+  // raw: operands and results are moved as they are stored (where, and the one-pass half kernels),
   // not staged as f32.
   const bool raw = c.kind == Kind::kWhere || fused;
   const bool y_half = detail::is_half(c.y.dtype) && !raw;

@@ -11,7 +11,8 @@
 
 namespace tessera::dnn::elt_kernels {
 
-// Compute types, the second index of the tables; f16/bf16 are staged through f32.
+// Compute types, the second index of the tables; f16/bf16 are staged through f32 (binary
+// operations on contiguous halves: half_binary).
 enum Type : int { kBool, kI8, kU8, kI32, kI64, kF32, kF64, kNumTypes };
 
 inline constexpr int kBinaryOps = 21;  // BinaryOp's values (impls.cpp checks)

@@ -32,7 +32,9 @@ namespace ak = act_kernels;
 using i64 = std::int64_t;
 
 constexpr i64 kChunk = 16384;
-constexpr i64 kColBlock = 16384;  // outputs per column block, at most (f64 accumulators: 16 KiB, in L1)
+// Outputs per column block, at most: long runs of each reduced row (f64 accumulators: 128 KiB,
+// in L2; narrower blocks restarted the hardware prefetchers on every run).
+constexpr i64 kColBlock = 16384;
 constexpr i64 kGrain = 65536;  // elements per thread chunk, at least
 
 struct RedCall {
