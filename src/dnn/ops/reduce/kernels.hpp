@@ -8,8 +8,8 @@
 // (wrapping); max/min in the compute type, NaN propagating. The compute type is the element
 // type, except for kF16 and kBF16: those kernels read the 16-bit elements and widen them to
 // f32 in registers (their max/min accumulators and results are f32).
-// A row kernel's summation order depends on n only: 16 lanes, i-th element into lane i % 16,
-// lanes added pairwise at the end.
+// A row kernel's order depends on n only: sums and products in 16 lanes (i-th element into
+// lane i % 16, lanes added pairwise at the end), max and min in 64 lanes combined in order.
 #pragma once
 
 #include <cstdint>
