@@ -434,6 +434,41 @@ TEST(TensorOps, ReduceReadsEveryHalfPattern) {
   }
 }
 
+// Sums of f16/bf16 run in f32 partials of bounded length combined in f64: 100000 copies of
+// f16(0.3) sum to f16(30004.9) = 30000 along rows and columns (one f32 accumulator over all
+// of them drifts to 30028, which rounds to 30032). bf16 squares go to f64: the L2 norm of
+// 1e20s is finite (their squares overflow f32).
+TEST(TensorOps, ReduceOfHalvesKeepsLongSumsExact) {
+  const i64 n = 100000;
+  const float v = f16_bits_to_f32(f32_to_f16_bits(0.3f));
+  const float want = f16_bits_to_f32(f32_to_f16_bits(static_cast<float>(static_cast<double>(v) * static_cast<double>(n))));
+  ASSERT_EQ(want, 30000.0f);
+  for (bool cols : {false, true}) {
+    T x = make(DType::kF16, cols ? std::vector<i64>{n, 16} : std::vector<i64>{16, n});
+    auto* u = static_cast<std::uint16_t*>(x.p());
+    std::fill(u, u + 16 * n, f32_to_f16_bits(0.3f));
+    const std::vector<int> ax{cols ? 0 : 1};
+    for (int threads : {1, 2})
+      for_each_isa([&](Isa) {
+        Handle h;
+        ASSERT_TRUE(h.set_num_threads(threads).is_ok());
+        T y = make(DType::kF16, {16});
+        ASSERT_TRUE(reduce(h, ReduceOp::kSum, ax, false, x.d, x.p(), y.d, y.p()).is_ok());
+        for (int j = 0; j < 16; ++j) EXPECT_EQ(value(y, j), want) << (cols ? "columns" : "rows") << " output " << j;
+      });
+  }
+  for (bool cols : {false, true}) {
+    T x = make(DType::kBF16, cols ? std::vector<i64>{4096, 16} : std::vector<i64>{16, 4096});
+    auto* u = static_cast<std::uint16_t*>(x.p());
+    std::fill(u, u + 16 * 4096, f32_to_bf16_bits(1e20f));
+    const std::vector<int> ax{cols ? 0 : 1};
+    Handle h;
+    T y = make(DType::kBF16, {16});
+    ASSERT_TRUE(reduce(h, ReduceOp::kL2, ax, false, x.d, x.p(), y.d, y.p()).is_ok());
+    EXPECT_NEAR(value(y, 3), 64 * bf16_bits_to_f32(f32_to_bf16_bits(1e20f)), 1e19) << (cols ? "columns" : "rows");
+  }
+}
+
 TEST(TensorOps, ReduceOfNothingAndSpecialValues) {
   Handle h;
   T x = make(DType::kF32, {3, 0});

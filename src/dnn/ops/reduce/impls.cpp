@@ -35,6 +35,11 @@ constexpr i64 kChunk = 16384;
 // Outputs per column block, at most: long runs of each reduced row (f64 accumulators: 128 KiB,
 // in L2; narrower blocks restarted the hardware prefetchers on every run).
 constexpr i64 kColBlock = 16384;
+// Sums and products of f16/bf16 run in f32 (ARCHITECTURE.md's numerics): rows in 16 lanes over
+// chunks of kChunk (1 Ki terms a lane), columns over kHalfRun reduced indices at a time; the
+// f32 partials are combined in f64.
+constexpr i64 kHalfRun = 1024;
+static_assert(kHalfRun % rk::kColGroup == 0);
 constexpr i64 kGrain = 65536;  // elements per thread chunk, at least
 
 struct RedCall {
@@ -60,11 +65,10 @@ int type_index(DType t) {
   }
 }
 bool is_float_type(int ti) { return ti == rk::kF32 || ti == rk::kF64; }
-// The kernels that read 16-bit floats directly (widening in registers), or -1.
-int half_kernel(DType t) {
-  if (t == DType::kF16) return rk::kF16;
-  if (t == DType::kBF16) return rk::kBF16;
-  return -1;
+// The kernels for elements of type t (type index ti): those that read 16-bit floats
+// directly, or ti's.
+int kernel_type(DType t, int ti) {
+  return t == DType::kF16 ? rk::kF16 : t == DType::kBF16 ? rk::kBF16 : ti;
 }
 std::size_t elem_bytes(int ti) {
   switch (ti) {
@@ -171,19 +175,16 @@ Plan plan_of(const RedCall& c) {
   return p;
 }
 
-// Runs fn(block pointer, n, kernel type) over x's elements [off, off + n*stride) in blocks
-// of at most kChunk, contiguous: in the element type (halves too, when `raw_halves`) or in
-// the compute type (halves converted, strided runs gathered).
+// Runs fn(block pointer, n, kernel type kt) over x's elements [off, off + n*stride) in
+// blocks of at most kChunk, contiguous (strided runs gathered): in the element type (halves
+// too, when kt reads them) or in the compute type (halves converted).
 template <typename F>
-void for_blocks(const void* xp, DType t, int ti, bool raw_halves, i64 off, i64 stride, i64 n, void* tmp, F&& fn) {
+void for_blocks(const void* xp, DType t, int ti, int kt, i64 off, i64 stride, i64 n, void* tmp, F&& fn) {
   const std::size_t b = dtype_size(t);
-  const int kt = raw_halves && stride == 1 && half_kernel(t) >= 0 ? half_kernel(t) : ti;
   for (i64 j = 0; j < n; j += kChunk) {
     const i64 m = std::min(kChunk, n - j);
     const i64 at = off + j * stride;
-    if (kt != ti) {
-      fn(static_cast<const void*>(static_cast<const char*>(xp) + at * static_cast<i64>(b)), m, kt);
-    } else if (detail::is_half(t)) {
+    if (detail::is_half(t) && kt == ti) {
       float* f = static_cast<float*>(tmp);
       const auto* u = static_cast<const std::uint16_t*>(xp) + at;
       if (stride == 1 && t == DType::kF16) convert_f16_to_f32(reinterpret_cast<const f16*>(u), f, static_cast<std::size_t>(m));
@@ -191,11 +192,11 @@ void for_blocks(const void* xp, DType t, int ti, bool raw_halves, i64 off, i64 s
       else for (i64 i = 0; i < m; ++i) f[i] = detail::load_f32(u, t, i * stride);
       fn(static_cast<const void*>(f), m, ti);
     } else if (stride == 1) {
-      fn(static_cast<const void*>(static_cast<const char*>(xp) + at * static_cast<i64>(b)), m, ti);
+      fn(static_cast<const void*>(static_cast<const char*>(xp) + at * static_cast<i64>(b)), m, kt);
     } else {
       const char* s = static_cast<const char*>(xp) + at * static_cast<i64>(b);
       for (i64 i = 0; i < m; ++i) std::memcpy(static_cast<char*>(tmp) + i * static_cast<i64>(b), s + i * stride * static_cast<i64>(b), b);
-      fn(static_cast<const void*>(tmp), m, ti);
+      fn(static_cast<const void*>(tmp), m, kt);
     }
   }
 }
@@ -230,25 +231,26 @@ struct Engine {
     Part part;
     bool first = true;
     const bool exp_pass = shift == shift && c.op == ReduceOp::kLogSumExp && acc == rk::kSum;
-    auto take = [&](const void* blk, i64 n, int kt) {
+    const int kt = exp_pass ? ti : kernel_type(c.x.dtype, ti);  // exp_shift takes f32
+    auto take = [&](const void* blk, i64 n, int bt) {
       Part q;
       if (exp_pass) {
         exp_shift(blk, n, shift, tmp2);
         blk = tmp2;
       }
-      kK->row[acc][kt](n, blk, &q.d, &q.i);
+      kK->row[acc][bt](n, blk, &q.d, &q.i);
       part = first ? q : combine(acc, fl, part, q);
       first = false;
     };
     const i64 L = r.inner(), s = r.inner_stride(0);
     if (!all) {  // one chunk of the single run
       const i64 j = piece * kChunk;
-      for_blocks(c.xp, c.x.dtype, ti, !exp_pass, xoff + j * s, s, std::min(kChunk, L - j), tmp, take);
+      for_blocks(c.xp, c.x.dtype, ti, kt, xoff + j * s, s, std::min(kChunk, L - j), tmp, take);
       return part;
     }
     detail::RowCursor cur(r, 0);
     for (i64 row = 0, rows = r.rows(); row < rows; ++row, cur.next())
-      for_blocks(c.xp, c.x.dtype, ti, !exp_pass, xoff + cur.offset[0], s, L, tmp, take);
+      for_blocks(c.xp, c.x.dtype, ti, kt, xoff + cur.offset[0], s, L, tmp, take);
     return part;
   }
 
@@ -318,10 +320,11 @@ struct Engine {
     const i64 ys = k.inner_stride(1);
     const i64 grain = std::max<i64>(1, kGrain / std::max<i64>(1, width * p.n_red));
     // The kernels read 16-bit floats directly, except in log_sum_exp (staged as f32).
-    const int kt = !lse && half_kernel(c.x.dtype) >= 0 ? half_kernel(c.x.dtype) : ti;
+    const int kt = lse ? ti : kernel_type(c.x.dtype, ti);
+    const bool half_acc = rk::f32_partials(acc, kt);
     detail::parallel_for(*handle, 0, rows * blocks, grain, [&](i64 u0, i64 u1) {
-      // acc, max (lse), exp block, four staged x blocks
-      auto mem = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(7 * width));
+      // acc, max (lse), exp block, kColGroup staged x blocks
+      auto mem = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>((3 + rk::kColGroup) * width));
       double* a = mem.get();
       double* mx = mem.get() + width;
       void* eb = mem.get() + 2 * width;
@@ -348,28 +351,40 @@ struct Engine {
           for (i64 row = 0, nr = r.rows(); row < nr; ++row, rc.next())
             for (i64 e = 0; e < rl; ++e) fn(block_at(rc.offset[0] + e * rs));
         };
-        // The same, four reduced indices at a time (fewer at the end): fn(blocks, count).
-        auto each4 = [&](auto&& fn) {
-          const void* g[4];
+        // The same, kColGroup reduced indices at a time (fewer at the end): fn(blocks, count).
+        auto each_group = [&](auto&& fn) {
+          const void* g[rk::kColGroup];
           int cnt = 0;
           detail::RowCursor rc(r, 0);
           const i64 rl = r.inner(), rs = r.inner_stride(0);
           for (i64 row = 0, nr = r.rows(); row < nr; ++row, rc.next())
             for (i64 e = 0; e < rl; ++e) {
               g[cnt] = block_at(rc.offset[0] + e * rs, cnt);
-              if (++cnt == 4) {
-                fn(g, 4);
+              if (++cnt == rk::kColGroup) {
+                fn(g, cnt);
                 cnt = 0;
               }
             }
           if (cnt > 0) fn(g, cnt);
         };
+        // Sums and products of halves: f32 partials over kHalfRun reduced indices at a time,
+        // folded into f64 totals (in mx).
+        float* part = reinterpret_cast<float*>(a);
+        const float unit = acc == rk::kProd ? 1.0f : 0.0f;
+        auto fold = [&] {
+          for (i64 j = 0; j < n; ++j) mx[j] = acc == rk::kProd ? mx[j] * part[j] : mx[j] + part[j];
+          std::fill(part, part + n, unit);
+        };
         auto combine = [&](int k_acc, void* dst) {
-          each4([&](const void* const* g, int cnt) {
-            if (cnt == 4) kK->col4[k_acc][kt](n, g[0], g[1], g[2], g[3], dst);
+          i64 seen = 0;
+          each_group([&](const void* const* g, int cnt) {
+            if (cnt == rk::kColGroup) kK->colg[k_acc][kt](n, g, dst);
             else
               for (int q = 0; q < cnt; ++q) kK->col[k_acc][kt](n, g[q], dst);
+            seen += cnt;
+            if (half_acc && seen % kHalfRun == 0) fold();
           });
+          if (half_acc && seen % kHalfRun != 0) fold();
         };
         auto first_into = [&](void* dst) {  // the first reduced index's elements (offset 0), in the compute type
           const void* b0 = block_at(0);
@@ -382,7 +397,10 @@ struct Engine {
           combine(acc, lse ? static_cast<void*>(mx) : static_cast<void*>(a));
         }
         if (!ext) {
-          if (fl) std::fill(a, a + n, acc == rk::kProd ? 1.0 : 0.0);
+          if (half_acc) {
+            std::fill(part, part + n, unit);
+            std::fill(mx, mx + n, static_cast<double>(unit));
+          } else if (fl) std::fill(a, a + n, acc == rk::kProd ? 1.0 : 0.0);
           else std::fill(reinterpret_cast<i64*>(a), reinterpret_cast<i64*>(a) + n, acc == rk::kProd ? 1 : 0);
           if (!lse) {
             combine(acc, a);
@@ -411,7 +429,9 @@ struct Engine {
             finish(ReduceOp::kSum, c.y, c.yp, yoff, {std::isfinite(m) ? m + std::log(a[j]) : m, 0}, p.n_red);
             continue;
           }
-          if (ext) {
+          if (half_acc) {
+            q.d = mx[j];
+          } else if (ext) {
             if (ti == rk::kF32) q.d = reinterpret_cast<const float*>(a)[j];
             else if (ti == rk::kF64) q.d = a[j];
             else {

@@ -26,16 +26,24 @@ using RowFn = void (*)(std::int64_t n, const void* x, double* d, std::int64_t* i
 // Columns: acc[j] (f64 for float types, i64 for integers; max/min: the compute type) combined
 // with x[j] for j in [0, n).
 using ColFn = void (*)(std::int64_t n, const void* x, void* acc);
-// Four rows combined into acc in turn, x0 first: the same operations as four ColFn calls (so
-// the same bits), with acc read and written once.
-using Col4Fn = void (*)(std::int64_t n, const void* x0, const void* x1, const void* x2,
-                        const void* x3, void* acc);
+// kColGroup rows x[0], x[1], ... combined into acc in turn: the same operations as that many
+// ColFn calls (so the same bits), with acc read and written once.
+inline constexpr int kColGroup = 8;
+using ColGroupFn = void (*)(std::int64_t n, const void* const* x, void* acc);
+
+// Whether sums of this type accumulate in f32 (partials: the caller folds them into f64 at
+// bounded lengths): f16 and bf16 sums of x, |x| and x^2, except bf16 squares (they overflow
+// f32 where the f64 result does not). Their products accumulate in f64 (f32 partial products
+// overflow and underflow).
+constexpr bool f32_partials(int acc, int type) {
+  return (type == kF16 || type == kBF16) && (acc == kSum || acc == kSumAbs || (acc == kSumSquare && type == kF16));
+}
 
 struct Kernels {
   const char* isa;
   RowFn row[kNumAcc][kNumTypes];
   ColFn col[kNumAcc][kNumTypes];
-  Col4Fn col4[kNumAcc][kNumTypes];
+  ColGroupFn colg[kNumAcc][kNumTypes];
 };
 extern const Kernels kGeneric;
 extern const Kernels kAvx2;
