@@ -4,10 +4,11 @@
 // contiguous blocks of outputs over the reduced rows with the column kernels (the kept
 // elements innermost). ISA files include only this header.
 //
-// Accumulators: floating-point sums and products in f64, integer sums and products in 64 bits
-// (wrapping); max/min in the compute type, NaN propagating. The compute type is the element
-// type, except for kF16 and kBF16: those kernels read the 16-bit elements and widen them to
-// f32 in registers (their max/min accumulators and results are f32).
+// Accumulators: floating-point sums and products in f64 (f16/bf16 sums in f32 partials, see
+// f32_partials), integer sums and products in 64 bits (wrapping); max/min in the compute
+// type, NaN propagating. The compute type is the element type, except for kF16 and kBF16:
+// those kernels read the 16-bit elements and widen them to f32 in registers (their max/min
+// accumulators and results are f32).
 // A row kernel's order depends on n only: sums and products in 16 lanes (i-th element into
 // lane i % 16, lanes added pairwise at the end), max and min in 64 lanes combined in order.
 #pragma once
@@ -23,7 +24,7 @@ enum Acc : int { kSum, kSumAbs, kSumSquare, kProd, kMax, kMin, kNumAcc };
 // One row: for float types the f64 result in *d, for integer types the i64 result in *i (max
 // and min: the extreme element, converted). n >= 1.
 using RowFn = void (*)(std::int64_t n, const void* x, double* d, std::int64_t* i);
-// Columns: acc[j] (f64 for float types, i64 for integers; max/min: the compute type) combined
+// Columns: acc[j] (the accumulator type; max/min: the compute type) combined
 // with x[j] for j in [0, n).
 using ColFn = void (*)(std::int64_t n, const void* x, void* acc);
 // kColGroup rows x[0], x[1], ... combined into acc in turn: the same operations as that many
