@@ -32,14 +32,11 @@ namespace ak = act_kernels;
 using i64 = std::int64_t;
 
 constexpr i64 kChunk = 16384;
+static_assert(kChunk <= rk::kMaxPartialRow);
 // Outputs per column block, at most: long runs of each reduced row (f64 accumulators: 128 KiB,
 // in L2; narrower blocks restarted the hardware prefetchers on every run).
 constexpr i64 kColBlock = 16384;
-// Sums and products of f16/bf16 run in f32 (ARCHITECTURE.md's numerics): rows in 16 lanes over
-// chunks of kChunk (1 Ki terms a lane), columns over kHalfRun reduced indices at a time; the
-// f32 partials are combined in f64.
-constexpr i64 kHalfRun = 1024;
-static_assert(kHalfRun % rk::kColGroup == 0);
+static_assert(rk::kMaxPartialCols % rk::kColGroup == 0);
 constexpr i64 kGrain = 65536;  // elements per thread chunk, at least
 
 struct RedCall {
@@ -321,7 +318,7 @@ struct Engine {
     const i64 grain = std::max<i64>(1, kGrain / std::max<i64>(1, width * p.n_red));
     // The kernels read 16-bit floats directly, except in log_sum_exp (staged as f32).
     const int kt = lse ? ti : kernel_type(c.x.dtype, ti);
-    const bool half_acc = rk::f32_partials(acc, kt);
+    const bool narrow = rk::narrow_partials(acc, kt);
     detail::parallel_for(*handle, 0, rows * blocks, grain, [&](i64 u0, i64 u1) {
       // acc, max (lse), exp block, kColGroup staged x blocks
       auto mem = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>((3 + rk::kColGroup) * width));
@@ -367,13 +364,18 @@ struct Engine {
             }
           if (cnt > 0) fn(g, cnt);
         };
-        // Sums and products of halves: f32 partials over kHalfRun reduced indices at a time,
-        // folded into f64 totals (in mx).
-        float* part = reinterpret_cast<float*>(a);
-        const float unit = acc == rk::kProd ? 1.0f : 0.0f;
+        // Sums in 32-bit partials (rk::narrow_partials) over kMaxPartialCols reduced indices
+        // at a time, folded into 64-bit totals in mx (f64, or i64 for integers).
         auto fold = [&] {
-          for (i64 j = 0; j < n; ++j) mx[j] = acc == rk::kProd ? mx[j] * part[j] : mx[j] + part[j];
-          std::fill(part, part + n, unit);
+          if (fl) {
+            const float* part = reinterpret_cast<const float*>(a);
+            for (i64 j = 0; j < n; ++j) mx[j] += part[j];
+          } else {
+            const auto* part = reinterpret_cast<const std::int32_t*>(a);
+            i64* tot = reinterpret_cast<i64*>(mx);
+            for (i64 j = 0; j < n; ++j) tot[j] += part[j];
+          }
+          std::fill(reinterpret_cast<std::uint32_t*>(a), reinterpret_cast<std::uint32_t*>(a) + n, 0u);
         };
         auto combine = [&](int k_acc, void* dst) {
           i64 seen = 0;
@@ -382,9 +384,9 @@ struct Engine {
             else
               for (int q = 0; q < cnt; ++q) kK->col[k_acc][kt](n, g[q], dst);
             seen += cnt;
-            if (half_acc && seen % kHalfRun == 0) fold();
+            if (narrow && seen % rk::kMaxPartialCols == 0) fold();
           });
-          if (half_acc && seen % kHalfRun != 0) fold();
+          if (narrow && seen % rk::kMaxPartialCols != 0) fold();
         };
         auto first_into = [&](void* dst) {  // the first reduced index's elements (offset 0), in the compute type
           const void* b0 = block_at(0);
@@ -397,9 +399,9 @@ struct Engine {
           combine(acc, lse ? static_cast<void*>(mx) : static_cast<void*>(a));
         }
         if (!ext) {
-          if (half_acc) {
-            std::fill(part, part + n, unit);
-            std::fill(mx, mx + n, static_cast<double>(unit));
+          if (narrow) {  // 32-bit zeros (f32 and integer), 64-bit zeros
+            std::fill(reinterpret_cast<std::uint32_t*>(a), reinterpret_cast<std::uint32_t*>(a) + n, 0u);
+            std::fill(reinterpret_cast<i64*>(mx), reinterpret_cast<i64*>(mx) + n, 0);
           } else if (fl) std::fill(a, a + n, acc == rk::kProd ? 1.0 : 0.0);
           else std::fill(reinterpret_cast<i64*>(a), reinterpret_cast<i64*>(a) + n, acc == rk::kProd ? 1 : 0);
           if (!lse) {
@@ -429,8 +431,9 @@ struct Engine {
             finish(ReduceOp::kSum, c.y, c.yp, yoff, {std::isfinite(m) ? m + std::log(a[j]) : m, 0}, p.n_red);
             continue;
           }
-          if (half_acc) {
-            q.d = mx[j];
+          if (narrow) {
+            if (fl) q.d = mx[j];
+            else q.i = reinterpret_cast<const i64*>(mx)[j];
           } else if (ext) {
             if (ti == rk::kF32) q.d = reinterpret_cast<const float*>(a)[j];
             else if (ti == rk::kF64) q.d = a[j];

@@ -5,7 +5,7 @@
 // elements innermost). ISA files include only this header.
 //
 // Accumulators: floating-point sums and products in f64 (f16/bf16 sums in f32 partials, see
-// f32_partials), integer sums and products in 64 bits (wrapping); max/min in the compute
+// narrow_partials), integer sums and products in 64 bits (wrapping); max/min in the compute
 // type, NaN propagating. The compute type is the element type, except for kF16 and kBF16:
 // those kernels read the 16-bit elements and widen them to f32 in registers (their max/min
 // accumulators and results are f32).
@@ -22,7 +22,8 @@ enum Type : int { kI8, kU8, kI32, kI64, kF32, kF64, kF16, kBF16, kNumTypes };
 enum Acc : int { kSum, kSumAbs, kSumSquare, kProd, kMax, kMin, kNumAcc };
 
 // One row: for float types the f64 result in *d, for integer types the i64 result in *i (max
-// and min: the extreme element, converted). n >= 1.
+// and min: the extreme element, converted). 1 <= n, and n <= kMaxPartialRow for the
+// accumulations of narrow_partials.
 using RowFn = void (*)(std::int64_t n, const void* x, double* d, std::int64_t* i);
 // Columns: acc[j] (the accumulator type; max/min: the compute type) combined
 // with x[j] for j in [0, n).
@@ -32,12 +33,19 @@ using ColFn = void (*)(std::int64_t n, const void* x, void* acc);
 inline constexpr int kColGroup = 8;
 using ColGroupFn = void (*)(std::int64_t n, const void* const* x, void* acc);
 
-// Whether sums of this type accumulate in f32 (partials: the caller folds them into f64 at
-// bounded lengths): f16 and bf16 sums of x, |x| and x^2, except bf16 squares (they overflow
-// f32 where the f64 result does not). Their products accumulate in f64 (f32 partial products
-// overflow and underflow).
-constexpr bool f32_partials(int acc, int type) {
-  return (type == kF16 || type == kBF16) && (acc == kSum || acc == kSumAbs || (acc == kSumSquare && type == kF16));
+// Whether sums of this type accumulate in 32 bits: in partials of bounded length (row
+// kernels: n <= kMaxPartialRow; column kernels: the caller folds acc into 64-bit totals every
+// kMaxPartialCols reduced indices).
+// - f16 and bf16 sums of x, |x| and x^2 in f32 (ARCHITECTURE.md's numerics), except bf16
+//   squares (they overflow f32 where the f64 result does not). Products stay f64 (f32
+//   partial products overflow and underflow).
+// - i8 and u8 sums of x, |x| and x^2 in 32-bit integers (they cannot overflow: at most
+//   16 Ki * 255^2 < 2^31); products stay 64-bit.
+inline constexpr std::int64_t kMaxPartialRow = 16384;
+inline constexpr std::int64_t kMaxPartialCols = 1024;
+constexpr bool narrow_partials(int acc, int type) {
+  const bool sums = acc == kSum || acc == kSumAbs || acc == kSumSquare;
+  return sums && (type == kF16 || type == kI8 || type == kU8 || (type == kBF16 && acc != kSumSquare));
 }
 
 struct Kernels {
