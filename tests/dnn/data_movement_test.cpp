@@ -161,7 +161,8 @@ TEST(DataMovement, TransposeMatchesIndexFormula) {
                      {{0, 4}, {1, 0}},
                      {{3, 64, 66}, {0, 2, 1}},
                      {{2, 3, 17, 19}, {0, 2, 3, 1}},
-                     {{2, 19, 17, 5}, {0, 3, 1, 2}}};
+                     {{2, 19, 17, 5}, {0, 3, 1, 2}},
+                     {{300, 270}, {1, 0}}};  // past a tile edge (256 bytes, 64 elements) with ragged blocks
   for_each_isa([&](Isa) {
     for (int threads : {1, 2}) {
       Handle h;

@@ -20,9 +20,9 @@ namespace {
 #include "avx_transpose.inc"
 }  // namespace
 
-constinit const Kernels kAvx512 = make_table("avx512", &transpose_blocks<std::uint8_t, 16, &t16x16_b8>,
-                                              &transpose_blocks<std::uint16_t, 8, &t8x8_b16>,
-                                              &transpose_blocks<float, 8, &t8x8_b32>,
-                                              &transpose_blocks<double, 4, &t4x4_b64>);
+constinit const Kernels kAvx512 = make_table("avx512", &transpose_blocks<std::uint8_t, 16, 32, &t16x32_b8>,
+                                              &transpose_blocks<std::uint16_t, 8, 16, &t8x16_b16>,
+                                              &transpose_blocks<float, 8, 8, &t8x8_b32>,
+                                              &transpose_blocks<double, 4, 4, &t4x4_b64>);
 
 }  // namespace tessera::dnn::move_kernels

@@ -144,7 +144,7 @@ void replicate(void* d, i64 n, i64 bytes) {
 
 // ---- the fast walks -------------------------------------------------------------------------
 // Edge of a transposed tile in elements: rows of at least 256 bytes (four cache lines).
-i64 tile_edge(i64 bytes) { return std::max<i64>(64, 256 / bytes); }
+i64 tile_edge(i64 bytes) { return bytes == 1 ? 256 : 64; }
 
 // The box in y's memory order (see the top of the file), merged.
 Nest y_ordered_nest(const Move& m, const void*& x, void*& y) {
