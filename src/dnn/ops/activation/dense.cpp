@@ -2,6 +2,7 @@
 #include "dense.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,11 @@ std::int64_t storage_bytes(DType t) {
 
 bool stream_output(std::int64_t bytes) {
   static const std::int64_t threshold = [] {
+    if (const char* env = std::getenv("TESSERA_STREAM_BYTES"); env && *env) {
+      char* end = nullptr;
+      const long long v = std::strtoll(env, &end, 10);
+      if (*end == '\0' && v >= 0) return static_cast<std::int64_t>(v);
+    }
     const std::int64_t l3 = cpu_info().cache_bytes(3);
     return l3 > 0 ? l3 : std::int64_t{32} << 20;
   }();

@@ -43,7 +43,8 @@ inline void* at_element(void* p, std::int64_t i, std::int64_t bytes) {
 }
 
 // Whether an output of `bytes` is written with non-temporal stores: when it is at least the
-// size of the last-level cache (so it could not stay cached for the next operation anyway).
+// size of the last-level cache (so it could not stay cached for the next operation anyway), or
+// at least TESSERA_STREAM_BYTES when that is set (read once; tests set 0 to stream everything).
 bool stream_output(std::int64_t bytes);
 
 // ok when cpu_info().isa() (capped by TESSERA_MAX_ISA) reaches `needs`, else a refusal.
