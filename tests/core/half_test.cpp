@@ -231,6 +231,26 @@ TEST(HalfBulk, DispatchLogNamesTheChoiceAndEveryRefusal) {
   EXPECT_EQ(y.bits, 0x3f80);
 }
 
+// The bulk conversions remember their choice per ISA cap level: lowering the cap after a
+// faster path was chosen, and raising it again, still picks the path of each level.
+TEST(HalfBulk, ChoiceFollowsTheCap) {
+  for (int round = 0; round < 2; ++round)
+    for (Isa isa : supported_isa_levels()) {
+      ScopedIsaCap cap(isa);
+      float x = 1.5f;
+      f16 y;
+      convert_f32_to_f16(&x, &y, 1);  // chooses (or reuses the choice)
+      EXPECT_EQ(y.bits, 0x3e00);
+      const std::string paths = half_conversion_paths();
+      const bool f16c = cpu_info().usable(CpuFeature::kF16c);
+      const char* want = cpu_info().usable(CpuFeature::kAvx512f) ? "f32->f16: avx512" : f16c ? "f32->f16: f16c" : "f32->f16: scalar";
+      EXPECT_NE(paths.find(want), std::string::npos) << isa_name(isa) << ": " << paths;
+      if (isa == Isa::kGeneric) {
+        EXPECT_NE(paths.find("bf16->f32: scalar"), std::string::npos) << paths;
+      }
+    }
+}
+
 TEST(Half, ValueTypesConvertAndCompare) {
   EXPECT_EQ(float(f16(1.0f)), 1.0f);
   EXPECT_EQ(f16(65504.0f).bits, 0x7bff);
