@@ -19,7 +19,7 @@ list(APPEND DNN_AVX2 ops/movement/avx2.cpp)
 list(APPEND DNN_AVX512 ops/movement/avx512.cpp)
 
 # MatMul with batch broadcasting on BLAS.
-list(APPEND DNN_SOURCES ops/matmul/matmul.cpp)
+list(APPEND DNN_SOURCES ops/matmul/matmul.cpp ops/matmul/ref.cpp)
 
 # Training operations: dropout and losses.
 list(APPEND DNN_SOURCES ops/training/training.cpp)

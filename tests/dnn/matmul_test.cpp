@@ -1,6 +1,6 @@
-// MatMul against a plain triple loop in double: batch broadcasting, 1-D operands, empty M and
-// K, operands stored transposed or with gaps, strided and transposed outputs pre-filled with
-// NaN; f32, f64, bf16, f16 and u8 x i8 -> i32 (exact).
+// MatMul (and the library's matmul_ref) against a plain triple loop in double: batch
+// broadcasting, 1-D operands, empty M and K, operands stored transposed or with gaps, strided
+// and transposed outputs pre-filled with NaN; f32, f64, bf16, f16 and u8 x i8 -> i32 (exact).
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -12,6 +12,7 @@
 
 #include <tessera/dnn.hpp>
 
+#include "../../src/dnn/ops/matmul/ref.hpp"
 #include "tensor_test_util.hpp"
 
 namespace tessera::dnn {
@@ -89,8 +90,10 @@ TEST(MatMul, MatchesTripleLoop) {
             if (ty.y == DType::kI32) *reinterpret_cast<std::int32_t*>(at) = 12345;
           }
           const std::string what = std::string(dtype_name(ty.a)) + " " + a.d.to_string() + " @ " + b.d.to_string() + " -> " + y.d.to_string();
+          T yr = y;  // the library's reference (matmul_ref) into the same layout
           const Status s = matmul(h, a.d, a.p(), b.d, b.p(), y.d, y.p());
           ASSERT_TRUE(s.is_ok()) << what << ": " << s.to_string();
+          ref::matmul(a.d, a.p(), b.d, b.p(), yr.d, yr.p());
           const bool a1 = c.a.size() == 1, b1 = c.b.size() == 1;
           const i64 K = c.a.back();
           const int ym = (a1 ? 0 : 1) + (b1 ? 0 : 1);
@@ -112,13 +115,14 @@ TEST(MatMul, MatchesTripleLoop) {
             }
             i64 off = 0;
             for (std::size_t i = 0; i < yi.size(); ++i) off += yi[i] * y.d.strides[i];
-            const double got = value(y, off);
+            const double got = value(y, off), got_ref = value(yr, off);
             const double tol = ty.y == DType::kI32 ? 0
                                : ty.y == DType::kF64 ? 1e-12 * (mag + 1)
                                : ty.y == DType::kF32 ? 1e-5 * (mag + 1)
                                : ty.y == DType::kBF16 ? 0x1p-8 * std::fabs(want) + 1e-5 * (mag + 1)
                                                       : 0x1p-11 * std::fabs(want) + 1e-5 * (mag + 1);
             if (!(std::fabs(got - want) <= tol) && ++bad <= 3) ADD_FAILURE() << what << ": element " << e << " got " << got << " want " << want;
+            if (!(std::fabs(got_ref - want) <= tol) && ++bad <= 3) ADD_FAILURE() << what << ": matmul_ref element " << e << " got " << got_ref << " want " << want;
             for (int i = static_cast<int>(yi.size()) - 1; i >= 0; --i) {
               const auto k = static_cast<std::size_t>(i);
               if (++yi[k] < ydims[k]) break;

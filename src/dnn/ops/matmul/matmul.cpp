@@ -4,6 +4,7 @@
 // with ld = row stride); one with unit row stride is stored transposed (kTrans, ld = column
 // stride); anything else is packed first. Batches: pointer arrays for gemm_batched (f32, f64)
 // or one gemm per batch (bf16/f16 into an f32 block then rounded into y; u8 x i8 -> i32).
+// Ordered list: matmul_blas (every problem), then matmul_ref (ref.cpp).
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -12,6 +13,7 @@
 #include "../../common.hpp"
 #include "../eltwise/nest.hpp"
 #include "../movement/move.hpp"
+#include "ref.hpp"
 #include "tessera/blas.hpp"
 
 namespace tessera::dnn {
@@ -61,6 +63,27 @@ Result<Packed> pack(Handle& h, const TensorDesc& d, const void* p) {
   return out;
 }
 
+// A checked call: y's dims and dtype match a @ b.
+struct MatmulCall {
+  const TensorDesc& a;
+  const void* ap;
+  const TensorDesc& b;
+  const void* bp;
+  const TensorDesc& y;
+  void* yp;
+};
+
+Status blas_run(Handle& h, const MatmulCall& c);
+Status ref_run(Handle&, const MatmulCall& c) {
+  ref::matmul(c.a, c.ap, c.b, c.bp, c.y, c.yp);
+  return Status::ok();
+}
+
+constexpr detail::Impl<MatmulCall> kMatmulImpls[] = {
+    {"matmul_blas", detail::accepts_all<MatmulCall>, &blas_run},
+    {"matmul_ref", detail::accepts_all<MatmulCall>, &ref_run},
+};
+
 }  // namespace
 
 Result<std::vector<i64>> matmul_output_dims(std::span<const i64> a, std::span<const i64> b) {
@@ -98,6 +121,24 @@ Status matmul(Handle& h, const TensorDesc& a_desc, const void* a, const TensorDe
   TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, "y", y_desc, y, "b", b_desc, b));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "matmul"));
   if (y_desc.numel() == 0) return Status::ok();
+  const MatmulCall call{a_desc, a, b_desc, b, y_desc, y};
+  return detail::select_impl<MatmulCall>("matmul", kMatmulImpls, call).run(h, call);
+}
+
+namespace {
+
+// BLAS's gemm (batched for f32/f64) on the operands as stored where it can read them.
+Status blas_run(Handle& h, const MatmulCall& c) {
+  const std::string fn = "matmul";
+  const TensorDesc& a_desc = c.a;
+  const TensorDesc& b_desc = c.b;
+  const TensorDesc& y_desc = c.y;
+  const void* a = c.ap;
+  const void* b = c.bp;
+  void* y = c.yp;
+  const DType at = a_desc.dtype, bt = b_desc.dtype;
+  const bool integer = at == DType::kU8 && bt == DType::kI8;
+  const DType yt = y_desc.dtype;
   try {
     // Operands whose matrices BLAS cannot read as they are get packed.
     const bool a1 = a_desc.rank() == 1, b1 = b_desc.rank() == 1;
@@ -202,5 +243,7 @@ Status matmul(Handle& h, const TensorDesc& a_desc, const void* a, const TensorDe
     return out_of_memory(fn + ": out of memory");
   }
 }
+
+}  // namespace
 
 }  // namespace tessera::dnn
