@@ -111,7 +111,8 @@ constexpr WidenPath kBf16ToF32[] = {{"avx512", CpuFeature::kAvx512f, detail::bf1
 template <const auto& paths>
 const auto& choose(const char* op) {
   constexpr std::size_t N = std::size(paths);
-  static std::atomic<int> chosen[3];  // per Isa level: index + 1, 0 until walked
+  // Per cap level: the chosen index + 1, 0 until walked.
+  static std::atomic<int> chosen[static_cast<int>(Isa::kAvx512) + 1];
   const CpuInfo& cpu = cpu_info();
   std::atomic<int>& memo = chosen[static_cast<int>(cpu.max_isa)];
   if (const int i = memo.load(std::memory_order_relaxed); i > 0 && !log::enabled(log::Category::kDispatch))
