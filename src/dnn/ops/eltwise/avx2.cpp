@@ -15,6 +15,7 @@
 namespace tessera::dnn::elt_kernels {
 namespace {
 #include "scalar.inc"
+#include "../half_blocks.inc"
 #include "body.inc"
 void copy_stream(void* dst, const void* src, std::int64_t bytes) {
   auto* d = static_cast<char*>(dst);

@@ -13,6 +13,7 @@
 namespace tessera::dnn::elt_kernels {
 namespace {
 #include "scalar.inc"
+#include "../half_blocks.inc"
 #include "body.inc"
 void copy_plain(void* dst, const void* src, std::int64_t bytes) {
   std::memcpy(dst, src, static_cast<std::size_t>(bytes));

@@ -14,6 +14,7 @@
 
 namespace tessera::dnn::red_kernels {
 namespace {
+#include "../half_blocks.inc"
 #include "body.inc"
 }  // namespace
 

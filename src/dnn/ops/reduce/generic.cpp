@@ -12,6 +12,7 @@
 
 namespace tessera::dnn::red_kernels {
 namespace {
+#include "../half_blocks.inc"
 #include "body.inc"
 }  // namespace
 
