@@ -16,6 +16,13 @@ namespace tessera::dnn::elt_kernels {
 namespace {
 #include "scalar.inc"
 #include "../half_blocks.inc"
+// One 64-byte line of y (aligned) from an aligned block, with a non-temporal store.
+constexpr int kLine = 64;
+inline void stream_line(void* dst, const void* src) {
+  const auto* s = static_cast<const __m256i*>(src);
+  _mm256_stream_si256(static_cast<__m256i*>(dst), _mm256_load_si256(s));
+  _mm256_stream_si256(static_cast<__m256i*>(dst) + 1, _mm256_load_si256(s + 1));
+}
 #include "body.inc"
 void copy_stream(void* dst, const void* src, std::int64_t bytes) {
   auto* d = static_cast<char*>(dst);

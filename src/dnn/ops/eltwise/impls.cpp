@@ -181,6 +181,11 @@ Status elt_run(Handle& h, const EltCall& c) {
   // from the kernel's block (no read for ownership, caches left alone); f16/bf16 results are
   // narrowed into a block of their own first.
   const bool stream = ys == 1 && detail::stream_output(total * static_cast<i64>(dtype_size(c.y.dtype)));
+  // The one-pass half kernels stream their results themselves (no staged block to copy).
+  const ek::BinaryFn half_bin_stream =
+      fused && stream ? kK->half_binary_stream[c.op][in_t == DType::kBF16 ? 1 : 0] : nullptr;
+  if (half_bin_stream != nullptr) bin = half_bin_stream;
+  const bool direct = y_direct && (!stream || half_bin_stream != nullptr);  // the kernel writes y
   const DType where_t = raw ? c.y.dtype : out_ct;
   detail::parallel_for(h, 0, units, grain, [&](i64 u0, i64 u1) {
     constexpr std::size_t kTmp = kBlock * 8;
@@ -200,7 +205,7 @@ Status elt_run(Handle& h, const EltCall& c) {
         }
         const i64 yoff = cur.offset[static_cast<std::size_t>(ny)] + j * ys;
         void* const y_at = static_cast<char*>(c.yp) + yoff * static_cast<i64>(dtype_size(c.y.dtype));
-        void* out = y_direct && !stream ? y_at : t[3];
+        void* out = direct ? y_at : t[3];
         const i64 ob = static_cast<i64>(dtype_size(where_t));  // bytes of an element of out
         // Elements [q, q + m) of the block into out.
         auto compute = [&](i64 q, i64 m) {
@@ -219,7 +224,7 @@ Status elt_run(Handle& h, const EltCall& c) {
             un(m, in(0), o);
           }
         };
-        if (!stream) {
+        if (!stream || direct) {
           compute(0, n);
           if (!y_direct) put(out, where_t, raw, c.yp, c.y.dtype, yoff, ys, n);
           continue;

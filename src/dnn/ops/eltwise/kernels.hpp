@@ -42,6 +42,9 @@ struct Kernels {
   // comparisons) in one pass, computed in f32 as on staged operands; f16 is null where the ISA
   // lacks the conversions.
   BinaryFn half_binary[kBinaryOps][2];
+  // The same, for results larger than the caches: the whole 64-byte lines of y are written
+  // with non-temporal stores (the caller fences); null for bool results.
+  BinaryFn half_binary_stream[kBinaryOps][2];
   UnaryFn unary[kUnaryOps][kNumTypes];
   WhereFn where[4];
 };
