@@ -175,6 +175,18 @@ constexpr void fill_storage(Kernels& t) {
   t.crelu_bwd[S] = &crelu_bwd<S>;
 }
 
+template <float (*Fn)(float), int S>
+void math_storage(i64 n, const void* x, void* y, bool) {
+  for (i64 i = 0; i < n; ++i) st<S>(y, i, Fn(ld<S>(x, i)));
+}
+template <float (*Fn)(float)>
+constexpr void set_math(Kernels& t, int k) {
+  t.math[k] = &math_array<Fn>;
+  t.math_storage[k][kF32] = &math_storage<Fn, kF32>;
+  t.math_storage[k][kBF16] = &math_storage<Fn, kBF16>;
+  t.math_storage[k][kF16] = &math_storage<Fn, kF16>;
+}
+
 template <int... K>
 constexpr Kernels make_kernels(std::integer_sequence<int, K...>) {
   Kernels t{};
@@ -183,22 +195,22 @@ constexpr Kernels make_kernels(std::integer_sequence<int, K...>) {
   fill_storage<kF32>(t);
   fill_storage<kBF16>(t);
   fill_storage<kF16>(t);
-  t.math[kMathExp] = &math_array<math_exp>;
-  t.math[kMathExpm1] = &math_array<math_expm1>;
-  t.math[kMathTanh] = &math_array<math_tanh>;
-  t.math[kMathErf] = &math_array<math_erf>;
-  t.math[kMathSigmoid] = &math_array<act::sigmoid>;
-  t.math[kMathLog1p01] = &math_array<math_log1p>;
-  t.math[kMathLogGe1] = &math_array<math_log>;
-  t.math[kMathLog] = &math_array<math_log>;
-  t.math[kMathSin] = &math_array<via_f64<f64_sin>>;
-  t.math[kMathCos] = &math_array<via_f64<f64_cos>>;
-  t.math[kMathTan] = &math_array<via_f64<f64_tan>>;
-  t.math[kMathAsin] = &math_array<via_f64<f64_asin>>;
-  t.math[kMathAcos] = &math_array<via_f64<f64_acos>>;
-  t.math[kMathAtan] = &math_array<via_f64<f64_atan>>;
-  t.math[kMathSinh] = &math_array<via_f64<f64_sinh>>;
-  t.math[kMathCosh] = &math_array<via_f64<f64_cosh>>;
+  set_math<math_exp>(t, kMathExp);
+  set_math<math_expm1>(t, kMathExpm1);
+  set_math<math_tanh>(t, kMathTanh);
+  set_math<math_erf>(t, kMathErf);
+  set_math<act::sigmoid>(t, kMathSigmoid);
+  set_math<math_log1p>(t, kMathLog1p01);
+  set_math<math_log>(t, kMathLogGe1);
+  set_math<math_log>(t, kMathLog);
+  set_math<via_f64<f64_sin>>(t, kMathSin);
+  set_math<via_f64<f64_cos>>(t, kMathCos);
+  set_math<via_f64<f64_tan>>(t, kMathTan);
+  set_math<via_f64<f64_asin>>(t, kMathAsin);
+  set_math<via_f64<f64_acos>>(t, kMathAcos);
+  set_math<via_f64<f64_atan>>(t, kMathAtan);
+  set_math<via_f64<f64_sinh>>(t, kMathSinh);
+  set_math<via_f64<f64_cosh>>(t, kMathCosh);
   return t;
 }
 

@@ -86,10 +86,15 @@ enum Math : int {
   kNumMath
 };
 using MathFn = void (*)(std::int64_t n, const float* x, float* y);
+// The same function on an array of one storage type (f32 compute, results rounded to nearest
+// even); with `stream` the output goes out with non-temporal stores, fenced before returning.
+// In place (x == y) is allowed.
+using MathStorageFn = void (*)(std::int64_t n, const void* x, void* y, bool stream);
 
 struct Kernels {
   const char* isa;  // "avx512", "avx2", "generic"
   MathFn math[kNumMath];
+  MathStorageFn math_storage[kNumMath][kNumStorage];
   FwdFn fwd[kNumKinds][kNumStorage];
   BwdFn bwd[kNumKinds][kNumStorage];
   PreluFwdOneFn prelu_fwd_one[kNumStorage];

@@ -156,9 +156,14 @@ Status elt_run(Handle& h, const EltCall& c) {
                      (nest.inner_stride(0) == 0 || nest.inner_stride(0) == 1) &&
                      (nest.inner_stride(1) == 0 || nest.inner_stride(1) == 1);
   if (c.kind == Kind::kBinary) bin = fused ? half_bin : kK->binary[c.op][ti];
+  // f16/bf16 functions of the vector math on contiguous rows run in one pass too.
+  ak::MathStorageFn half_math = nullptr;
   if (c.kind == Kind::kUnary) {
     un = kK->unary[c.op][ti];
     if (ti == ek::kF32 && vector_math(c.op) >= 0) math = kA->math[vector_math(c.op)];
+    if (detail::is_half(in_t) && c.y.dtype == in_t && vector_math(c.op) >= 0 && nest.inner_stride(0) == 1 &&
+        nest.inner_stride(1) == 1)
+      half_math = kA->math_storage[vector_math(c.op)][in_t == DType::kBF16 ? ak::kBF16 : ak::kF16];
   }
   if (c.kind == Kind::kWhere) {
     const std::size_t b = dtype_size(in_t);
@@ -174,7 +179,7 @@ Status elt_run(Handle& h, const EltCall& c) {
   // and contiguous along the row.
   // raw: operands and results are moved as they are stored (where, and the one-pass half kernels),
   // not staged as f32.
-  const bool raw = c.kind == Kind::kWhere || fused;
+  const bool raw = c.kind == Kind::kWhere || fused || half_math != nullptr;
   const bool y_half = detail::is_half(c.y.dtype) && !raw;
   const bool y_direct = !y_half && ys == 1;
   // Contiguous outputs larger than the last-level cache are written with non-temporal stores
@@ -185,7 +190,10 @@ Status elt_run(Handle& h, const EltCall& c) {
   const ek::BinaryFn half_bin_stream =
       fused && stream ? kK->half_binary_stream[c.op][in_t == DType::kBF16 ? 1 : 0] : nullptr;
   if (half_bin_stream != nullptr) bin = half_bin_stream;
-  const bool direct = y_direct && (!stream || half_bin_stream != nullptr);  // the kernel writes y
+  // The kernel writes y itself (streamed where `stream`); the one-pass half kernels stage
+  // nothing, so a whole segment is one call.
+  const bool direct = y_direct && (!stream || half_bin_stream != nullptr || half_math != nullptr);
+  const i64 block = direct && (fused || half_math != nullptr) ? kSegment : kBlock;
   const DType where_t = raw ? c.y.dtype : out_ct;
   detail::parallel_for(h, 0, units, grain, [&](i64 u0, i64 u1) {
     constexpr std::size_t kTmp = kBlock * 8;
@@ -196,8 +204,8 @@ Status elt_run(Handle& h, const EltCall& c) {
     for (i64 u = u0; u < u1; ++u) {
       if (u != u0 && u % segs == 0) cur.next();
       const i64 j0 = (u % segs) * kSegment, j1 = std::min(L, j0 + kSegment);
-      for (i64 j = j0; j < j1; j += kBlock) {
-        const i64 n = std::min(kBlock, j1 - j);
+      for (i64 j = j0; j < j1; j += block) {
+        const i64 n = std::min(block, j1 - j);
         Source s[3];
         for (int k = 0; k < c.inputs; ++k) {
           const i64 st = nest.inner_stride(k);
@@ -218,6 +226,8 @@ Status elt_run(Handle& h, const EltCall& c) {
           } else if (s[0].step == 0) {  // a broadcast scalar input: one value, then filled
             un(1, s[0].p, o);
             for (i64 i = 1; i < m; ++i) std::memcpy(static_cast<char*>(o) + i * ob, o, static_cast<std::size_t>(ob));
+          } else if (half_math != nullptr) {
+            half_math(m, in(0), o, stream);
           } else if (math != nullptr) {
             math(m, reinterpret_cast<const float*>(in(0)), static_cast<float*>(o));
           } else {
