@@ -1,5 +1,6 @@
 // Activation kernels for AVX-512 (F/BW/DQ/VL), compiled with the AVX-512 flags only: 16-lane
 // f32 vectors, masked tails, bf16/f16 converted in registers.
+#include <bit>
 #include <cstdint>
 #include <utility>
 

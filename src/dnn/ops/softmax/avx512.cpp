@@ -1,4 +1,5 @@
 // Softmax kernels for AVX-512 (F/BW/DQ/VL), compiled with the AVX-512 flags only.
+#include <bit>
 #include <cstdint>
 
 // GCC 12's AVX-512 intrinsics pass _mm*_undefined_*() (a self-initialised variable) as the
