@@ -187,6 +187,42 @@ TEST(TensorOps, UnaryMatchesReferenceOnEveryPath) {
   }
 }
 
+// floor, ceil and round against libm, bit for bit, on every ISA path (the reference computes
+// them the kernels' way, so this pins the definition): values around every integer boundary
+// of both signs, the halves, zeros, the last fractional floats below 2^23 (2^52), the
+// integers beyond, infinities, NaN and subnormals, in rows long enough for the vector loops.
+template <typename F>
+void expect_libm_rounding() {
+  constexpr F kInf = std::numeric_limits<F>::infinity();
+  constexpr F kBig = std::is_same_v<F, float> ? F(0x1p23) : F(0x1p52);
+  std::vector<F> v = {F(0), F(0.5), F(1.5), F(2.5), F(0.3), F(0.7), F(1), F(2), F(1e30), kInf,
+                      std::numeric_limits<F>::quiet_NaN(), std::numeric_limits<F>::denorm_min(),
+                      std::numeric_limits<F>::min(), std::numeric_limits<F>::max(), kBig, kBig + 2,
+                      std::nextafter(kBig, F(0)), kBig / 2 + F(0.5), std::nextafter(F(1), F(0)),
+                      std::nextafter(F(1), F(2)), std::nextafter(F(0.5), F(0)), F(123456.75)};
+  for (std::size_t i = 0, n = v.size(); i < n; ++i) v.push_back(-v[i]);
+  while (v.size() < 100) v.push_back(F(0.37) * static_cast<F>(v.size()) - F(17));
+  using Bits = std::conditional_t<std::is_same_v<F, float>, std::uint32_t, std::uint64_t>;
+  const DType t = std::is_same_v<F, float> ? DType::kF32 : DType::kF64;
+  const TensorDesc d{t, {static_cast<i64>(v.size())}, {1}};
+  Handle h;
+  for (UnaryOp op : {UnaryOp::kFloor, UnaryOp::kCeil, UnaryOp::kRound}) {
+    for_each_isa([&](Isa isa) {
+      std::vector<F> y(v.size());
+      ASSERT_TRUE(unary(h, op, d, v.data(), d, y.data()).is_ok());
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const F want = op == UnaryOp::kFloor ? std::floor(v[i]) : op == UnaryOp::kCeil ? std::ceil(v[i]) : std::nearbyint(v[i]);
+        EXPECT_EQ(std::bit_cast<Bits>(y[i]), std::bit_cast<Bits>(want))
+            << unary_name(op) << "(" << v[i] << ") on " << isa_name(isa) << ": " << y[i] << ", libm " << want;
+      }
+    });
+  }
+}
+TEST(TensorOps, FloorCeilRoundMatchLibm) {
+  expect_libm_rounding<float>();
+  expect_libm_rounding<double>();
+}
+
 // The vector log against log in f64 over a dense sweep of positive floats (subnormals
 // included) and the special values, on every ISA path: <= 1 ulp.
 TEST(TensorOps, VectorLogWithinOneUlp) {

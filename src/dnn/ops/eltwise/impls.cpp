@@ -148,23 +148,6 @@ Status elt_run(Handle& h, const EltCall& c) {
   ek::UnaryFn un = nullptr;
   ak::MathFn math = nullptr;
   ek::WhereFn wh = nullptr;
-  // f16/bf16 binary operations along contiguous (or broadcast) rows run in one pass on the
-  // halves.
-  const ek::BinaryFn half_bin = c.kind == Kind::kBinary && detail::is_half(in_t)
-                                    ? kK->half_binary[c.op][in_t == DType::kBF16 ? 1 : 0] : nullptr;
-  const bool fused = half_bin != nullptr &&
-                     (nest.inner_stride(0) == 0 || nest.inner_stride(0) == 1) &&
-                     (nest.inner_stride(1) == 0 || nest.inner_stride(1) == 1);
-  if (c.kind == Kind::kBinary) bin = fused ? half_bin : kK->binary[c.op][ti];
-  // f16/bf16 functions of the vector math on contiguous rows run in one pass too.
-  ak::MathStorageFn half_math = nullptr;
-  if (c.kind == Kind::kUnary) {
-    un = kK->unary[c.op][ti];
-    if (ti == ek::kF32 && vector_math(c.op) >= 0) math = kA->math[vector_math(c.op)];
-    if (detail::is_half(in_t) && c.y.dtype == in_t && vector_math(c.op) >= 0 && nest.inner_stride(0) == 1 &&
-        nest.inner_stride(1) == 1)
-      half_math = kA->math_storage[vector_math(c.op)][in_t == DType::kBF16 ? ak::kBF16 : ak::kF16];
-  }
   if (c.kind == Kind::kWhere) {
     const std::size_t b = dtype_size(in_t);
     wh = kK->where[b == 1 ? 0 : b == 2 ? 1 : b == 4 ? 2 : 3];
@@ -175,25 +158,54 @@ Status elt_run(Handle& h, const EltCall& c) {
   const i64 units = rows * segs;
   const i64 grain = std::max<i64>(1, kGrain / seg_len);
   const i64 ys = nest.inner_stride(ny);
-  // y is written in place (the kernel's own output) when it is stored as the compute type
-  // and contiguous along the row.
-  // raw: operands and results are moved as they are stored (where, and the one-pass half kernels),
+  // Contiguous outputs larger than the last-level cache are written with non-temporal stores
+  // (no read for ownership, caches left alone): by the one-pass half kernels themselves, else
+  // from the kernel's block (f16/bf16 results narrowed into a block of their own first).
+  const bool stream = ys == 1 && detail::stream_output(total * static_cast<i64>(dtype_size(c.y.dtype)));
+
+  // f16/bf16 operands in one pass, nothing staged (`fused`): binary operations along rows
+  // whose operands are contiguous or broadcast, unary operations on contiguous rows (those of
+  // the vector math through the activations' storage loops).
+  const bool halves = detail::is_half(in_t) && c.kind != Kind::kWhere;
+  const int hi = in_t == DType::kBF16 ? 1 : 0;
+  auto unit_step = [&](int k) { return nest.inner_stride(k) == 0 || nest.inner_stride(k) == 1; };
+  bool fused = false, self_streams = false;
+  ak::MathStorageFn half_math = nullptr;
+  if (c.kind == Kind::kBinary) {
+    bin = kK->binary[c.op][ti];
+    if (halves && unit_step(0) && unit_step(1) && kK->half_binary[c.op][hi] != nullptr) {
+      const ek::BinaryFn st = stream ? kK->half_binary_stream[c.op][hi] : nullptr;
+      bin = st != nullptr ? st : kK->half_binary[c.op][hi];
+      fused = true;
+      self_streams = st != nullptr;
+    }
+  }
+  if (c.kind == Kind::kUnary) {
+    const int vm = vector_math(c.op);
+    un = kK->unary[c.op][ti];
+    if (ti == ek::kF32 && vm >= 0) math = kA->math[vm];
+    if (halves && nest.inner_stride(0) == 1) {
+      if (vm >= 0 && c.y.dtype == in_t) {
+        half_math = kA->math_storage[vm][hi == 1 ? ak::kBF16 : ak::kF16];
+        fused = true;
+        self_streams = stream;
+      } else if (kK->half_unary[c.op][hi] != nullptr) {
+        const ek::UnaryFn st = stream ? kK->half_unary_stream[c.op][hi] : nullptr;
+        un = st != nullptr ? st : kK->half_unary[c.op][hi];
+        fused = true;
+        self_streams = st != nullptr;
+      }
+    }
+  }
+  // raw: operands and results are moved as they are stored (where, the one-pass half kernels),
   // not staged as f32.
-  const bool raw = c.kind == Kind::kWhere || fused || half_math != nullptr;
+  const bool raw = c.kind == Kind::kWhere || fused;
   const bool y_half = detail::is_half(c.y.dtype) && !raw;
   const bool y_direct = !y_half && ys == 1;
-  // Contiguous outputs larger than the last-level cache are written with non-temporal stores
-  // from the kernel's block (no read for ownership, caches left alone); f16/bf16 results are
-  // narrowed into a block of their own first.
-  const bool stream = ys == 1 && detail::stream_output(total * static_cast<i64>(dtype_size(c.y.dtype)));
-  // The one-pass half kernels stream their results themselves (no staged block to copy).
-  const ek::BinaryFn half_bin_stream =
-      fused && stream ? kK->half_binary_stream[c.op][in_t == DType::kBF16 ? 1 : 0] : nullptr;
-  if (half_bin_stream != nullptr) bin = half_bin_stream;
-  // The kernel writes y itself (streamed where `stream`); the one-pass half kernels stage
-  // nothing, so a whole segment is one call.
-  const bool direct = y_direct && (!stream || half_bin_stream != nullptr || half_math != nullptr);
-  const i64 block = direct && (fused || half_math != nullptr) ? kSegment : kBlock;
+  // The kernel writes y itself (streamed where `stream`); the one-pass kernels stage nothing,
+  // so there a whole segment is one call.
+  const bool direct = y_direct && (!stream || self_streams);
+  const i64 block = direct && fused ? kSegment : kBlock;
   const DType where_t = raw ? c.y.dtype : out_ct;
   detail::parallel_for(h, 0, units, grain, [&](i64 u0, i64 u1) {
     constexpr std::size_t kTmp = kBlock * 8;
@@ -227,7 +239,7 @@ Status elt_run(Handle& h, const EltCall& c) {
             un(1, s[0].p, o);
             for (i64 i = 1; i < m; ++i) std::memcpy(static_cast<char*>(o) + i * ob, o, static_cast<std::size_t>(ob));
           } else if (half_math != nullptr) {
-            half_math(m, in(0), o, stream);
+            half_math(m, in(0), o, direct && stream);
           } else if (math != nullptr) {
             math(m, reinterpret_cast<const float*>(in(0)), static_cast<float*>(o));
           } else {

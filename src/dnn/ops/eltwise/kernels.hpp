@@ -46,6 +46,10 @@ struct Kernels {
   // with non-temporal stores (the caller fences); null for bool results.
   BinaryFn half_binary_stream[kBinaryOps][2];
   UnaryFn unary[kUnaryOps][kNumTypes];
+  // The unary operations on contiguous f16 ([0]) and bf16 ([1]) in one pass, as half_binary;
+  // and streaming their results as half_binary_stream (null for bool results).
+  UnaryFn half_unary[kUnaryOps][2];
+  UnaryFn half_unary_stream[kUnaryOps][2];
   WhereFn where[4];
 };
 extern const Kernels kGeneric;
