@@ -11,6 +11,8 @@ packages=(
   libsqlite3-dev       # the tuning database (src/tune)
   nlohmann-json3-dev   # JSON for tuning-db export/import and `--json` output
   libcli11-dev         # command-line parsing of tools/tessera
+  libprotobuf-dev      # protobuf, the ONNX model format's encoding (src/graph)
+  libonnx-dev          # the ONNX schema's generated protobuf classes (libonnx_proto) for ONNX import
   libgtest-dev         # unit tests
   libbenchmark-dev     # micro-benchmarks in bench/
   python3-numpy        # test oracle: .npy files written and checked by numpy (Debian's /usr/bin/python3)

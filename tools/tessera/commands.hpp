@@ -9,6 +9,7 @@
 namespace tessera::cli {
 
 void add_bench_command(CLI::App& app);
+void add_explain_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_selfcheck_command(CLI::App& app);
 void add_tune_command(CLI::App& app);

@@ -1,0 +1,23 @@
+// Fuzz target for ONNX import: any bytes must import or fail with one of the expected status
+// codes, never crash; whatever imports must pass verify() and print.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+
+#include <tessera/graph.hpp>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using tessera::StatusCode;
+  auto model = tessera::graph::import_onnx(std::as_bytes(std::span(data, size)));
+  if (!model.is_ok()) {
+    const StatusCode c = model.status().code();
+    if (c != StatusCode::kParseError && c != StatusCode::kInvalidArgument && c != StatusCode::kUnsupported &&
+        c != StatusCode::kOutOfMemory)
+      std::abort();
+    return 0;
+  }
+  if (!tessera::graph::verify(model.value()).is_ok()) std::abort();
+  if (tessera::graph::to_text(model.value()).empty()) std::abort();
+  return 0;
+}
