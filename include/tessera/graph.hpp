@@ -170,6 +170,13 @@ Result<Model> import_onnx(std::span<const std::byte> bytes, const std::filesyste
 Status verify(const Graph& g);
 Status verify(const Model& m);
 
+// Fills in the types of node outputs from their inputs' types, attributes and constant inputs
+// (shapes of Reshape, axes of Squeeze/Unsqueeze/reductions), per op of the ai.onnx domain;
+// symbolic dims pass through where the rules only carry them along. An output's declared type
+// is checked against the inferred one (an error names the node and both types) and the two
+// merged. Ops it does not know keep their declared types.
+Status infer_types(Model& m);
+
 // A readable listing: opsets, inputs, constants, one line per node
 // (`%y: f32[N,64,56,56] = Conv(%x, %w) {strides=[1,1]}`), outputs, subgraphs indented.
 std::string to_text(const Model& m);

@@ -1,5 +1,6 @@
 // Fuzz target for ONNX import: any bytes must import or fail with one of the expected status
-// codes, never crash; whatever imports must pass verify() and print.
+// codes, never crash; whatever imports must pass verify(), survive type inference (an error
+// at most) and print.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::abort();
     return 0;
   }
+  if (!tessera::graph::verify(model.value()).is_ok()) std::abort();
+  const tessera::Status inferred = tessera::graph::infer_types(model.value());
+  if (!inferred.is_ok() && inferred.code() != StatusCode::kInvalidArgument) std::abort();
   if (!tessera::graph::verify(model.value()).is_ok()) std::abort();
   if (tessera::graph::to_text(model.value()).empty()) std::abort();
   return 0;

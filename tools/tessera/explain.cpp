@@ -1,5 +1,6 @@
 // `tessera explain MODEL.onnx`: the model as tessera sees it. Today: the imported, verified IR
-// (opsets, inputs, constants, one line per node with its types and attributes, subgraphs);
+// with its inferred types (opsets, inputs, constants, one line per node with its types and
+// attributes, subgraphs);
 // the passes, fusions, kernels and memory plan join it as the graph compiler grows.
 #include <iostream>
 #include <string>
@@ -19,6 +20,8 @@ void add_explain_command(CLI::App& app) {
     if (!m.is_ok()) throw CommandError{m.status().message()};
     const Status v = graph::verify(m.value());
     if (!v.is_ok()) throw CommandError{v.message()};
+    const Status t = graph::infer_types(m.value());
+    if (!t.is_ok()) throw CommandError{t.message()};
     const graph::Graph& g = m.value().graph;
     std::cout << *model << ": " << g.nodes.size() << " nodes, " << g.inputs.size() << " inputs, "
               << g.initializers.size() << " constants, " << g.outputs.size() << " outputs\n"
