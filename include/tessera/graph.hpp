@@ -177,6 +177,13 @@ Status verify(const Model& m);
 // merged. Ops it does not know keep their declared types.
 Status infer_types(Model& m);
 
+// The model as a serialised ModelProto: constants as raw data, the known types of every value
+// (inputs, outputs, value_info), subgraphs recursively; tessera's own ops in their domain.
+// verify() runs first. Models over 2 GiB (which would need external data) are refused.
+Result<std::string> export_onnx(const Model& m);
+// export_onnx into a file, written beside it and renamed over it (a failure leaves the old file).
+Status save_onnx(const Model& m, const std::filesystem::path& path);
+
 // A readable listing: opsets, inputs, constants, one line per node
 // (`%y: f32[N,64,56,56] = Conv(%x, %w) {strides=[1,1]}`), outputs, subgraphs indented.
 std::string to_text(const Model& m);

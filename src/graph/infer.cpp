@@ -238,6 +238,11 @@ class Inferer {
       y = ValueType{ElemType::kI64, Shape{}};
       return Status::ok();
     }
+    static const std::set<std::string> kShaped = {
+        "Conv", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
+        "Gemm", "MatMul", "Flatten", "Reshape", "Transpose", "Concat", "Unsqueeze", "Squeeze", "Gather",
+        "ArgMax", "ArgMin"};
+    if (!kShaped.count(op) && op.rfind("Reduce", 0) != 0) return Status::ok();  // not known here
     y.elem = in(0).elem;
     if (!in(0).shape) return Status::ok();  // the rest need x's rank
     const Shape& x = *in(0).shape;
@@ -434,7 +439,7 @@ class Inferer {
       y.shape = std::move(s);
       return Status::ok();
     }
-    return Status::ok();  // not known here: the declared type stays
+    return Status::ok();
   }
 
   Graph& g_;
