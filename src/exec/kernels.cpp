@@ -1,0 +1,459 @@
+// The executor's kernels (kernels.hpp): the elementwise, shape and reduction ops here, the
+// network ops (convolution, pooling, normalisation, softmax, Gemm, MatMul) in kernels_nn.cpp.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <numeric>
+
+#include "kernels.hpp"
+#include "tessera/dnn/data_movement.hpp"
+#include "tessera/dnn/tensor_ops.hpp"
+
+namespace tessera::exec::detail {
+
+// ---- helpers -----------------------------------------------------------------------------
+const graph::Attribute* KernelCall::attr(const char* name) const {
+  const auto it = node.attrs.find(name);
+  return it == node.attrs.end() ? nullptr : &it->second;
+}
+std::int64_t KernelCall::attr_int(const char* name, std::int64_t dflt) const {
+  const graph::Attribute* a = attr(name);
+  return a && a->kind == graph::Attribute::Kind::kInt ? a->i : dflt;
+}
+float KernelCall::attr_float(const char* name, float dflt) const {
+  const graph::Attribute* a = attr(name);
+  return a && a->kind == graph::Attribute::Kind::kFloat ? a->f : dflt;
+}
+std::string KernelCall::attr_string(const char* name, const std::string& dflt) const {
+  const graph::Attribute* a = attr(name);
+  return a && a->kind == graph::Attribute::Kind::kString ? a->s : dflt;
+}
+std::optional<std::vector<std::int64_t>> KernelCall::attr_ints(const char* name) const {
+  const graph::Attribute* a = attr(name);
+  if (!a || a->kind != graph::Attribute::Kind::kInts) return std::nullopt;
+  return a->ints;
+}
+
+dnn::TensorDesc desc(const Tensor& t) { return dnn::TensorDesc{t.dtype(), t.shape().dims(), t.strides()}; }
+
+Result<Tensor> new_tensor(const std::vector<std::int64_t>& dims, DType dtype) {
+  TESSERA_ASSIGN_OR_RETURN(Shape s, Shape::make(dims));
+  return Tensor::empty(s, dtype);
+}
+
+Result<Tensor> reshaped(dnn::Handle& h, const Tensor& t, const std::vector<std::int64_t>& dims) {
+  Result<dnn::TensorDesc> v = dnn::reshape_view(desc(t), dims, true);
+  if (v.is_ok()) return Tensor::view_of(t.buffer(), t.offset_bytes(), t.dtype(), Shape(v.value().dims), v.value().strides);
+  TESSERA_ASSIGN_OR_RETURN(Tensor packed, new_tensor(t.shape().dims(), t.dtype()));
+  TESSERA_RETURN_IF_ERROR(dnn::cast(h, desc(t), t.data(), desc(packed), packed.data()));
+  return reshaped(h, packed, dims);
+}
+
+Result<std::vector<std::int64_t>> int_values(const Tensor& t, const std::string& what) {
+  if (t.rank() > 1) return invalid_argument(what + " must be a scalar or 1-D");
+  std::vector<std::int64_t> v;
+  if (t.dtype() == DType::kI64) {
+    for (std::int64_t x : t.to_vector<std::int64_t>()) v.push_back(x);
+  } else if (t.dtype() == DType::kI32) {
+    for (std::int32_t x : t.to_vector<std::int32_t>()) v.push_back(x);
+  } else {
+    return invalid_argument(what + " must be i32 or i64, not " + std::string(dtype_name(t.dtype())));
+  }
+  return v;
+}
+
+Result<Tensor> constant_tensor(const graph::Constant& c, const std::string& what) {
+  const std::optional<DType> t = graph::to_dtype(c.elem);
+  if (!t) return unsupported(what + ": element type " + std::string(graph::elem_type_name(c.elem)) + " is not supported");
+  TESSERA_ASSIGN_OR_RETURN(Tensor x, new_tensor(c.dims, *t));
+  if (c.bytes.size() != x.nbytes()) return invalid_argument(what + ": data size does not match its dims");
+  if (!c.bytes.empty()) std::memcpy(x.data(), c.bytes.data(), c.bytes.size());
+  return x;
+}
+
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+
+Result<Tensor> like(const Tensor& x, DType dtype) { return new_tensor(x.shape().dims(), dtype); }
+
+std::string lower(std::string_view s) {
+  std::string r(s);
+  for (char& ch : r) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return r;
+}
+
+// An axis in [-rank, rank), made non-negative.
+Result<int> norm_axis(std::int64_t a, int rank, const std::string& what) {
+  if (a < -rank || a >= rank) return invalid_argument(what + " " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+  return static_cast<int>(a < 0 ? a + rank : a);
+}
+
+// ---- elementwise -------------------------------------------------------------------------
+Status binary_op(KernelCall& c, dnn::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& y) {
+  TESSERA_ASSIGN_OR_RETURN(Dims dims, dnn::broadcast_dims(a.shape().dims(), b.shape().dims()));
+  const bool cmp = op >= dnn::BinaryOp::kEqual && op <= dnn::BinaryOp::kGreaterEqual;
+  TESSERA_ASSIGN_OR_RETURN(y, new_tensor(dims, cmp ? DType::kBool : a.dtype()));
+  return dnn::binary(c.h, op, desc(a), a.data(), desc(b), b.data(), desc(y), y.data());
+}
+
+Status binary_kernel(KernelCall& c) {
+  static const std::map<std::string, dnn::BinaryOp, std::less<>> kOps = {
+      {"Add", dnn::BinaryOp::kAdd},         {"Sub", dnn::BinaryOp::kSub},
+      {"Mul", dnn::BinaryOp::kMul},         {"Div", dnn::BinaryOp::kDiv},
+      {"Pow", dnn::BinaryOp::kPow},         {"Equal", dnn::BinaryOp::kEqual},
+      {"Less", dnn::BinaryOp::kLess},       {"LessOrEqual", dnn::BinaryOp::kLessEqual},
+      {"Greater", dnn::BinaryOp::kGreater}, {"GreaterOrEqual", dnn::BinaryOp::kGreaterEqual},
+      {"And", dnn::BinaryOp::kAnd},         {"Or", dnn::BinaryOp::kOr},
+      {"Xor", dnn::BinaryOp::kXor}};
+  dnn::BinaryOp op = dnn::BinaryOp::kAdd;
+  if (c.node.op_type == "Mod") op = c.attr_int("fmod", 0) ? dnn::BinaryOp::kFmod : dnn::BinaryOp::kMod;
+  else op = kOps.find(c.node.op_type)->second;
+  return binary_op(c, op, *c.input(0), *c.input(1), c.out[0]);
+}
+
+// Max, Min, Sum, Mean over any number of inputs, folded left to right.
+Status variadic_kernel(KernelCall& c) {
+  const std::string& op = c.node.op_type;
+  const dnn::BinaryOp b = op == "Max" ? dnn::BinaryOp::kMax : op == "Min" ? dnn::BinaryOp::kMin : dnn::BinaryOp::kAdd;
+  Tensor acc = *c.input(0);
+  for (std::size_t k = 1; k < c.in.size(); ++k) {
+    Tensor next;
+    TESSERA_RETURN_IF_ERROR(binary_op(c, b, acc, *c.input(k), next));
+    acc = std::move(next);
+  }
+  if (op == "Mean" && c.in.size() > 1) {
+    TESSERA_ASSIGN_OR_RETURN(Tensor n, new_tensor({}, DType::kF64));
+    *n.data<double>() = static_cast<double>(c.in.size());
+    TESSERA_ASSIGN_OR_RETURN(Tensor count, new_tensor({}, acc.dtype()));
+    TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(n), n.data(), desc(count), count.data()));
+    return binary_op(c, dnn::BinaryOp::kDiv, acc, count, c.out[0]);
+  }
+  c.out[0] = std::move(acc);
+  return Status::ok();
+}
+
+Status where_kernel(KernelCall& c) {
+  const Tensor &cond = *c.input(0), &a = *c.input(1), &b = *c.input(2);
+  TESSERA_ASSIGN_OR_RETURN(Dims ab, dnn::broadcast_dims(a.shape().dims(), b.shape().dims()));
+  TESSERA_ASSIGN_OR_RETURN(Dims dims, dnn::broadcast_dims(cond.shape().dims(), ab));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, a.dtype()));
+  return dnn::where(c.h, desc(cond), cond.data(), desc(a), a.data(), desc(b), b.data(), desc(c.out[0]), c.out[0].data());
+}
+
+Status unary_kernel(KernelCall& c) {
+  const std::optional<dnn::UnaryOp> op = dnn::parse_unary(lower(c.node.op_type));
+  const Tensor& x = *c.input(0);
+  const bool to_bool = *op == dnn::UnaryOp::kIsNan || *op == dnn::UnaryOp::kIsInf;
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, to_bool ? DType::kBool : x.dtype()));
+  return dnn::unary(c.h, *op, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
+}
+
+Status activation_kernel(KernelCall& c) {
+  const std::string& op = c.node.op_type;
+  dnn::Activation a;
+  if (op == "Relu") a = dnn::Activation::make(dnn::ActKind::kRelu);
+  else if (op == "Sigmoid") a = dnn::Activation::make(dnn::ActKind::kSigmoid);
+  else if (op == "Tanh") a = dnn::Activation::make(dnn::ActKind::kTanh);
+  else if (op == "Softplus") a = dnn::Activation::make(dnn::ActKind::kSoftplus);
+  else if (op == "Softsign") a = dnn::Activation::make(dnn::ActKind::kSoftsign);
+  else if (op == "HardSwish") a = dnn::Activation::make(dnn::ActKind::kHardSwish);
+  else if (op == "Mish") a = dnn::Activation::make(dnn::ActKind::kMish);
+  else if (op == "LeakyRelu") a = {dnn::ActKind::kLeakyRelu, c.attr_float("alpha", 0.01f), 0};
+  else if (op == "Elu") a = {dnn::ActKind::kElu, c.attr_float("alpha", 1.0f), 0};
+  else if (op == "Celu") a = {dnn::ActKind::kCelu, c.attr_float("alpha", 1.0f), 0};
+  else if (op == "Selu") a = {dnn::ActKind::kSelu, c.attr_float("alpha", 1.67326319217681884765625f), c.attr_float("gamma", 1.05070102214813232421875f)};
+  else if (op == "HardSigmoid") a = {dnn::ActKind::kHardSigmoid, c.attr_float("alpha", 0.2f), c.attr_float("beta", 0.5f)};
+  else if (op == "Gelu") a = dnn::Activation::make(c.attr_string("approximate", "none") == "tanh" ? dnn::ActKind::kGeluTanh : dnn::ActKind::kGeluErf);
+  else if (op == "Clip") {
+    float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    if (c.opset < 11) {
+      lo = c.attr_float("min", lo);
+      hi = c.attr_float("max", hi);
+    } else {
+      for (std::size_t k : {std::size_t{1}, std::size_t{2}}) {
+        const Tensor* b = c.input(k);
+        if (!b) continue;
+        if (b->numel() != 1) return invalid_argument("Clip's bound must be a scalar");
+        TESSERA_ASSIGN_OR_RETURN(Tensor f, new_tensor({}, DType::kF32));
+        TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(*b), b->data(), desc(f), f.data()));
+        (k == 1 ? lo : hi) = *f.data<float>();
+      }
+    }
+    a = {dnn::ActKind::kClip, lo, hi};
+  }
+  const Tensor& x = *c.input(0);
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
+  return dnn::activation_forward(c.h, a, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
+}
+
+Status cast_kernel(KernelCall& c) {
+  const auto to = graph::to_dtype(static_cast<graph::ElemType>(c.attr_int("to", 0)));
+  if (!to) return unsupported("Cast to element type " + std::to_string(c.attr_int("to", 0)));
+  const Tensor& x = *c.input(0);
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, *to));
+  return dnn::cast(c.h, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
+}
+
+// ---- shapes ------------------------------------------------------------------------------
+Status identity_kernel(KernelCall& c) {
+  c.out[0] = *c.input(0);
+  if (c.out.size() > 1 && c.node.op_type == "Dropout") {  // inference: the mask is all true
+    TESSERA_ASSIGN_OR_RETURN(c.out[1], like(*c.input(0), DType::kBool));
+    std::memset(c.out[1].data(), 1, c.out[1].nbytes());
+  }
+  return Status::ok();
+}
+
+Status flatten_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  TESSERA_ASSIGN_OR_RETURN(const int axis, norm_axis(c.attr_int("axis", 1), x.rank() + 1, "axis"));
+  const Dims& d = x.shape().dims();
+  const auto outer = std::accumulate(d.begin(), d.begin() + axis, std::int64_t{1}, std::multiplies<>());
+  const auto inner = std::accumulate(d.begin() + axis, d.end(), std::int64_t{1}, std::multiplies<>());
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], reshaped(c.h, x, {outer, inner}));
+  return Status::ok();
+}
+
+Status reshape_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  TESSERA_ASSIGN_OR_RETURN(Dims target, int_values(*c.input(1), "the shape"));
+  const bool allowzero = c.attr_int("allowzero", 0) != 0;
+  int infer = -1;
+  std::int64_t known = 1;
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == 0 && !allowzero) {
+      if (static_cast<int>(i) >= x.rank()) return invalid_argument("shape entry " + std::to_string(i) + " copies a dim the input does not have");
+      target[i] = x.shape()[static_cast<int>(i)];
+    }
+    if (target[i] == -1) {
+      if (infer >= 0) return invalid_argument("the shape has two -1 entries");
+      infer = static_cast<int>(i);
+    } else if (target[i] < 0) {
+      return invalid_argument("shape entry " + std::to_string(target[i]));
+    } else {
+      known *= target[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || x.numel() % known != 0) return invalid_argument(std::to_string(x.numel()) + " elements do not reshape to the shape");
+    target[static_cast<std::size_t>(infer)] = x.numel() / known;
+  } else if (known != x.numel()) {
+    return invalid_argument(std::to_string(x.numel()) + " elements do not reshape to " + std::to_string(known));
+  }
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], reshaped(c.h, x, target));
+  return Status::ok();
+}
+
+Status squeeze_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  const bool unsq = c.node.op_type == "Unsqueeze";
+  std::optional<Dims> axes = c.attr_ints("axes");
+  if (c.opset >= 13 && c.input(1)) {
+    TESSERA_ASSIGN_OR_RETURN(axes, int_values(*c.input(1), "axes"));
+  }
+  const Dims& d = x.shape().dims();
+  Dims out;
+  if (!axes) {
+    if (unsq) return invalid_argument("Unsqueeze needs axes");
+    for (std::int64_t v : d)
+      if (v != 1) out.push_back(v);
+  } else {
+    const int rank = x.rank() + (unsq ? static_cast<int>(axes->size()) : 0);
+    std::vector<char> at(static_cast<std::size_t>(rank), 0);
+    for (std::int64_t a : *axes) {
+      TESSERA_ASSIGN_OR_RETURN(const int v, norm_axis(a, rank, "axis"));
+      at[static_cast<std::size_t>(v)] = 1;
+    }
+    for (int i = 0, j = 0; i < rank; ++i) {
+      if (unsq) {
+        out.push_back(at[static_cast<std::size_t>(i)] ? 1 : d[static_cast<std::size_t>(j++)]);
+      } else if (!at[static_cast<std::size_t>(i)]) {
+        out.push_back(d[static_cast<std::size_t>(i)]);
+      } else if (d[static_cast<std::size_t>(i)] != 1) {
+        return invalid_argument("dim " + std::to_string(i) + " of size " + std::to_string(d[static_cast<std::size_t>(i)]) + " cannot be squeezed");
+      }
+    }
+  }
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], reshaped(c.h, x, out));
+  return Status::ok();
+}
+
+Status transpose_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  std::vector<int> perm;
+  if (const auto p = c.attr_ints("perm")) {
+    for (std::int64_t v : *p) perm.push_back(static_cast<int>(v));
+  } else {
+    for (int i = x.rank() - 1; i >= 0; --i) perm.push_back(i);
+  }
+  if (static_cast<int>(perm.size()) != x.rank()) return invalid_argument("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(x.rank()));
+  Dims dims;
+  for (int p : perm) {
+    if (p < 0 || p >= x.rank()) return invalid_argument("perm entry " + std::to_string(p) + " is out of range");
+    dims.push_back(x.shape()[p]);
+  }
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, x.dtype()));
+  return dnn::transpose(c.h, perm, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
+}
+
+Status concat_kernel(KernelCall& c) {
+  const Tensor& x0 = *c.input(0);
+  TESSERA_ASSIGN_OR_RETURN(const int axis, norm_axis(c.attr_int("axis", 0), x0.rank(), "axis"));
+  std::vector<dnn::TensorDesc> descs;
+  std::vector<const void*> ptrs;
+  Dims dims = x0.shape().dims();
+  dims[static_cast<std::size_t>(axis)] = 0;
+  for (const Tensor* t : c.in) {
+    if (t->rank() != x0.rank()) return invalid_argument("inputs of ranks " + std::to_string(x0.rank()) + " and " + std::to_string(t->rank()));
+    descs.push_back(desc(*t));
+    ptrs.push_back(t->data());
+    dims[static_cast<std::size_t>(axis)] += t->shape()[axis];
+  }
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, x0.dtype()));
+  return dnn::concat(c.h, axis, descs, ptrs, desc(c.out[0]), c.out[0].data());
+}
+
+Status constant_kernel(KernelCall& c) {
+  if (const graph::Attribute* a = c.attr("value"); a && a->t) {
+    TESSERA_ASSIGN_OR_RETURN(c.out[0], constant_tensor(*a->t, "Constant's value"));
+    return Status::ok();
+  }
+  if (const graph::Attribute* a = c.attr("value_float")) {
+    TESSERA_ASSIGN_OR_RETURN(c.out[0], Tensor::from_vector<float>(Shape{}, {a->f}));
+  } else if (const graph::Attribute* b = c.attr("value_floats")) {
+    TESSERA_ASSIGN_OR_RETURN(c.out[0], Tensor::from_vector<float>(Shape{static_cast<std::int64_t>(b->floats.size())}, b->floats));
+  } else if (const graph::Attribute* i = c.attr("value_int")) {
+    TESSERA_ASSIGN_OR_RETURN(c.out[0], Tensor::from_vector<std::int64_t>(Shape{}, {i->i}));
+  } else if (const graph::Attribute* is = c.attr("value_ints")) {
+    TESSERA_ASSIGN_OR_RETURN(c.out[0], Tensor::from_vector<std::int64_t>(Shape{static_cast<std::int64_t>(is->ints.size())}, is->ints));
+  } else {
+    return unsupported("Constant without a numeric value");
+  }
+  return Status::ok();
+}
+
+Status shape_kernel(KernelCall& c) {
+  const Dims& d = c.input(0)->shape().dims();
+  const auto r = static_cast<std::int64_t>(d.size());
+  std::int64_t s = c.attr_int("start", 0), e = c.attr_int("end", r);
+  s = std::clamp<std::int64_t>(s < 0 ? s + r : s, 0, r);
+  e = std::clamp<std::int64_t>(e < 0 ? e + r : e, 0, r);
+  const Dims part(d.begin() + s, d.begin() + std::max(s, e));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], Tensor::from_vector<std::int64_t>(Shape{static_cast<std::int64_t>(part.size())}, part));
+  return Status::ok();
+}
+
+Status gather_kernel(KernelCall& c) {
+  const Tensor &x = *c.input(0), &idx = *c.input(1);
+  TESSERA_ASSIGN_OR_RETURN(const int axis, norm_axis(c.attr_int("axis", 0), x.rank(), "axis"));
+  const Dims& d = x.shape().dims();
+  Dims dims(d.begin(), d.begin() + axis);
+  dims.insert(dims.end(), idx.shape().dims().begin(), idx.shape().dims().end());
+  dims.insert(dims.end(), d.begin() + axis + 1, d.end());
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, x.dtype()));
+  return dnn::gather(c.h, axis, desc(x), x.data(), desc(idx), idx.data(), desc(c.out[0]), c.out[0].data());
+}
+
+Status reduce_kernel(KernelCall& c) {
+  static const std::map<std::string, dnn::ReduceOp, std::less<>> kOps = {
+      {"ReduceSum", dnn::ReduceOp::kSum},         {"ReduceMean", dnn::ReduceOp::kMean},
+      {"ReduceProd", dnn::ReduceOp::kProd},       {"ReduceMax", dnn::ReduceOp::kMax},
+      {"ReduceMin", dnn::ReduceOp::kMin},         {"ReduceL1", dnn::ReduceOp::kL1},
+      {"ReduceL2", dnn::ReduceOp::kL2},           {"ReduceSumSquare", dnn::ReduceOp::kSumSquare},
+      {"ReduceLogSum", dnn::ReduceOp::kLogSum},   {"ReduceLogSumExp", dnn::ReduceOp::kLogSumExp}};
+  const Tensor& x = *c.input(0);
+  std::optional<Dims> axes = c.attr_ints("axes");
+  const bool from_input = c.opset >= 18 || (c.node.op_type == "ReduceSum" && c.opset >= 13);
+  if (from_input) {
+    axes.reset();
+    if (c.input(1)) {
+      TESSERA_ASSIGN_OR_RETURN(axes, int_values(*c.input(1), "axes"));
+    }
+  }
+  if ((!axes || axes->empty()) && c.attr_int("noop_with_empty_axes", 0) != 0) {
+    c.out[0] = x;
+    return Status::ok();
+  }
+  std::vector<int> ax;
+  if (axes)
+    for (std::int64_t a : *axes) {
+      TESSERA_ASSIGN_OR_RETURN(const int v, norm_axis(a, x.rank(), "axis"));
+      ax.push_back(v);
+    }
+  const bool keep = c.attr_int("keepdims", 1) != 0;
+  TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, dnn::reduce_output_desc(desc(x), ax, keep));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(yd.dims, x.dtype()));
+  return dnn::reduce(c.h, kOps.find(c.node.op_type)->second, ax, keep, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
+}
+
+}  // namespace
+
+// The network ops (kernels_nn.cpp).
+Status conv_kernel(KernelCall& c);
+Status pool_kernel(KernelCall& c);
+Status global_pool_kernel(KernelCall& c);
+Status batch_norm_kernel(KernelCall& c);
+Status softmax_kernel(KernelCall& c);
+Status gemm_kernel(KernelCall& c);
+Status matmul_kernel(KernelCall& c);
+
+namespace {
+const std::map<std::string, Kernel, std::less<>>& table() {
+  static const std::map<std::string, Kernel, std::less<>> t = [] {
+    std::map<std::string, Kernel, std::less<>> m;
+    for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Equal", "Less", "LessOrEqual", "Greater",
+                           "GreaterOrEqual", "And", "Or", "Xor"})
+      m[op] = &binary_kernel;
+    for (const char* op : {"Max", "Min", "Sum", "Mean"}) m[op] = &variadic_kernel;
+    for (const char* op : {"Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Sin",
+                           "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Erf", "Not", "IsNaN"})
+      m[op] = &unary_kernel;
+    for (const char* op : {"Relu", "Sigmoid", "Tanh", "Softplus", "Softsign", "HardSwish", "Mish", "LeakyRelu",
+                           "Elu", "Celu", "Selu", "HardSigmoid", "Gelu", "Clip"})
+      m[op] = &activation_kernel;
+    m["Where"] = &where_kernel;
+    m["Cast"] = &cast_kernel;
+    m["Identity"] = &identity_kernel;
+    m["Dropout"] = &identity_kernel;
+    m["Flatten"] = &flatten_kernel;
+    m["Reshape"] = &reshape_kernel;
+    m["Squeeze"] = &squeeze_kernel;
+    m["Unsqueeze"] = &squeeze_kernel;
+    m["Transpose"] = &transpose_kernel;
+    m["Concat"] = &concat_kernel;
+    m["Constant"] = &constant_kernel;
+    m["Shape"] = &shape_kernel;
+    m["Gather"] = &gather_kernel;
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceProd", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceL2",
+                           "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"})
+      m[op] = &reduce_kernel;
+    m["Conv"] = &conv_kernel;
+    m["MaxPool"] = &pool_kernel;
+    m["AveragePool"] = &pool_kernel;
+    m["GlobalAveragePool"] = &global_pool_kernel;
+    m["GlobalMaxPool"] = &global_pool_kernel;
+    m["BatchNormalization"] = &batch_norm_kernel;
+    m["Softmax"] = &softmax_kernel;
+    m["LogSoftmax"] = &softmax_kernel;
+    m["Gemm"] = &gemm_kernel;
+    m["MatMul"] = &matmul_kernel;
+    return m;
+  }();
+  return t;
+}
+}  // namespace
+
+Kernel find_kernel(std::string_view op) {
+  const auto it = table().find(op);
+  return it == table().end() ? nullptr : it->second;
+}
+
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, k] : table()) names.push_back(name);
+  return names;
+}
+
+}  // namespace tessera::exec::detail

@@ -1,0 +1,49 @@
+// The executor's kernels: one function per ai.onnx op, over host tensors, calling the dnn and
+// blas primitives. Each reads its node's inputs (null where an optional one is left out) and
+// attributes and fills its outputs with new tensors (or views of its inputs).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/core/tensor.hpp"
+#include "tessera/dnn.hpp"
+#include "tessera/graph.hpp"
+
+namespace tessera::exec::detail {
+
+struct KernelCall {
+  const graph::Node& node;
+  std::int64_t opset;
+  std::vector<const Tensor*> in;
+  std::vector<Tensor>& out;
+  dnn::Handle& h;
+
+  const Tensor* input(std::size_t k) const { return k < in.size() ? in[k] : nullptr; }
+  const graph::Attribute* attr(const char* name) const;
+  std::int64_t attr_int(const char* name, std::int64_t dflt) const;
+  float attr_float(const char* name, float dflt) const;
+  std::string attr_string(const char* name, const std::string& dflt) const;
+  std::optional<std::vector<std::int64_t>> attr_ints(const char* name) const;
+};
+using Kernel = Status (*)(KernelCall& c);
+
+// The kernel of an ai.onnx op, or null.
+Kernel find_kernel(std::string_view op);
+std::vector<std::string> kernel_names();
+
+// The descriptor the primitives take for t (its dims and strides).
+dnn::TensorDesc desc(const Tensor& t);
+// A new packed tensor of those dims and dtype.
+Result<Tensor> new_tensor(const std::vector<std::int64_t>& dims, DType dtype);
+// t seen with new dims (a view where t's strides allow, else a packed copy).
+Result<Tensor> reshaped(dnn::Handle& h, const Tensor& t, const std::vector<std::int64_t>& dims);
+// The integer values of a 1-D (or scalar) i32/i64 tensor.
+Result<std::vector<std::int64_t>> int_values(const Tensor& t, const std::string& what);
+// A tensor holding a constant's data (types tessera computes on).
+Result<Tensor> constant_tensor(const graph::Constant& c, const std::string& what);
+
+}  // namespace tessera::exec::detail

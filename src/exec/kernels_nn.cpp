@@ -1,0 +1,198 @@
+// The executor's network kernels: convolution (bias fused as a post-op), pooling, batch
+// normalisation (inference), softmax, Gemm and MatMul.
+#include <string>
+
+#include "kernels.hpp"
+#include "tessera/dnn/data_movement.hpp"
+#include "tessera/dnn/tensor_ops.hpp"
+
+namespace tessera::exec::detail {
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+
+// Per spatial dim: the explicit pads, or those auto_pad asks for (SAME_UPPER puts the odd one at
+// the end, SAME_LOWER at the beginning; VALID none).
+Status spatial_pads(const KernelCall& c, const Tensor& x, const Dims& kernel, const Dims& stride, const Dims& dilation,
+                    Dims& begin, Dims& end) {
+  const std::size_t n = kernel.size();
+  const std::string ap = c.attr_string("auto_pad", "NOTSET");
+  begin.assign(n, 0);
+  end.assign(n, 0);
+  if (ap == "NOTSET") {
+    if (const auto pads = c.attr_ints("pads")) {
+      if (pads->size() != 2 * n) return invalid_argument("pads has " + std::to_string(pads->size()) + " entries for " + std::to_string(n) + " spatial dims");
+      for (std::size_t i = 0; i < n; ++i) {
+        begin[i] = (*pads)[i];
+        end[i] = (*pads)[i + n];
+      }
+    }
+    return Status::ok();
+  }
+  if (ap == "VALID") return Status::ok();
+  if (ap != "SAME_UPPER" && ap != "SAME_LOWER") return invalid_argument("auto_pad '" + ap + "'");
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t in = x.shape()[static_cast<int>(i) + 2], s = stride[i];
+    const std::int64_t out = (in + s - 1) / s;
+    const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s + (kernel[i] - 1) * dilation[i] + 1 - in);
+    begin[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+    end[i] = total - begin[i];
+  }
+  return Status::ok();
+}
+
+Dims ints_or(const KernelCall& c, const char* name, std::size_t n, std::int64_t dflt) {
+  Dims v = c.attr_ints(name).value_or(Dims{});
+  if (v.empty()) v.assign(n, dflt);
+  return v;
+}
+
+Result<Tensor> as_f32(KernelCall& c, const Tensor& t) {
+  if (t.dtype() == DType::kF32 && t.is_contiguous()) return t;
+  TESSERA_ASSIGN_OR_RETURN(Tensor f, new_tensor(t.shape().dims(), DType::kF32));
+  TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(t), t.data(), desc(f), f.data()));
+  return f;
+}
+
+}  // namespace
+
+Status conv_kernel(KernelCall& c) {
+  const Tensor &x = *c.input(0), &w = *c.input(1);
+  if (x.rank() < 3 || w.rank() != x.rank()) return invalid_argument("Conv of a rank-" + std::to_string(x.rank()) + " input with rank-" + std::to_string(w.rank()) + " weights");
+  const std::size_t n = static_cast<std::size_t>(x.rank() - 2);
+  Dims kernel = c.attr_ints("kernel_shape").value_or(Dims(w.shape().dims().begin() + 2, w.shape().dims().end()));
+  dnn::ConvDesc d;
+  d.stride = ints_or(c, "strides", n, 1);
+  d.dilation = ints_or(c, "dilations", n, 1);
+  d.groups = c.attr_int("group", 1);
+  TESSERA_RETURN_IF_ERROR(spatial_pads(c, x, kernel, d.stride, d.dilation, d.pad_begin, d.pad_end));
+  TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, dnn::conv_output_desc(d, desc(x), desc(w)));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(yd.dims, x.dtype()));
+  dnn::PostOps post;
+  Tensor bias;
+  if (const Tensor* b = c.input(2)) {
+    if (b->rank() != 1 || b->numel() != w.shape()[0]) return invalid_argument("the bias has " + std::to_string(b->numel()) + " values for " + std::to_string(w.shape()[0]) + " output channels");
+    TESSERA_ASSIGN_OR_RETURN(bias, as_f32(c, *b));
+    post.bias = bias.data<float>();
+  }
+  return dnn::conv_forward(c.h, d, desc(x), x.data(), desc(w), w.data(), desc(c.out[0]), c.out[0].data(), post);
+}
+
+Status pool_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  const bool max = c.node.op_type == "MaxPool";
+  dnn::PoolDesc p;
+  p.kind = max ? dnn::PoolKind::kMax : c.attr_int("count_include_pad", 0) ? dnn::PoolKind::kAvgIncludePad : dnn::PoolKind::kAvgExcludePad;
+  p.kernel = c.attr_ints("kernel_shape").value_or(Dims{});
+  if (p.kernel.empty() || x.rank() != static_cast<int>(p.kernel.size()) + 2) return invalid_argument("kernel_shape does not match the input's rank " + std::to_string(x.rank()));
+  const std::size_t n = p.kernel.size();
+  p.stride = ints_or(c, "strides", n, 1);
+  p.dilation = ints_or(c, "dilations", n, 1);
+  p.ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  TESSERA_RETURN_IF_ERROR(spatial_pads(c, x, p.kernel, p.stride, p.dilation, p.pad_begin, p.pad_end));
+  TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, dnn::pooling_output_desc(p, desc(x)));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(yd.dims, x.dtype()));
+  const bool want_indices = max && c.out.size() > 1 && c.node.outputs[1] != graph::kNoValue;
+  if (!want_indices) return dnn::pooling_forward(c.h, p, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
+  if (c.attr_int("storage_order", 0) != 0) return unsupported("MaxPool indices in column-major storage order");
+  TESSERA_ASSIGN_OR_RETURN(c.out[1], new_tensor(yd.dims, DType::kI64));
+  auto* idx = c.out[1].data<std::int64_t>();
+  TESSERA_RETURN_IF_ERROR(dnn::pooling_forward(c.h, p, desc(x), x.data(), desc(c.out[0]), c.out[0].data(), idx));
+  // The primitive counts within each (n, c) plane; ONNX counts over the whole tensor.
+  std::int64_t plane_in = 1, plane_out = 1;
+  for (int i = 2; i < x.rank(); ++i) {
+    plane_in *= x.shape()[i];
+    plane_out *= yd.dims[static_cast<std::size_t>(i)];
+  }
+  for (std::int64_t i = 0, total = c.out[1].numel(); i < total; ++i) idx[i] += (i / std::max<std::int64_t>(plane_out, 1)) * plane_in;
+  return Status::ok();
+}
+
+Status global_pool_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  if (x.rank() < 3) return invalid_argument("global pooling of a rank-" + std::to_string(x.rank()) + " input");
+  const dnn::PoolDesc p = dnn::PoolDesc::global(c.node.op_type == "GlobalMaxPool" ? dnn::PoolKind::kMax : dnn::PoolKind::kAvgIncludePad, desc(x));
+  TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, dnn::pooling_output_desc(p, desc(x)));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(yd.dims, x.dtype()));
+  return dnn::pooling_forward(c.h, p, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
+}
+
+Status batch_norm_kernel(KernelCall& c) {
+  if (c.attr_int("training_mode", 0) != 0) return unsupported("BatchNormalization in training mode");
+  for (std::size_t k = 1; k < c.out.size(); ++k)
+    if (c.node.outputs[k] != graph::kNoValue) return unsupported("BatchNormalization's statistics outputs");
+  const Tensor& x = *c.input(0);
+  if (x.rank() < 2) return invalid_argument("BatchNormalization of a rank-" + std::to_string(x.rank()) + " input");
+  Tensor p[4];
+  for (std::size_t k = 0; k < 4; ++k) {
+    const Tensor& t = *c.input(k + 1);
+    if (t.numel() != x.shape()[1]) return invalid_argument("parameter " + std::to_string(k + 1) + " has " + std::to_string(t.numel()) + " values for " + std::to_string(x.shape()[1]) + " channels");
+    TESSERA_ASSIGN_OR_RETURN(p[k], as_f32(c, t));
+  }
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(x.shape().dims(), x.dtype()));
+  return dnn::batch_norm_forward_inference(c.h, dnn::BatchNormMode::kSpatial, desc(x), x.data(), p[0].data<float>(), p[1].data<float>(),
+                                           p[2].data<float>(), p[3].data<float>(), c.attr_float("epsilon", 1e-5f), desc(c.out[0]), c.out[0].data());
+}
+
+Status softmax_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  const dnn::SoftmaxMode mode = c.node.op_type == "LogSoftmax" ? dnn::SoftmaxMode::kLogSoftmax : dnn::SoftmaxMode::kSoftmax;
+  std::int64_t axis = c.attr_int("axis", c.opset >= 13 ? -1 : 1);
+  if (axis < -x.rank() || axis >= std::max(x.rank(), 1)) return invalid_argument("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(x.rank()));
+  if (axis < 0) axis += x.rank();
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(x.shape().dims(), x.dtype()));
+  if (c.opset >= 13) return dnn::softmax_forward(c.h, mode, static_cast<int>(axis), desc(x), x.data(), desc(c.out[0]), c.out[0].data());
+  // Before opset 13: over the 2-D view [prod(dims < axis), prod(dims >= axis)].
+  std::int64_t outer = 1;
+  for (int i = 0; i < axis; ++i) outer *= x.shape()[i];
+  const std::int64_t inner = outer == 0 ? 0 : x.numel() / outer;
+  TESSERA_ASSIGN_OR_RETURN(Tensor x2, reshaped(c.h, x, {outer, inner}));
+  TESSERA_ASSIGN_OR_RETURN(Tensor y2, reshaped(c.h, c.out[0], {outer, inner}));
+  return dnn::softmax_forward(c.h, mode, 1, desc(x2), x2.data(), desc(y2), y2.data());
+}
+
+Status matmul_kernel(KernelCall& c) {
+  const Tensor &a = *c.input(0), &b = *c.input(1);
+  TESSERA_ASSIGN_OR_RETURN(Dims dims, dnn::matmul_output_dims(a.shape().dims(), b.shape().dims()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, a.dtype()));
+  return dnn::matmul(c.h, desc(a), a.data(), desc(b), b.data(), desc(c.out[0]), c.out[0].data());
+}
+
+// y = alpha op(A) op(B) + beta C, C broadcast to [M, N].
+Status gemm_kernel(KernelCall& c) {
+  const Tensor *a = c.input(0), *b = c.input(1);
+  if (a->rank() != 2 || b->rank() != 2) return invalid_argument("Gemm needs 2-D A and B");
+  Tensor at = *a, bt = *b;
+  if (c.attr_int("transA", 0)) {
+    TESSERA_ASSIGN_OR_RETURN(at, a->transpose(0, 1));
+  }
+  if (c.attr_int("transB", 0)) {
+    TESSERA_ASSIGN_OR_RETURN(bt, b->transpose(0, 1));
+  }
+  TESSERA_ASSIGN_OR_RETURN(Dims dims, dnn::matmul_output_dims(at.shape().dims(), bt.shape().dims()));
+  TESSERA_ASSIGN_OR_RETURN(Tensor y, new_tensor(dims, a->dtype()));
+  TESSERA_RETURN_IF_ERROR(dnn::matmul(c.h, desc(at), at.data(), desc(bt), bt.data(), desc(y), y.data()));
+  auto scaled = [&](const Tensor& t, float s) -> Result<Tensor> {
+    if (s == 1.0f) return t;
+    TESSERA_ASSIGN_OR_RETURN(Tensor f, Tensor::from_vector<float>(Shape{}, {s}));
+    TESSERA_ASSIGN_OR_RETURN(Tensor k, new_tensor({}, t.dtype()));
+    TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(f), f.data(), desc(k), k.data()));
+    TESSERA_ASSIGN_OR_RETURN(Tensor r, new_tensor(t.shape().dims(), t.dtype()));
+    TESSERA_RETURN_IF_ERROR(dnn::binary(c.h, dnn::BinaryOp::kMul, desc(t), t.data(), desc(k), k.data(), desc(r), r.data()));
+    return r;
+  };
+  TESSERA_ASSIGN_OR_RETURN(y, scaled(y, c.attr_float("alpha", 1.0f)));
+  const Tensor* cin = c.input(2);
+  if (cin && c.attr_float("beta", 1.0f) != 0.0f) {
+    TESSERA_ASSIGN_OR_RETURN(Tensor cs, scaled(*cin, c.attr_float("beta", 1.0f)));
+    TESSERA_ASSIGN_OR_RETURN(Dims bd, dnn::broadcast_dims(dims, cs.shape().dims()));
+    if (bd != dims) return invalid_argument("C does not broadcast to the product's dims");
+    TESSERA_ASSIGN_OR_RETURN(Tensor sum, new_tensor(dims, y.dtype()));
+    TESSERA_RETURN_IF_ERROR(dnn::binary(c.h, dnn::BinaryOp::kAdd, desc(y), y.data(), desc(cs), cs.data(), desc(sum), sum.data()));
+    y = std::move(sum);
+  }
+  c.out[0] = std::move(y);
+  return Status::ok();
+}
+
+}  // namespace tessera::exec::detail

@@ -1,0 +1,282 @@
+// Sessions: small models built with the ONNX schema's protobuf classes, run, and compared with
+// plain loops written here (a CNN: Conv with bias and padding, Relu, MaxPool, global average
+// pool, Flatten, Gemm, Softmax; broadcasting elementwise and shape ops; softmax before and
+// after opset 13; MaxPool's flat indices); symbolic batch dims; and every way to call run()
+// wrongly, or to open a model that cannot run, giving one clear error.
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <tessera/session.hpp>
+
+namespace tessera::exec {
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+
+struct Builder {
+  onnx::ModelProto m;
+  onnx::GraphProto* g;
+  explicit Builder(std::int64_t opset = 17) {
+    m.set_ir_version(8);
+    auto* os = m.add_opset_import();
+    os->set_version(opset);
+    g = m.mutable_graph();
+    g->set_name("test");
+  }
+  void io(onnx::ValueInfoProto* vi, const std::string& name, const std::vector<std::string>& dims, int elem) {
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem);
+    auto* shape = tt->mutable_shape();
+    for (const auto& d : dims) {
+      if (std::isdigit(static_cast<unsigned char>(d[0]))) shape->add_dim()->set_dim_value(std::stoll(d));
+      else shape->add_dim()->set_dim_param(d);
+    }
+  }
+  void input(const std::string& name, const std::vector<std::string>& dims, int elem = onnx::TensorProto::FLOAT) { io(g->add_input(), name, dims, elem); }
+  void output(const std::string& name) { g->add_output()->set_name(name); }
+  void floats(const std::string& name, const Dims& dims, const std::vector<float>& v) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (auto d : dims) t->add_dims(d);
+    for (float x : v) t->add_float_data(x);
+  }
+  void ints(const std::string& name, const std::vector<std::int64_t>& v) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(static_cast<std::int64_t>(v.size()));
+    for (auto x : v) t->add_int64_data(x);
+  }
+  onnx::NodeProto* node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(op + std::to_string(g->node_size()));
+    for (const auto& s : in) n->add_input(s);
+    for (const auto& s : out) n->add_output(s);
+    return n;
+  }
+  static void attr(onnx::NodeProto* n, const std::string& name, const std::vector<std::int64_t>& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (auto x : v) a->add_ints(x);
+  }
+  static void attr(onnx::NodeProto* n, const std::string& name, std::int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  Result<Session> open() const {
+    const std::string s = m.SerializeAsString();
+    TESSERA_ASSIGN_OR_RETURN(graph::Model model, graph::import_onnx(std::as_bytes(std::span<const char>(s.data(), s.size()))));
+    return Session::create(std::move(model));
+  }
+};
+
+std::vector<float> random_values(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+Tensor tensor(const Dims& dims, const std::vector<float>& v) { return Tensor::from_vector<float>(Shape(dims), v).value_or_throw(); }
+
+TEST(Session, SmallCnnMatchesPlainLoops) {
+  constexpr int kN = 2, kC = 2, kH = 5, kW = 5, kK = 3, kOut = 4;
+  const auto w = random_values(kK * kC * 9, 1), b = random_values(kK, 2), fw = random_values(kOut * kK, 3), fb = random_values(kOut, 4);
+  Builder m;
+  m.input("x", {"N", "2", "5", "5"});
+  m.floats("w", {kK, kC, 3, 3}, w);
+  m.floats("b", {kK}, b);
+  m.floats("fw", {kOut, kK}, fw);
+  m.floats("fb", {kOut}, fb);
+  auto* conv = m.node("Conv", {"x", "w", "b"}, {"c"});
+  Builder::attr(conv, "pads", {1, 1, 1, 1});
+  Builder::attr(conv, "strides", {2, 2});
+  m.node("Relu", {"c"}, {"r"});
+  auto* pool = m.node("MaxPool", {"r"}, {"p"});
+  Builder::attr(pool, "kernel_shape", {2, 2});
+  m.node("GlobalAveragePool", {"p"}, {"gap"});
+  m.node("Flatten", {"gap"}, {"f"});
+  auto* gemm = m.node("Gemm", {"f", "fw", "fb"}, {"g"});
+  Builder::attr(gemm, "transB", 1);
+  m.node("Softmax", {"g"}, {"y"});
+  m.output("y");
+  Result<Session> s = m.open();
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  const auto xv = random_values(kN * kC * kH * kW, 5);
+  Result<std::vector<NamedTensor>> out = s.value().run({{"x", tensor({kN, kC, kH, kW}, xv)}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  ASSERT_EQ(out.value().size(), 1u);
+  const Tensor& y = out.value()[0].tensor;
+  ASSERT_EQ(y.shape(), (Shape{kN, kOut}));
+
+  for (int n = 0; n < kN; ++n) {
+    // conv (pad 1, stride 2): 5x5 -> 3x3, relu
+    float c[kK][3][3];
+    for (int k = 0; k < kK; ++k)
+      for (int oh = 0; oh < 3; ++oh)
+        for (int ow = 0; ow < 3; ++ow) {
+          double acc = b[k];
+          for (int ci = 0; ci < kC; ++ci)
+            for (int i = 0; i < 3; ++i)
+              for (int j = 0; j < 3; ++j) {
+                const int ih = oh * 2 - 1 + i, iw = ow * 2 - 1 + j;
+                if (ih < 0 || iw < 0 || ih >= kH || iw >= kW) continue;
+                acc += static_cast<double>(w[((k * kC + ci) * 3 + i) * 3 + j]) * xv[((n * kC + ci) * kH + ih) * kW + iw];
+              }
+          c[k][oh][ow] = std::max(0.0f, static_cast<float>(acc));
+        }
+    // max pool 2x2 stride 1: 3x3 -> 2x2, then the mean
+    double gap[kK];
+    for (int k = 0; k < kK; ++k) {
+      double sum = 0;
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) sum += std::max(std::max(c[k][i][j], c[k][i][j + 1]), std::max(c[k][i + 1][j], c[k][i + 1][j + 1]));
+      gap[k] = sum / 4;
+    }
+    double logits[kOut], mx = -1e30, z = 0;
+    for (int o = 0; o < kOut; ++o) {
+      logits[o] = fb[o];
+      for (int k = 0; k < kK; ++k) logits[o] += static_cast<double>(fw[o * kK + k]) * gap[k];
+      mx = std::max(mx, logits[o]);
+    }
+    for (int o = 0; o < kOut; ++o) z += std::exp(logits[o] - mx);
+    for (int o = 0; o < kOut; ++o) EXPECT_NEAR(y.at<float>({n, o}), std::exp(logits[o] - mx) / z, 2e-6) << n << " " << o;
+  }
+}
+
+TEST(Session, ElementwiseAndShapeOps) {
+  Builder m;
+  m.input("a", {"2", "3"});
+  m.input("v", {"3"});
+  m.floats("two", {}, {2.0f});
+  m.ints("shape", {3, -1});
+  m.ints("axes", {0});
+  m.node("Add", {"a", "v"}, {"s"});         // broadcast a row
+  m.node("Mul", {"s", "two"}, {"d"});       // and a scalar
+  m.node("Reshape", {"d", "shape"}, {"r"});  // [3, 2]
+  m.node("Transpose", {"r"}, {"t"});         // [2, 3]
+  auto* cat = m.node("Concat", {"t", "a"}, {"cat"});
+  Builder::attr(cat, "axis", 0);  // [4, 3]
+  auto* red = m.node("ReduceSum", {"cat", "axes"}, {"sum"});
+  Builder::attr(red, "keepdims", 0);  // [3]
+  m.node("Greater", {"sum", "v"}, {"gt"});
+  m.node("Shape", {"cat"}, {"shp"});
+  m.output("sum");
+  m.output("gt");
+  m.output("shp");
+  Result<Session> s = m.open();
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6}, v = {10, 20, 30};
+  auto out = s.value().run({{"a", tensor({2, 3}, a)}, {"v", tensor({3}, v)}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  // d = 2 (a + v) = [[22, 44, 66], [28, 50, 72]]; as [3, 2]: [[22, 44], [66, 28], [50, 72]];
+  // transposed: [[22, 66, 50], [44, 28, 72]]; with a below; column sums.
+  EXPECT_EQ(out.value()[0].tensor.to_vector<float>(), (std::vector<float>{22 + 44 + 1 + 4, 66 + 28 + 2 + 5, 50 + 72 + 3 + 6}));
+  EXPECT_EQ(out.value()[1].tensor.to_vector<bool>(), (std::vector<bool>{true, true, true}));
+  EXPECT_EQ(out.value()[2].tensor.to_vector<std::int64_t>(), (std::vector<std::int64_t>{4, 3}));
+}
+
+TEST(Session, SoftmaxAxisSemanticsFollowTheOpset) {
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};
+  for (std::int64_t opset : {11, 13}) {
+    Builder m(opset);
+    m.input("x", {"2", "2", "2"});
+    auto* sm = m.node("Softmax", {"x"}, {"y"});
+    Builder::attr(sm, "axis", 1);
+    m.output("y");
+    Result<Session> s = m.open();
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    auto out = s.value().run({{"x", tensor({2, 2, 2}, x)}});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    const auto y = out.value()[0].tensor.to_vector<float>();
+    // opset 11: over the 4 elements after the batch dim; 13: over dim 1 (pairs 2 apart).
+    const double e = std::exp(1.0), e2 = std::exp(2.0), e3 = std::exp(3.0);
+    if (opset == 11) EXPECT_NEAR(y[0], 1 / (1 + e + e2 + e3), 1e-6);
+    else EXPECT_NEAR(y[0], 1 / (1 + e2), 1e-6);
+  }
+}
+
+TEST(Session, MaxPoolIndicesCountOverTheWholeTensor) {
+  Builder m;
+  m.input("x", {"1", "2", "2", "2"});
+  auto* pool = m.node("MaxPool", {"x"}, {"y", "i"});
+  Builder::attr(pool, "kernel_shape", {2, 2});
+  m.output("y");
+  m.output("i");
+  Result<Session> s = m.open();
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  auto out = s.value().run({{"x", tensor({1, 2, 2, 2}, {1, 4, 2, 3, 9, 5, 6, 7})}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  EXPECT_EQ(out.value()[0].tensor.to_vector<float>(), (std::vector<float>{4, 9}));
+  EXPECT_EQ(out.value()[1].tensor.to_vector<std::int64_t>(), (std::vector<std::int64_t>{1, 4}));
+}
+
+TEST(Session, SymbolicBatchTakesAnySize) {
+  Builder m;
+  m.input("x", {"N", "3"});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  Result<Session> s = m.open();
+  ASSERT_TRUE(s.is_ok());
+  for (std::int64_t n : {1, 5, 0}) {
+    auto out = s.value().run({{"x", tensor({n, 3}, std::vector<float>(static_cast<std::size_t>(n * 3), -1.0f))}});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    EXPECT_EQ(out.value()[0].tensor.shape(), (Shape{n, 3}));
+  }
+}
+
+void expect_error(const Status& s, StatusCode code, const std::string& needle) {
+  ASSERT_FALSE(s.is_ok()) << needle;
+  EXPECT_EQ(s.code(), code) << s.to_string();
+  EXPECT_NE(s.message().find(needle), std::string::npos) << s.to_string();
+}
+
+TEST(Session, BadCallsAndModelsGiveOneClearError) {
+  Builder m;
+  m.input("x", {"N", "3"});
+  m.input("k", {"3"});
+  m.node("Add", {"x", "k"}, {"y"});
+  m.output("y");
+  Result<Session> s = m.open();
+  ASSERT_TRUE(s.is_ok());
+  const Tensor x = tensor({2, 3}, std::vector<float>(6, 1.0f)), k = tensor({3}, {1, 2, 3});
+  expect_error(s.value().run({{"x", x}}).status(), StatusCode::kInvalidArgument, "input 'k' is missing");
+  expect_error(s.value().run({{"x", x}, {"k", k}, {"z", k}}).status(), StatusCode::kInvalidArgument, "'z' is not an input of the model (its inputs: x, k)");
+  expect_error(s.value().run({{"x", x}, {"k", k}, {"k", k}}).status(), StatusCode::kInvalidArgument, "input 'k' is given twice");
+  expect_error(s.value().run({{"x", x}, {"k", tensor({4}, {1, 2, 3, 4})}}).status(), StatusCode::kInvalidArgument, "input 'k' has dims [4], the model wants f32[3]");
+  const Tensor xi = Tensor::from_vector<std::int32_t>(Shape{2, 3}, {1, 2, 3, 4, 5, 6}).value_or_throw();
+  expect_error(s.value().run({{"x", xi}, {"k", k}}).status(), StatusCode::kInvalidArgument, "input 'x' is i32, the model wants f32[N,3]");
+  EXPECT_TRUE(s.value().run({{"x", x}, {"k", k}}).is_ok());
+
+  Builder u;
+  u.input("x", {"3"});
+  u.node("Relu", {"x"}, {"r"});
+  u.node("NonMaxSuppression", {"r"}, {"y"});
+  u.output("y");
+  expect_error(u.open().status(), StatusCode::kUnsupported, "node 1 'NonMaxSuppression2' (NonMaxSuppression): the op NonMaxSuppression is not supported yet");
+
+  // A failing kernel names its node: Reshape to a shape of another size.
+  Builder r;
+  r.input("x", {"N", "3"});
+  r.ints("shape", {4, -1});
+  r.node("Reshape", {"x", "shape"}, {"y"});
+  r.output("y");
+  Result<Session> rs = r.open();
+  ASSERT_TRUE(rs.is_ok()) << rs.status().to_string();
+  expect_error(rs.value().run({{"x", x}}).status(), StatusCode::kInvalidArgument, "run: node 0 'Reshape1' (Reshape): 6 elements do not reshape to the shape");
+}
+
+}  // namespace
+}  // namespace tessera::exec
