@@ -170,7 +170,8 @@ std::string to_text(const Graph& g) {
 std::string to_text(const Model& m) {
   std::ostringstream o;
   o << "model ir_version " << m.ir_version;
-  if (!m.producer_name.empty()) o << ", producer " << m.producer_name << " " << m.producer_version;
+  if (!m.producer_name.empty()) o << ", producer " << m.producer_name;
+  if (!m.producer_version.empty()) o << " " << m.producer_version;
   o << "\nopsets";
   for (const auto& [domain, version] : m.opsets) o << " " << (domain.empty() ? "ai.onnx" : domain) << ":" << version;
   o << "\n";
