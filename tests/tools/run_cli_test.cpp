@@ -1,0 +1,83 @@
+// `tessera run` and `tessera explain` on the shipped default model: JSON results with the
+// latency figures and output dims; inputs from .npy and outputs written as .npy (softmax rows
+// summing to 1, and the same numbers as a session opened in the test); bad arguments and bad
+// models as one-line errors with a non-zero exit code.
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <tessera/core/npy.hpp>
+#include <tessera/session.hpp>
+
+#include "cli_run.hpp"
+
+namespace tessera::testing {
+namespace {
+
+using nlohmann::json;
+
+TEST(RunCli, DefaultModelRunsAndReports) {
+  const Outcome r = run("run --iterations 3 --warmup 1 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_NE(j["model"].get<std::string>().find("small_cnn.onnx"), std::string::npos);
+  EXPECT_EQ(j["outputs"][0]["dims"], json({1, 10}));
+  EXPECT_EQ(j["inputs"][0]["source"], "random");
+  const json& lat = j["latency_ms"];
+  EXPECT_LE(lat["min"].get<double>(), lat["median"].get<double>());
+  EXPECT_LE(lat["median"].get<double>(), lat["p90"].get<double>());
+  EXPECT_GT(j["throughput_per_s"].get<double>(), 0);
+  const Outcome text = run("run --iterations 1");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("latency "), std::string::npos) << text.out;
+}
+
+TEST(RunCli, InputsFromFilesOutputsToFiles) {
+  TempDir dir;
+  std::vector<float> x(2 * 3 * 32 * 32);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i) * 0.01f);
+  const Tensor image = Tensor::from_vector<float>(Shape{2, 3, 32, 32}, x).value_or_throw();
+  ASSERT_TRUE(write_npy(dir.file("image.npy"), image).is_ok());
+  const Outcome r = run("run --iterations 1 --warmup 0 --input image=" + dir.file("image.npy") + " --output-dir " + dir.file("out"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  Result<Tensor> probs = read_npy(dir.file("out/probabilities.npy"));
+  ASSERT_TRUE(probs.is_ok()) << probs.status().to_string();
+  ASSERT_EQ(probs.value().shape(), (Shape{2, 10}));
+  const auto p = probs.value().to_vector<float>();
+  for (int n = 0; n < 2; ++n) {
+    double sum = 0;
+    for (int k = 0; k < 10; ++k) sum += p[static_cast<std::size_t>(n * 10 + k)];
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+  }
+  // The same numbers as a session in this process.
+  auto session = exec::Session::open(TESSERA_DEFAULT_MODEL).value_or_throw();
+  const auto out = session.run({{"image", image}}).value_or_throw();
+  EXPECT_EQ(out[0].tensor.to_vector<float>(), p);
+}
+
+TEST(RunCli, BadArgumentsAndModels) {
+  TempDir dir;
+  Outcome r = run("run --input image");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("expected NAME=FILE.npy"), std::string::npos) << r.err;
+  r = run("run --input nope=x.npy");
+  EXPECT_EQ(r.code, 1);
+  r = run("run " + dir.file("missing.onnx"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("cannot open"), std::string::npos) << r.err;
+  std::ofstream(dir.file("junk.onnx")) << "not a model";
+  r = run("run " + dir.file("junk.onnx"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("not an ONNX model"), std::string::npos) << r.err;
+  r = run("run --iterations 0");
+  EXPECT_EQ(r.code, 1);
+  r = run("explain " TESSERA_DEFAULT_MODEL);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("%conv0: f32[N,16,32,32] = Conv(%image, %conv0.w, %conv0.b)"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tessera::testing
