@@ -9,74 +9,20 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
-
 #include <tessera/session.hpp>
+
+#include "onnx_builder.hpp"
 
 namespace tessera::exec {
 namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-struct Builder {
-  onnx::ModelProto m;
-  onnx::GraphProto* g;
-  explicit Builder(std::int64_t opset = 17) {
-    m.set_ir_version(8);
-    auto* os = m.add_opset_import();
-    os->set_version(opset);
-    g = m.mutable_graph();
-    g->set_name("test");
-  }
-  void io(onnx::ValueInfoProto* vi, const std::string& name, const std::vector<std::string>& dims, int elem) {
-    vi->set_name(name);
-    auto* tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(elem);
-    auto* shape = tt->mutable_shape();
-    for (const auto& d : dims) {
-      if (std::isdigit(static_cast<unsigned char>(d[0]))) shape->add_dim()->set_dim_value(std::stoll(d));
-      else shape->add_dim()->set_dim_param(d);
-    }
-  }
-  void input(const std::string& name, const std::vector<std::string>& dims, int elem = onnx::TensorProto::FLOAT) { io(g->add_input(), name, dims, elem); }
-  void output(const std::string& name) { g->add_output()->set_name(name); }
-  void floats(const std::string& name, const Dims& dims, const std::vector<float>& v) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    for (auto d : dims) t->add_dims(d);
-    for (float x : v) t->add_float_data(x);
-  }
-  void ints(const std::string& name, const std::vector<std::int64_t>& v) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    t->add_dims(static_cast<std::int64_t>(v.size()));
-    for (auto x : v) t->add_int64_data(x);
-  }
-  onnx::NodeProto* node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
-    auto* n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(op + std::to_string(g->node_size()));
-    for (const auto& s : in) n->add_input(s);
-    for (const auto& s : out) n->add_output(s);
-    return n;
-  }
-  static void attr(onnx::NodeProto* n, const std::string& name, const std::vector<std::int64_t>& v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (auto x : v) a->add_ints(x);
-  }
-  static void attr(onnx::NodeProto* n, const std::string& name, std::int64_t v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
+// Opens a session on the builder's model.
+struct Builder : testing::OnnxBuilder {
+  using OnnxBuilder::OnnxBuilder;
   Result<Session> open() const {
-    const std::string s = m.SerializeAsString();
-    TESSERA_ASSIGN_OR_RETURN(graph::Model model, graph::import_onnx(std::as_bytes(std::span<const char>(s.data(), s.size()))));
+    TESSERA_ASSIGN_OR_RETURN(graph::Model model, import());
     return Session::create(std::move(model));
   }
 };

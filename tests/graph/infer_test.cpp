@@ -8,81 +8,22 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <tessera/graph.hpp>
 
+#include "onnx_builder.hpp"
+
 namespace tessera::graph {
 namespace {
 
-struct Builder {
-  onnx::ModelProto m;
-  onnx::GraphProto* g;
-  explicit Builder(std::int64_t opset) {
-    m.set_ir_version(8);
-    auto* os = m.add_opset_import();
-    os->set_domain("");
-    os->set_version(opset);
-    g = m.mutable_graph();
-    g->set_name("main");
-  }
-  static void type(onnx::ValueInfoProto* vi, const std::string& name, int elem, const std::vector<std::string>& dims) {
-    vi->set_name(name);
-    auto* tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(elem);
-    auto* shape = tt->mutable_shape();
-    for (const auto& d : dims) {
-      auto* dim = shape->add_dim();
-      if (std::isdigit(static_cast<unsigned char>(d[0]))) dim->set_dim_value(std::stoll(d));
-      else dim->set_dim_param(d);
-    }
-  }
-  void input(const std::string& name, const std::vector<std::string>& dims, int elem = onnx::TensorProto::FLOAT) {
-    type(g->add_input(), name, elem, dims);
-  }
-  void output(const std::string& name) { g->add_output()->set_name(name); }
+struct Builder : testing::OnnxBuilder {
+  using OnnxBuilder::OnnxBuilder;
+  // A zero-filled f32 initializer.
   void weight(const std::string& name, const std::vector<std::int64_t>& dims) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
     std::int64_t n = 1;
-    for (auto d : dims) {
-      t->add_dims(d);
-      n *= d;
-    }
-    t->mutable_raw_data()->assign(static_cast<std::size_t>(n) * 4, '\0');
-  }
-  void ints(const std::string& name, const std::vector<std::int64_t>& v) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    t->add_dims(static_cast<std::int64_t>(v.size()));
-    for (auto x : v) t->add_int64_data(x);
-  }
-  onnx::NodeProto* node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
-    auto* n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(op + "_" + std::to_string(g->node_size()));
-    for (const auto& s : in) n->add_input(s);
-    for (const auto& s : out) n->add_output(s);
-    return n;
-  }
-  static void attr(onnx::NodeProto* n, const std::string& name, std::vector<std::int64_t> v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (auto x : v) a->add_ints(x);
-  }
-  static void attr(onnx::NodeProto* n, const std::string& name, std::int64_t v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
-  Result<Model> import() const {
-    const std::string s = m.SerializeAsString();
-    return import_onnx(std::as_bytes(std::span<const char>(s.data(), s.size())));
+    for (auto d : dims) n *= d;
+    raw_floats(name, dims, std::vector<float>(static_cast<std::size_t>(n), 0.0f));
   }
 };
 
@@ -105,9 +46,7 @@ Builder network(const std::string& batch) {
   Builder::attr(pool, "ceil_mode", 1);
   auto* avg = b.node("AveragePool", {"p"}, {"a"});
   Builder::attr(avg, "kernel_shape", {2, 2});
-  Builder::attr(avg, "auto_pad", {});
-  avg->mutable_attribute(1)->set_type(onnx::AttributeProto::STRING);
-  avg->mutable_attribute(1)->set_s("SAME_UPPER");
+  Builder::attr_string(avg, "auto_pad", "SAME_UPPER");
   b.node("GlobalAveragePool", {"a"}, {"gp"});
   b.node("Flatten", {"gp"}, {"f"});
   auto* gemm = b.node("Gemm", {"f", "w2", "b2"}, {"g"});
@@ -140,7 +79,7 @@ Builder network(const std::string& batch) {
   b.node("Shape", {"ga"}, {"sh"});
   auto* cast = b.node("Cast", {"sh"}, {"shf"});
   Builder::attr(cast, "to", static_cast<std::int64_t>(onnx::TensorProto::FLOAT));
-  for (const char* o : {"s", "t", "cat", "mv", "bc", "lt", "rm", "sq", "shf"}) b.output(o);
+  for (const char* o : {"s", "t", "cat", "mv", "bc", "lt", "rm", "sq", "shf"}) b.output(std::string(o));
   return b;
 }
 

@@ -9,49 +9,29 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
 
 #include <tessera/graph.hpp>
 
+#include "onnx_builder.hpp"
 #include "test_util.hpp"
 
 namespace tessera::graph {
 namespace {
 
-onnx::ModelProto base_model(std::int64_t opset = 17) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.set_producer_name("tessera-test");
-  auto* os = m.add_opset_import();
-  os->set_domain("");
-  os->set_version(opset);
-  m.mutable_graph()->set_name("main");
-  return m;
+using testing::OnnxBuilder;
+
+onnx::ModelProto base_model(std::int64_t opset = 17) { return OnnxBuilder(opset).m; }
+
+void set_tensor_type(onnx::ValueInfoProto* vi, const std::string& name, int elem, const std::vector<std::string>& dims) {
+  OnnxBuilder::type(vi, name, elem, dims);
 }
 
-void set_tensor_type(onnx::ValueInfoProto* vi, const std::string& name, int elem, std::vector<std::string> dims) {
-  vi->set_name(name);
-  auto* tt = vi->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  auto* shape = tt->mutable_shape();
-  for (const auto& d : dims) {
-    auto* dim = shape->add_dim();
-    if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0]))) dim->set_dim_value(std::stoll(d));
-    else if (!d.empty()) dim->set_dim_param(d);
-  }
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& in,
+                          const std::vector<std::string>& out, const std::string& name = "") {
+  return OnnxBuilder::add_node(g, op, in, out, name);
 }
 
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
-                          std::vector<std::string> out, const std::string& name = "") {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name.empty() ? op + "_" + std::to_string(g->node_size()) : name);
-  for (const auto& s : in) n->add_input(s);
-  for (const auto& s : out) n->add_output(s);
-  return n;
-}
-
-void add_raw_f32(onnx::GraphProto* g, const std::string& name, std::vector<std::int64_t> dims, const std::vector<float>& v) {
+void add_raw_f32(onnx::GraphProto* g, const std::string& name, const std::vector<std::int64_t>& dims, const std::vector<float>& v) {
   auto* t = g->add_initializer();
   t->set_name(name);
   t->set_data_type(onnx::TensorProto::FLOAT);
