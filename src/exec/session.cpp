@@ -140,8 +140,19 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
   } catch (const std::bad_alloc&) {
     return out_of_memory("run: out of memory");
   }
+  // Outputs that share memory with the model's constants (an initializer, or a view of one)
+  // are copied: writing into them must not change the next run.
+  std::set<const Buffer*> constant_buffers;
+  for (const Tensor& t : s_->constants)
+    if (t.defined()) constant_buffers.insert(t.buffer().get());
   std::vector<NamedTensor> result;
-  for (graph::ValueId v : g.outputs) result.push_back({g.values[static_cast<std::size_t>(v)].name, vals[static_cast<std::size_t>(v)]});
+  for (graph::ValueId v : g.outputs) {
+    Tensor t = vals[static_cast<std::size_t>(v)];
+    if (constant_buffers.count(t.buffer().get())) {
+      TESSERA_ASSIGN_OR_RETURN(t, t.clone());
+    }
+    result.push_back({g.values[static_cast<std::size_t>(v)].name, std::move(t)});
+  }
   return result;
 }
 

@@ -183,6 +183,25 @@ TEST(Session, SymbolicBatchTakesAnySize) {
   }
 }
 
+TEST(Session, OutputsNeverShareTheModelsConstants) {
+  Builder m;
+  m.floats("c", {2, 2}, {1, 2, 3, 4});
+  m.ints("shape", {4});
+  m.node("Reshape", {"c", "shape"}, {"y"});  // a view of the constant
+  m.output("y");
+  m.output("c");
+  Result<Session> s = m.open();
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  for (int run = 0; run < 2; ++run) {
+    auto out = s.value().run({});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    EXPECT_EQ(out.value()[0].tensor.to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
+    EXPECT_EQ(out.value()[1].tensor.to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
+    out.value()[0].tensor.fill(-1.0f);
+    out.value()[1].tensor.fill(-1.0f);
+  }
+}
+
 void expect_error(const Status& s, StatusCode code, const std::string& needle) {
   ASSERT_FALSE(s.is_ok()) << needle;
   EXPECT_EQ(s.code(), code) << s.to_string();
