@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,12 +16,22 @@
 
 namespace tessera::exec::detail {
 
+// What a kernel keeps between runs of its node (plans, packed weights), owned by the session.
+struct NodeCache {
+  virtual ~NodeCache() = default;
+};
+
 struct KernelCall {
   const graph::Node& node;
   std::int64_t opset;
   std::vector<const Tensor*> in;
   std::vector<Tensor>& out;
   dnn::Handle& h;
+  // Per input: whether it is a constant of the model (the same data on every run).
+  std::vector<char> constant;
+  std::unique_ptr<NodeCache>& cache;
+
+  bool is_constant(std::size_t k) const { return k < constant.size() && constant[k]; }
 
   const Tensor* input(std::size_t k) const { return k < in.size() ? in[k] : nullptr; }
   const graph::Attribute* attr(const char* name) const;

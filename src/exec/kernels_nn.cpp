@@ -1,6 +1,8 @@
 // The executor's network kernels: convolution (bias fused as a post-op), pooling, batch
 // normalisation (inference), softmax, Gemm and MatMul.
+#include <map>
 #include <string>
+#include <tuple>
 
 #include "kernels.hpp"
 #include "tessera/dnn/data_movement.hpp"
@@ -47,6 +49,10 @@ Dims ints_or(const KernelCall& c, const char* name, std::size_t n, std::int64_t 
   return v;
 }
 
+struct ConvPlans : NodeCache {
+  std::map<std::tuple<Dims, Dims, int>, dnn::ConvForwardPlan> plans;
+};
+
 Result<Tensor> as_f32(KernelCall& c, const Tensor& t) {
   if (t.dtype() == DType::kF32 && t.is_contiguous()) return t;
   TESSERA_ASSIGN_OR_RETURN(Tensor f, new_tensor(t.shape().dims(), DType::kF32));
@@ -75,7 +81,19 @@ Status conv_kernel(KernelCall& c) {
     TESSERA_ASSIGN_OR_RETURN(bias, as_f32(c, *b));
     post.bias = bias.data<float>();
   }
-  return dnn::conv_forward(c.h, d, desc(x), x.data(), desc(w), w.data(), desc(c.out[0]), c.out[0].data(), post);
+  if (!c.is_constant(1)) return dnn::conv_forward(c.h, d, desc(x), x.data(), desc(w), w.data(), desc(c.out[0]), c.out[0].data(), post);
+  // Constant weights: a forward plan per input layout (dims, strides, dtype), made on first
+  // use, which chose the algorithm and packed the weights once.
+  if (!c.cache) c.cache = std::make_unique<ConvPlans>();
+  auto& plans = static_cast<ConvPlans&>(*c.cache).plans;
+  const dnn::TensorDesc xd = desc(x);
+  const auto key = std::make_tuple(xd.dims, xd.strides, static_cast<int>(xd.dtype));
+  auto it = plans.find(key);
+  if (it == plans.end()) {
+    TESSERA_ASSIGN_OR_RETURN(dnn::ConvForwardPlan plan, dnn::ConvForwardPlan::create(c.h, d, xd, desc(w), w.data(), desc(c.out[0])));
+    it = plans.emplace(key, std::move(plan)).first;
+  }
+  return it->second.run(c.h, x.data(), c.out[0].data(), post);
 }
 
 Status pool_kernel(KernelCall& c) {

@@ -17,6 +17,8 @@ struct Session::State {
   std::vector<detail::Kernel> kernels;  // per node
   std::vector<Tensor> constants;        // per value (initializers; undefined elsewhere)
   std::vector<int> last_use;            // per value: the last node reading it (INT_MAX: an output)
+  std::vector<char> is_constant;        // per value: an initializer run() cannot replace
+  std::vector<std::unique_ptr<detail::NodeCache>> caches;  // per node
 };
 
 namespace {
@@ -64,10 +66,14 @@ Result<Session> Session::create(graph::Model model, const SessionOptions& option
     const graph::Value& val = g.values[static_cast<std::size_t>(v)];
     TESSERA_ASSIGN_OR_RETURN(s->constants[static_cast<std::size_t>(v)], detail::constant_tensor(*val.constant, "session: constant '" + val.name + "'"));
   }
+  s->is_constant.assign(g.values.size(), 0);
+  for (graph::ValueId v : g.initializers) s->is_constant[static_cast<std::size_t>(v)] = 1;
   for (graph::ValueId v : g.inputs) {
     const graph::Value& val = g.values[static_cast<std::size_t>(v)];
     s->inputs.push_back(IoInfo{val.name, val.type, val.constant != nullptr});
+    s->is_constant[static_cast<std::size_t>(v)] = 0;  // a default the caller may replace
   }
+  s->caches.resize(g.nodes.size());
   for (graph::ValueId v : g.outputs) {
     const graph::Value& val = g.values[static_cast<std::size_t>(v)];
     s->outputs.push_back(IoInfo{val.name, val.type, false});
@@ -115,7 +121,9 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
       const graph::Node& n = g.nodes[i];
       std::vector<const Tensor*> in;
+      std::vector<char> constant;
       for (graph::ValueId v : n.inputs) {
+        constant.push_back(v != graph::kNoValue && s_->is_constant[static_cast<std::size_t>(v)]);
         if (v == graph::kNoValue) {
           in.push_back(nullptr);
           continue;
@@ -125,7 +133,7 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
         in.push_back(&vals[static_cast<std::size_t>(v)]);
       }
       std::vector<Tensor> out(n.outputs.size());
-      detail::KernelCall call{n, s_->opset, std::move(in), out, s_->h};
+      detail::KernelCall call{n, s_->opset, std::move(in), out, s_->h, std::move(constant), s_->caches[i]};
       const Status st = s_->kernels[i](call);
       if (!st.is_ok()) return Status(st.code(), "run: " + node_name(n, i) + ": " + st.message());
       for (std::size_t k = 0; k < n.outputs.size(); ++k) {
