@@ -183,6 +183,31 @@ TEST(Session, SymbolicBatchTakesAnySize) {
   }
 }
 
+// Constant weights run a plan made on first use (per input layout); weights given as an input
+// run conv_forward each time. Both choose the algorithm the same way: the same bits, for every
+// batch size the plan cache sees.
+TEST(Session, ConvPlansGiveTheBitsOfDirectCalls) {
+  const auto w = random_values(8 * 4 * 9, 7);
+  Builder constant, input;
+  for (Builder* m : {&constant, &input}) {
+    m->input("x", {"N", "4", "9", "9"});
+    if (m == &input) m->input("w", {"8", "4", "3", "3"});
+    else m->floats("w", {8, 4, 3, 3}, w);
+    auto* conv = m->node("Conv", {"x", "w"}, {"y"});
+    Builder::attr(conv, "pads", {1, 1, 1, 1});
+    m->output("y");
+  }
+  Result<Session> a = constant.open(), b = input.open();
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  for (std::int64_t n : {1, 3, 1}) {
+    const Tensor x = tensor({n, 4, 9, 9}, random_values(static_cast<std::size_t>(n * 4 * 81), 8));
+    auto ya = a.value().run({{"x", x}});
+    auto yb = b.value().run({{"x", x}, {"w", tensor({8, 4, 3, 3}, w)}});
+    ASSERT_TRUE(ya.is_ok() && yb.is_ok());
+    EXPECT_EQ(ya.value()[0].tensor.to_vector<float>(), yb.value()[0].tensor.to_vector<float>()) << n;
+  }
+}
+
 TEST(Session, OutputsNeverShareTheModelsConstants) {
   Builder m;
   m.floats("c", {2, 2}, {1, 2, 3, 4});
