@@ -1,5 +1,6 @@
 // Sessions: a model checked once (verify, type inference, a kernel for every node, constants
 // as tensors), then run node by node; each intermediate tensor is dropped after its last use.
+#include <algorithm>
 #include <climits>
 #include <set>
 #include <string>
