@@ -16,6 +16,8 @@ packages=(
   libgtest-dev         # unit tests
   libbenchmark-dev     # micro-benchmarks in bench/
   python3-numpy        # test oracle: .npy files written and checked by numpy (Debian's /usr/bin/python3)
+  python3-torch        # test oracle: PyTorch's outputs for the exported models, and the RNN bench anchor
+  python3-torchvision  # test oracle: torchvision models exported to ONNX at test time (tests/models)
   libopenblas0-pthread # BLAS test oracle and bench anchor, dlopen'ed by tests and `tessera bench` only
   libblis4-pthread     # BLAS bench anchor (BLIS), dlopen'ed by `tessera bench` only
   libdnnl-dev          # DNN bench anchor and test oracle (oneDNN), dlopen'ed by `tessera bench dnn` only

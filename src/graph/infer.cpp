@@ -234,6 +234,29 @@ class Inferer {
       }
       return Status::ok();
     }
+    if (op == "Constant") {
+      auto sized = [](ElemType e, std::size_t count, bool scalar) {
+        return ValueType{e, scalar ? Shape{} : Shape{known(static_cast<std::int64_t>(count))}};
+      };
+      if (const Attribute* a = attr("value"); a && a->kind == Attribute::Kind::kTensor && a->t) {
+        y.elem = a->t->elem;
+        y.shape.emplace();
+        for (std::int64_t d : a->t->dims) y.shape->push_back(known(d));
+      } else if (attr("value_float")) {
+        y = sized(ElemType::kF32, 1, true);
+      } else if (const Attribute* fs = attr("value_floats")) {
+        y = sized(ElemType::kF32, fs->floats.size(), false);
+      } else if (attr("value_int")) {
+        y = sized(ElemType::kI64, 1, true);
+      } else if (const Attribute* is = attr("value_ints")) {
+        y = sized(ElemType::kI64, is->ints.size(), false);
+      } else if (attr("value_string")) {
+        y = sized(ElemType::kString, 1, true);
+      } else if (const Attribute* ss = attr("value_strings")) {
+        y = sized(ElemType::kString, ss->strings.size(), false);
+      }
+      return Status::ok();
+    }
     if (op == "Size") {
       y = ValueType{ElemType::kI64, Shape{}};
       return Status::ok();

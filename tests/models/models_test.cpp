@@ -1,0 +1,96 @@
+// torchvision models exported to ONNX by Debian's PyTorch at test time (export_torchvision.py,
+// a ctest fixture): tessera's outputs against PyTorch's (max abs error <= 1e-4 max |output|),
+// at batch 1 and at batch 2 through the symbolic batch dim; and tessera's type inference on
+// the real graphs against ONNX's own shape inference (Debian's libonnx; opset 13).
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <tessera/core/npy.hpp>
+#include <tessera/session.hpp>
+
+namespace tessera {
+namespace {
+
+std::filesystem::path model_dir(const std::string& name) {
+  const char* root = std::getenv("TESSERA_MODELS_DIR");
+  return std::filesystem::path(root ? root : "tests/models") / name;
+}
+
+class Models : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Models, MatchPyTorch) {
+  const auto dir = model_dir(GetParam());
+  Result<exec::Session> s = exec::Session::open(dir / "model.onnx");
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  const Tensor x = read_npy((dir / "input.npy").string()).value_or_throw();
+  const auto expected = read_npy((dir / "expected.npy").string()).value_or_throw().to_vector<float>();
+  float largest = 0;
+  for (float v : expected) largest = std::max(largest, std::fabs(v));
+  ASSERT_GT(largest, 0.0f);
+
+  auto out = s.value().run({{"input", x}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  const auto got = out.value()[0].tensor.to_vector<float>();
+  ASSERT_EQ(got.size(), expected.size());
+  float worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - expected[i]));
+  EXPECT_LE(worst, 1e-4f * largest) << "max |output| " << largest;
+
+  // The same image twice through the symbolic batch dim: both rows as PyTorch's.
+  Tensor x2 = Tensor::empty(Shape{2, 3, 224, 224}, DType::kF32).value_or_throw();
+  for (int n = 0; n < 2; ++n) std::memcpy(x2.data<float>() + n * x.numel(), x.data(), x.nbytes());
+  auto out2 = s.value().run({{"input", x2}});
+  ASSERT_TRUE(out2.is_ok()) << out2.status().to_string();
+  const auto got2 = out2.value()[0].tensor.to_vector<float>();
+  ASSERT_EQ(got2.size(), 2 * expected.size());
+  for (std::size_t i = 0; i < got2.size(); ++i) {
+    ASSERT_LE(std::fabs(got2[i] - expected[i % expected.size()]), 1e-4f * largest) << i;
+  }
+}
+
+TEST_P(Models, TypesAgreeWithOnnxShapeInference) {
+  const auto path = model_dir(GetParam()) / "model.onnx";
+  graph::Model m = graph::import_onnx(path).value_or_throw();
+  ASSERT_TRUE(graph::infer_types(m).is_ok());
+  onnx::ModelProto mp;
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(mp.ParseFromIstream(&in));
+  mp.mutable_graph()->clear_value_info();
+  onnx::shape_inference::InferShapes(mp);
+  int compared = 0;
+  for (const auto& vi : mp.graph().value_info()) {
+    const graph::ValueId id = m.graph.find(vi.name());
+    ASSERT_NE(id, graph::kNoValue) << vi.name();
+    const graph::ValueType& ours = m.graph.values[static_cast<std::size_t>(id)].type;
+    const auto& tt = vi.type().tensor_type();
+    EXPECT_EQ(static_cast<int>(ours.elem), tt.elem_type()) << vi.name();
+    if (!tt.has_shape()) continue;
+    ASSERT_TRUE(ours.shape.has_value()) << vi.name();
+    ASSERT_EQ(static_cast<int>(ours.shape->size()), tt.shape().dim_size()) << vi.name() << ": " << graph::to_text(ours);
+    for (int i = 0; i < tt.shape().dim_size(); ++i) {
+      const auto& d = tt.shape().dim(i);
+      const graph::Dim& o = (*ours.shape)[static_cast<std::size_t>(i)];
+      if (d.has_dim_value() && o.has_size()) {
+        EXPECT_EQ(o.size, d.dim_value()) << vi.name() << ": " << graph::to_text(ours);
+      } else if (d.has_dim_param()) {
+        EXPECT_TRUE(o.symbol == d.dim_param() || !o.has_size()) << vi.name() << ": " << graph::to_text(ours);
+      }
+    }
+    ++compared;
+  }
+  EXPECT_GE(compared, static_cast<int>(m.graph.nodes.size()) / 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Torchvision, Models, ::testing::Values("resnet18", "mobilenet_v2", "squeezenet1_1"));
+
+}  // namespace
+}  // namespace tessera
