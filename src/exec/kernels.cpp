@@ -1,5 +1,7 @@
 // The executor's kernels (kernels.hpp): the elementwise, shape and reduction ops here, the
-// network ops (convolution, pooling, normalisation, softmax, Gemm, MatMul) in kernels_nn.cpp.
+// network ops (convolution, pooling, normalisation, softmax, Gemm, MatMul) in kernels_nn.cpp,
+// the data-movement and generator ops (Slice, Split, Expand, Pad, Tile, ConstantOfShape,
+// Range) and LayerNormalization in kernels_data.cpp.
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -399,6 +401,15 @@ Status batch_norm_kernel(KernelCall& c);
 Status softmax_kernel(KernelCall& c);
 Status gemm_kernel(KernelCall& c);
 Status matmul_kernel(KernelCall& c);
+// The data-movement and generator ops (kernels_data.cpp).
+Status slice_kernel(KernelCall& c);
+Status split_kernel(KernelCall& c);
+Status expand_kernel(KernelCall& c);
+Status pad_kernel(KernelCall& c);
+Status tile_kernel(KernelCall& c);
+Status constant_of_shape_kernel(KernelCall& c);
+Status range_kernel(KernelCall& c);
+Status layer_norm_kernel(KernelCall& c);
 
 namespace {
 const std::map<std::string, Kernel, std::less<>>& table() {
@@ -440,6 +451,14 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["LogSoftmax"] = &softmax_kernel;
     m["Gemm"] = &gemm_kernel;
     m["MatMul"] = &matmul_kernel;
+    m["Slice"] = &slice_kernel;
+    m["Split"] = &split_kernel;
+    m["Expand"] = &expand_kernel;
+    m["Pad"] = &pad_kernel;
+    m["Tile"] = &tile_kernel;
+    m["ConstantOfShape"] = &constant_of_shape_kernel;
+    m["Range"] = &range_kernel;
+    m["LayerNormalization"] = &layer_norm_kernel;
     return m;
   }();
   return t;

@@ -183,6 +183,61 @@ TEST(Session, SymbolicBatchTakesAnySize) {
   }
 }
 
+TEST(Session, DataMovementAndGeneratorOps) {
+  Builder m(18);
+  m.input("x", {"3", "4"});
+  m.ints("starts", {1, 0});
+  m.ints("ends", {3, 4});
+  m.ints("axes", {0, 1});
+  m.ints("steps", {1, 2});
+  m.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"sl"});  // rows 1-2, columns 0 and 2
+  m.ints("parts", {1, 3});
+  auto* split = m.node("Split", {"x", "parts"}, {"p0", "p1"});
+  Builder::attr(split, "axis", 1);
+  m.ints("col_shape", {2, 3, 1});
+  m.ints("one_col", {3, 1});
+  m.node("Reshape", {"p0", "one_col"}, {"c"});
+  m.node("Expand", {"c", "col_shape"}, {"ex"});  // [2, 3, 1]
+  m.ints("pads", {0, 1, 0, 0});
+  m.floats("fill", {}, {-5.0f});
+  m.node("Pad", {"sl", "pads", "fill"}, {"pd"});  // a column of -5 in front: [2, 3]
+  m.ints("reps", {1, 2});
+  m.node("Tile", {"sl", "reps"}, {"tl"});  // [2, 4]
+  m.ints("shape22", {2, 2});
+  m.node("ConstantOfShape", {"shape22"}, {"zeros"});
+  m.floats("r0", {}, {1.0f});
+  m.floats("r1", {}, {10.0f});
+  m.floats("r2", {}, {3.0f});
+  m.node("Range", {"r0", "r1", "r2"}, {"rg"});
+  m.floats("gamma", {4}, {1, 2, 1, 1});
+  m.floats("beta", {4}, {0, 0, 0, 1});
+  m.node("LayerNormalization", {"x", "gamma", "beta"}, {"ln"});
+  for (const char* o : {"sl", "p1", "ex", "pd", "tl", "zeros", "rg", "ln"}) m.output(std::string(o));
+  Result<Session> s = m.open();
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  const std::vector<float> x = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  auto out = s.value().run({{"x", tensor({3, 4}, x)}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  const auto& o = out.value();
+  EXPECT_EQ(o[0].tensor.to_vector<float>(), (std::vector<float>{4, 6, 8, 10}));
+  EXPECT_EQ(o[1].tensor.shape(), (Shape{3, 3}));
+  EXPECT_EQ(o[1].tensor.to_vector<float>(), (std::vector<float>{1, 2, 3, 5, 6, 7, 9, 10, 11}));
+  EXPECT_EQ(o[2].tensor.shape(), (Shape{2, 3, 1}));
+  EXPECT_EQ(o[2].tensor.to_vector<float>(), (std::vector<float>{0, 4, 8, 0, 4, 8}));
+  EXPECT_EQ(o[3].tensor.to_vector<float>(), (std::vector<float>{-5, 4, 6, -5, 8, 10}));
+  EXPECT_EQ(o[4].tensor.to_vector<float>(), (std::vector<float>{4, 6, 4, 6, 8, 10, 8, 10}));
+  EXPECT_EQ(o[5].tensor.to_vector<float>(), (std::vector<float>{0, 0, 0, 0}));
+  EXPECT_EQ(o[6].tensor.to_vector<float>(), (std::vector<float>{1, 4, 7}));
+  // Each row of x is (a, a+1, a+2, a+3): normalised (-1.5, -0.5, 0.5, 1.5) / sqrt(1.25 + eps).
+  const auto ln = o[7].tensor.to_vector<float>();
+  const double inv = 1.0 / std::sqrt(1.25 + 1e-5);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_NEAR(ln[static_cast<std::size_t>(r * 4 + 0)], -1.5 * inv, 1e-5);
+    EXPECT_NEAR(ln[static_cast<std::size_t>(r * 4 + 1)], -0.5 * inv * 2, 1e-5);
+    EXPECT_NEAR(ln[static_cast<std::size_t>(r * 4 + 3)], 1.5 * inv + 1, 1e-5);
+  }
+}
+
 // Constant weights run a plan made on first use (per input layout); weights given as an input
 // run conv_forward each time. Both choose the algorithm the same way: the same bits, for every
 // batch size the plan cache sees.
