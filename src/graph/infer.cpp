@@ -264,7 +264,7 @@ class Inferer {
     static const std::set<std::string> kShaped = {
         "Conv", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
         "Gemm", "MatMul", "Flatten", "Reshape", "Transpose", "Concat", "Unsqueeze", "Squeeze", "Gather",
-        "ArgMax", "ArgMin"};
+        "ArgMax", "ArgMin", "Slice", "Split", "Expand", "Tile", "Pad"};
     if (!kShaped.count(op) && op.rfind("Reduce", 0) != 0) return Status::ok();  // not known here
     y.elem = in(0).elem;
     if (!in(0).shape) return Status::ok();  // the rest need x's rank
@@ -421,6 +421,85 @@ class Inferer {
           else if (x[i].has_size() && x[i].size != 1) return invalid_argument("dim " + std::to_string(i) + " of size " + std::to_string(x[i].size) + " cannot be squeezed");
         }
       }
+      y.shape = std::move(s);
+      return Status::ok();
+    }
+    if (op == "Slice") {
+      Shape s = x;  // the rank stays; a sliced dim is known where its bounds are constants
+      const auto starts = opset_ >= 10 ? const_ints(1) : attr_ints("starts");
+      const auto ends = opset_ >= 10 ? const_ints(2) : attr_ints("ends");
+      std::optional<Ints> axes = opset_ >= 10 ? const_ints(3) : attr_ints("axes");
+      std::optional<Ints> steps = opset_ >= 10 ? const_ints(4) : std::optional<Ints>();
+      if ((opset_ >= 10 && has_input(3) && !axes) || (opset_ >= 10 && has_input(4) && !steps) || !starts || !ends ||
+          starts->size() != ends->size()) {
+        // Unknown bounds: every dim that might be sliced is unknown.
+        const std::optional<Ints> ax = axes;
+        for (std::size_t i = 0; i < s.size(); ++i) s[i] = Dim{};
+        if (ax && starts) {
+          s = x;
+          for (std::int64_t a : *ax) {
+            TESSERA_ASSIGN_OR_RETURN(const std::size_t v, axis(a, x.size()));
+            s[v] = Dim{};
+          }
+        }
+        y.shape = std::move(s);
+        return Status::ok();
+      }
+      if (!axes) {
+        axes.emplace();
+        for (std::size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<std::int64_t>(i));
+      }
+      if (!steps) steps = Ints(starts->size(), 1);
+      if (axes->size() != starts->size() || steps->size() != starts->size()) return invalid_argument("starts, ends, axes and steps differ in length");
+      for (std::size_t k = 0; k < starts->size(); ++k) {
+        TESSERA_ASSIGN_OR_RETURN(const std::size_t a, axis((*axes)[k], x.size()));
+        const std::int64_t step = (*steps)[k];
+        if (step == 0) return invalid_argument("a step of 0");
+        if (!x[a].has_size()) {
+          s[a] = Dim{};
+          continue;
+        }
+        // ONNX's clamping: negative bounds count from the end, then into [0, n] ([-1, n-1] backwards).
+        const std::int64_t len = x[a].size;
+        auto clamp = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) {
+          if (v < 0) v += len;
+          return std::clamp(v, lo, hi);
+        };
+        const std::int64_t b = step > 0 ? clamp((*starts)[k], 0, len) : clamp((*starts)[k], -1, len - 1);
+        const std::int64_t e = step > 0 ? clamp((*ends)[k], 0, len) : clamp((*ends)[k], -1, len - 1);
+        const std::int64_t count = step > 0 ? (e > b ? (e - b + step - 1) / step : 0) : (b > e ? (b - e - step - 1) / -step : 0);
+        s[a] = known(count);
+      }
+      y.shape = std::move(s);
+      return Status::ok();
+    }
+    if (op == "Split") {
+      TESSERA_ASSIGN_OR_RETURN(const std::size_t ax, axis(attr_int("axis", 0), x.size()));
+      const auto sizes = opset_ >= 13 ? const_ints(1) : attr_ints("split");
+      for (std::size_t k = 0; k < out.size(); ++k) {
+        Shape s = x;
+        if (sizes && sizes->size() == out.size()) s[ax] = known((*sizes)[k]);
+        else if (!(sizes || has_input(1)) && x[ax].has_size() && x[ax].size % static_cast<std::int64_t>(out.size()) == 0)
+          s[ax] = known(x[ax].size / static_cast<std::int64_t>(out.size()));
+        else s[ax] = Dim{};
+        out[k] = ValueType{x.empty() ? ElemType::kUndefined : in(0).elem, std::move(s)};
+      }
+      return Status::ok();
+    }
+    if (op == "Expand") {
+      const auto shape = const_ints(1);
+      if (!shape) return Status::ok();
+      ValueType target{ElemType::kUndefined, Shape{}};
+      for (std::int64_t d : *shape) target.shape->push_back(known(d));
+      TESSERA_ASSIGN_OR_RETURN(y.shape, broadcast({&in(0), &target}));
+      return Status::ok();
+    }
+    if (op == "Tile" || op == "Pad") {
+      Shape s(x.size(), Dim{});
+      const auto v = op == "Tile" ? const_ints(1) : opset_ >= 11 ? (has_input(3) ? std::optional<Ints>() : const_ints(1)) : attr_ints("pads");
+      if (v && v->size() == (op == "Tile" ? x.size() : 2 * x.size()))
+        for (std::size_t i = 0; i < x.size(); ++i)
+          if (x[i].has_size()) s[i] = known(op == "Tile" ? x[i].size * (*v)[i] : x[i].size + (*v)[i] + (*v)[i + x.size()]);
       y.shape = std::move(s);
       return Status::ok();
     }

@@ -79,7 +79,22 @@ Builder network(const std::string& batch) {
   b.node("Shape", {"ga"}, {"sh"});
   auto* cast = b.node("Cast", {"sh"}, {"shf"});
   Builder::attr(cast, "to", static_cast<std::int64_t>(onnx::TensorProto::FLOAT));
-  for (const char* o : {"s", "t", "cat", "mv", "bc", "lt", "rm", "sq", "shf"}) b.output(std::string(o));
+  // Slice with steps and an end past the dim, Split by sizes, Expand, Tile, Pad.
+  b.ints("sl_starts", {1, 2});
+  b.ints("sl_ends", {8, 100});
+  b.ints("sl_axes", {1, 3});
+  b.ints("sl_steps", {2, 3});
+  b.node("Slice", {"p", "sl_starts", "sl_ends", "sl_axes", "sl_steps"}, {"sl"});
+  b.ints("parts", {3, 5});
+  auto* split = b.node("Split", {"p", "parts"}, {"sp0", "sp1"});
+  Builder::attr(split, "axis", 1);
+  b.ints("ex_shape", {2, 1, 6});
+  b.node("Expand", {"v", "ex_shape"}, {"ex"});
+  b.ints("reps", {3});
+  b.node("Tile", {"v", "reps"}, {"tl"});
+  b.ints("pads", {0, 0, 1, 1, 0, 0, 2, 2});
+  b.node("Pad", {"p", "pads"}, {"pd"});
+  for (const char* o : {"s", "t", "cat", "mv", "bc", "lt", "rm", "sq", "shf", "sl", "sp0", "sp1", "ex", "tl", "pd"}) b.output(std::string(o));
   return b;
 }
 
@@ -111,12 +126,14 @@ TEST(InferTypes, MatchesOnnxShapeInference) {
   };
   for (const auto& vi : theirs.graph().value_info()) compare(vi);
   for (const auto& vi : theirs.graph().output()) compare(vi);
-  EXPECT_GE(compared, 25);  // every node output
+  EXPECT_GE(compared, 31);  // every node output
   // Spot values (so a change in both libraries would not pass unnoticed).
   EXPECT_EQ(to_text(m.graph.values[static_cast<std::size_t>(m.graph.find("c"))].type), "f32[2,8,17,16]");
   EXPECT_EQ(to_text(m.graph.values[static_cast<std::size_t>(m.graph.find("p"))].type), "f32[2,8,9,9]");
   EXPECT_EQ(to_text(m.graph.values[static_cast<std::size_t>(m.graph.find("mm"))].type), "f32[2,3,4,6]");
   EXPECT_EQ(to_text(m.graph.values[static_cast<std::size_t>(m.graph.find("rs"))].type), "f32[2,4,162]");
+  EXPECT_EQ(to_text(m.graph.values[static_cast<std::size_t>(m.graph.find("sl"))].type), "f32[2,4,9,3]");
+  EXPECT_EQ(to_text(m.graph.values[static_cast<std::size_t>(m.graph.find("pd"))].type), "f32[2,8,12,12]");
 }
 
 TEST(InferTypes, SymbolicBatchIsCarriedThrough) {
