@@ -19,6 +19,7 @@ struct Session::State {
   std::vector<Tensor> constants;        // per value (initializers; undefined elsewhere)
   std::vector<int> last_use;            // per value: the last node reading it (INT_MAX: an output)
   std::vector<char> is_constant;        // per value: an initializer run() cannot replace
+  std::set<const Buffer*> constant_buffers;  // the memory of every constant
   std::vector<std::unique_ptr<detail::NodeCache>> caches;  // per node
 };
 
@@ -66,6 +67,7 @@ Result<Session> Session::create(graph::Model model, const SessionOptions& option
   for (graph::ValueId v : g.initializers) {
     const graph::Value& val = g.values[static_cast<std::size_t>(v)];
     TESSERA_ASSIGN_OR_RETURN(s->constants[static_cast<std::size_t>(v)], detail::constant_tensor(*val.constant, "session: constant '" + val.name + "'"));
+    s->constant_buffers.insert(s->constants[static_cast<std::size_t>(v)].buffer().get());
   }
   s->is_constant.assign(g.values.size(), 0);
   for (graph::ValueId v : g.initializers) s->is_constant[static_cast<std::size_t>(v)] = 1;
@@ -151,13 +153,10 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
   }
   // Outputs that share memory with the model's constants (an initializer, or a view of one)
   // are copied: writing into them must not change the next run.
-  std::set<const Buffer*> constant_buffers;
-  for (const Tensor& t : s_->constants)
-    if (t.defined()) constant_buffers.insert(t.buffer().get());
   std::vector<NamedTensor> result;
   for (graph::ValueId v : g.outputs) {
     Tensor t = vals[static_cast<std::size_t>(v)];
-    if (constant_buffers.count(t.buffer().get())) {
+    if (s_->constant_buffers.count(t.buffer().get())) {
       TESSERA_ASSIGN_OR_RETURN(t, t.clone());
     }
     result.push_back({g.values[static_cast<std::size_t>(v)].name, std::move(t)});
