@@ -4,7 +4,9 @@
 // prints the latency (min / median / p90) and throughput; outputs go to DIR as .npy. With no
 // model it runs the one shipped in examples/models/.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
