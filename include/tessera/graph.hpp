@@ -162,6 +162,9 @@ inline constexpr std::int64_t kMaxOpset = 28;
 Result<Model> import_onnx(const std::filesystem::path& path);
 // The same from the bytes of a ModelProto; external data relative to `dir` (none when empty).
 Result<Model> import_onnx(std::span<const std::byte> bytes, const std::filesystem::path& dir = {});
+// A serialised TensorProto (the .pb files of ONNX's test data) as a constant; `what` starts
+// every error. Tensors with external data are refused.
+Result<Constant> import_tensor(std::span<const std::byte> bytes, const std::string& what);
 
 // The invariants of the IR: value ids in range, one producer per value, every input defined
 // before its node (graph inputs, initializers, captures, earlier outputs), outputs defined,

@@ -63,4 +63,8 @@ class Session {
 // The ai.onnx op types the executor runs.
 std::vector<std::string> supported_ops();
 
+// A new host tensor holding a constant's data (element types with a core dtype; an error
+// names `what` and the type otherwise).
+Result<Tensor> tensor_from_constant(const graph::Constant& c, const std::string& what);
+
 }  // namespace tessera::exec

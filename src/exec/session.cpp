@@ -26,7 +26,7 @@ struct Session::State {
 namespace {
 
 std::string node_name(const graph::Node& n, std::size_t i) {
-  return "node " + std::to_string(i) + " '" + n.name + "' (" + n.op_type + ")";
+  return "node " + std::to_string(i) + (n.name.empty() ? "" : " '" + n.name + "'") + " (" + n.op_type + ")";
 }
 
 }  // namespace
@@ -41,6 +41,10 @@ const std::vector<IoInfo>& Session::outputs() const { return s_->outputs; }
 const graph::Model& Session::model() const { return s_->model; }
 
 std::vector<std::string> supported_ops() { return detail::kernel_names(); }
+
+Result<Tensor> tensor_from_constant(const graph::Constant& c, const std::string& what) {
+  return detail::constant_tensor(c, what);
+}
 
 Result<Session> Session::open(const std::filesystem::path& model, const SessionOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(graph::Model m, graph::import_onnx(model));

@@ -35,12 +35,13 @@ class Importer {
  public:
   explicit Importer(fs::path dir) : dir_(std::move(dir)) {}
 
+  Result<std::shared_ptr<const Constant>> tensor(const onnx::TensorProto& t, const std::string& what);
+
   // `outer`: the names every enclosing graph defines, innermost last. `reads` gets the names
   // this graph (or its subgraphs) reads from the enclosing graphs.
   Status graph(const onnx::GraphProto& gp, const std::vector<const NameSet*>& outer, Graph& g, std::set<std::string>& reads);
 
  private:
-  Result<std::shared_ptr<const Constant>> tensor(const onnx::TensorProto& t, const std::string& what);
   Status external(const onnx::TensorProto& t, const std::string& what, std::int64_t want, Constant& c);
   Result<ValueType> value_type(const onnx::TypeProto& t, const std::string& what);
   Result<Attribute> attribute(const onnx::AttributeProto& a, const std::string& what,
@@ -450,6 +451,21 @@ Result<Model> import_onnx(std::span<const std::byte> bytes, const fs::path& dir)
     return out_of_memory("import_onnx: out of memory");
   }
   return m;
+}
+
+Result<Constant> import_tensor(std::span<const std::byte> bytes, const std::string& what) {
+  if (bytes.size() > static_cast<std::size_t>(INT_MAX)) return unsupported(what + ": a tensor file over 2 GiB");
+  onnx::TensorProto tp;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const std::uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  if (!tp.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) return parse_error(what + ": not an ONNX tensor (the protobuf does not parse)");
+  if (tp.has_data_location() && tp.data_location() == onnx::TensorProto::EXTERNAL)
+    return unsupported(what + ": a tensor file with external data");
+  try {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const Constant> c, Importer({}).tensor(tp, what));
+    return *c;
+  } catch (const std::bad_alloc&) {
+    return out_of_memory(what + ": out of memory");
+  }
 }
 
 Result<Model> import_onnx(const fs::path& path) {

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
                                         tessera::kBuildType + ", " + tessera::kCompiler + ")");
   app.require_subcommand(0, 1);
   tessera::cli::add_bench_command(app);
+  tessera::cli::add_conformance_command(app);
   tessera::cli::add_explain_command(app);
   tessera::cli::add_info_command(app);
   tessera::cli::add_run_command(app);
