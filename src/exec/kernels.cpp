@@ -75,11 +75,24 @@ Result<Tensor> constant_tensor(const graph::Constant& c, const std::string& what
   return x;
 }
 
+Result<Tensor> like(const Tensor& x, DType dtype) { return new_tensor(x.shape().dims(), dtype); }
+
+Result<int> norm_axis(std::int64_t a, int rank, const std::string& what) {
+  if (a < -rank || a >= rank) return invalid_argument(what + " " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+  return static_cast<int>(a < 0 ? a + rank : a);
+}
+
+Result<double> scalar_value(dnn::Handle& h, const Tensor& t, const std::string& what) {
+  if (t.numel() != 1) return invalid_argument(what + " must hold one value");
+  TESSERA_ASSIGN_OR_RETURN(Tensor d, new_tensor({}, DType::kF64));
+  TESSERA_RETURN_IF_ERROR(dnn::cast(h, dnn::TensorDesc{t.dtype(), {}, {}}, t.data(), desc(d), d.data()));
+  return *d.data<double>();
+}
+
 namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-Result<Tensor> like(const Tensor& x, DType dtype) { return new_tensor(x.shape().dims(), dtype); }
 
 std::string lower(std::string_view s) {
   std::string r(s);
@@ -87,11 +100,6 @@ std::string lower(std::string_view s) {
   return r;
 }
 
-// An axis in [-rank, rank), made non-negative.
-Result<int> norm_axis(std::int64_t a, int rank, const std::string& what) {
-  if (a < -rank || a >= rank) return invalid_argument(what + " " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
-  return static_cast<int>(a < 0 ? a + rank : a);
-}
 
 // ---- elementwise -------------------------------------------------------------------------
 Status binary_op(KernelCall& c, dnn::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& y) {
@@ -113,7 +121,18 @@ Status binary_kernel(KernelCall& c) {
   dnn::BinaryOp op = dnn::BinaryOp::kAdd;
   if (c.node.op_type == "Mod") op = c.attr_int("fmod", 0) ? dnn::BinaryOp::kFmod : dnn::BinaryOp::kMod;
   else op = kOps.find(c.node.op_type)->second;
-  return binary_op(c, op, *c.input(0), *c.input(1), c.out[0]);
+  const Tensor &a = *c.input(0), &b = *c.input(1);
+  if (op == dnn::BinaryOp::kPow && a.dtype() != b.dtype()) {  // mixed types: in f64, y of a's dtype
+    Tensor a64, b64, y64;
+    TESSERA_ASSIGN_OR_RETURN(a64, like(a, DType::kF64));
+    TESSERA_ASSIGN_OR_RETURN(b64, like(b, DType::kF64));
+    TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(a), a.data(), desc(a64), a64.data()));
+    TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(b), b.data(), desc(b64), b64.data()));
+    TESSERA_RETURN_IF_ERROR(binary_op(c, op, a64, b64, y64));
+    TESSERA_ASSIGN_OR_RETURN(c.out[0], like(y64, a.dtype()));
+    return dnn::cast(c.h, desc(y64), y64.data(), desc(c.out[0]), c.out[0].data());
+  }
+  return binary_op(c, op, a, b, c.out[0]);
 }
 
 // Max, Min, Sum, Mean over any number of inputs, folded left to right.
@@ -187,12 +206,25 @@ Status activation_kernel(KernelCall& c) {
     a = {dnn::ActKind::kClip, lo, hi};
   }
   const Tensor& x = *c.input(0);
+  if (op == "Clip" && !is_floating(x.dtype())) {  // integers: max with the low bound, min with the high one
+    Tensor y = x;
+    for (std::size_t k : {std::size_t{1}, std::size_t{2}}) {
+      if (!c.input(k)) continue;
+      Tensor next;
+      TESSERA_RETURN_IF_ERROR(binary_op(c, k == 1 ? dnn::BinaryOp::kMax : dnn::BinaryOp::kMin, y, *c.input(k), next));
+      y = std::move(next);
+    }
+    c.out[0] = std::move(y);
+    return Status::ok();
+  }
   TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
   return dnn::activation_forward(c.h, a, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
+// Cast, and CastLike (to the dtype of its second input).
 Status cast_kernel(KernelCall& c) {
-  const auto to = graph::to_dtype(static_cast<graph::ElemType>(c.attr_int("to", 0)));
+  const auto to = c.node.op_type == "CastLike" ? std::optional<DType>(c.input(1)->dtype())
+                                                : graph::to_dtype(static_cast<graph::ElemType>(c.attr_int("to", 0)));
   if (!to) return unsupported("Cast to element type " + std::to_string(c.attr_int("to", 0)));
   const Tensor& x = *c.input(0);
   TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, *to));
@@ -211,7 +243,8 @@ Status identity_kernel(KernelCall& c) {
 
 Status flatten_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
-  TESSERA_ASSIGN_OR_RETURN(const int axis, norm_axis(c.attr_int("axis", 1), x.rank() + 1, "axis"));
+  const std::int64_t a = c.attr_int("axis", 1);  // in [-rank, rank]
+  TESSERA_ASSIGN_OR_RETURN(const int axis, a < 0 ? norm_axis(a, x.rank(), "axis") : norm_axis(a, x.rank() + 1, "axis"));
   const Dims& d = x.shape().dims();
   const auto outer = std::accumulate(d.begin(), d.begin() + axis, std::int64_t{1}, std::multiplies<>());
   const auto inner = std::accumulate(d.begin() + axis, d.end(), std::int64_t{1}, std::multiplies<>());
@@ -337,6 +370,11 @@ Status constant_kernel(KernelCall& c) {
   return Status::ok();
 }
 
+Status size_kernel(KernelCall& c) {
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], Tensor::from_vector<std::int64_t>(Shape{}, {c.input(0)->numel()}));
+  return Status::ok();
+}
+
 Status shape_kernel(KernelCall& c) {
   const Dims& d = c.input(0)->shape().dims();
   const auto r = static_cast<std::int64_t>(d.size());
@@ -387,8 +425,16 @@ Status reduce_kernel(KernelCall& c) {
     }
   const bool keep = c.attr_int("keepdims", 1) != 0;
   TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, dnn::reduce_output_desc(desc(x), ax, keep));
+  const dnn::ReduceOp op = kOps.find(c.node.op_type)->second;
   TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(yd.dims, x.dtype()));
-  return dnn::reduce(c.h, kOps.find(c.node.op_type)->second, ax, keep, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
+  if (x.dtype() == DType::kBool && (op == dnn::ReduceOp::kMax || op == dnn::ReduceOp::kMin)) {  // any / all, through u8
+    TESSERA_ASSIGN_OR_RETURN(Tensor xu, like(x, DType::kU8));
+    TESSERA_ASSIGN_OR_RETURN(Tensor yu, new_tensor(yd.dims, DType::kU8));
+    TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(x), x.data(), desc(xu), xu.data()));
+    TESSERA_RETURN_IF_ERROR(dnn::reduce(c.h, op, ax, keep, desc(xu), xu.data(), desc(yu), yu.data()));
+    return dnn::cast(c.h, desc(yu), yu.data(), desc(c.out[0]), c.out[0].data());
+  }
+  return dnn::reduce(c.h, op, ax, keep, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
 }  // namespace
@@ -410,6 +456,23 @@ Status tile_kernel(KernelCall& c);
 Status constant_of_shape_kernel(KernelCall& c);
 Status range_kernel(KernelCall& c);
 Status layer_norm_kernel(KernelCall& c);
+// Indexing, rearranging and the rare elementwise ops (kernels_index.cpp).
+Status rare_unary_kernel(KernelCall& c);
+Status is_inf_kernel(KernelCall& c);
+Status arg_kernel(KernelCall& c);
+Status hardmax_kernel(KernelCall& c);
+Status gather_elements_kernel(KernelCall& c);
+Status gather_nd_kernel(KernelCall& c);
+Status scatter_kernel(KernelCall& c);
+Status one_hot_kernel(KernelCall& c);
+Status cumsum_kernel(KernelCall& c);
+Status top_k_kernel(KernelCall& c);
+Status depth_space_kernel(KernelCall& c);
+Status resize_kernel(KernelCall& c);
+Status trilu_kernel(KernelCall& c);
+Status eye_like_kernel(KernelCall& c);
+Status non_zero_kernel(KernelCall& c);
+Status compress_kernel(KernelCall& c);
 
 namespace {
 const std::map<std::string, Kernel, std::less<>>& table() {
@@ -459,6 +522,27 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["ConstantOfShape"] = &constant_of_shape_kernel;
     m["Range"] = &range_kernel;
     m["LayerNormalization"] = &layer_norm_kernel;
+    for (const char* op : {"Acosh", "Asinh", "Atanh", "ThresholdedRelu", "Shrink", "Swish"}) m[op] = &rare_unary_kernel;
+    m["IsInf"] = &is_inf_kernel;
+    m["ArgMax"] = &arg_kernel;
+    m["ArgMin"] = &arg_kernel;
+    m["Hardmax"] = &hardmax_kernel;
+    m["GatherElements"] = &gather_elements_kernel;
+    m["GatherND"] = &gather_nd_kernel;
+    for (const char* op : {"Scatter", "ScatterElements", "ScatterND"}) m[op] = &scatter_kernel;
+    m["OneHot"] = &one_hot_kernel;
+    m["CumSum"] = &cumsum_kernel;
+    m["TopK"] = &top_k_kernel;
+    m["DepthToSpace"] = &depth_space_kernel;
+    m["SpaceToDepth"] = &depth_space_kernel;
+    m["Resize"] = &resize_kernel;
+    m["Upsample"] = &resize_kernel;
+    m["Trilu"] = &trilu_kernel;
+    m["EyeLike"] = &eye_like_kernel;
+    m["NonZero"] = &non_zero_kernel;
+    m["Compress"] = &compress_kernel;
+    m["CastLike"] = &cast_kernel;
+    m["Size"] = &size_kernel;
     return m;
   }();
   return t;

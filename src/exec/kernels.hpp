@@ -52,6 +52,12 @@ dnn::TensorDesc desc(const Tensor& t);
 Result<Tensor> new_tensor(const std::vector<std::int64_t>& dims, DType dtype);
 // t seen with new dims (a view where t's strides allow, else a packed copy).
 Result<Tensor> reshaped(dnn::Handle& h, const Tensor& t, const std::vector<std::int64_t>& dims);
+// A new packed tensor of x's dims and `dtype`.
+Result<Tensor> like(const Tensor& x, DType dtype);
+// An axis in [-rank, rank), made non-negative; the error names `what`.
+Result<int> norm_axis(std::int64_t a, int rank, const std::string& what);
+// The one value of a tensor (any numeric dtype) as a double.
+Result<double> scalar_value(dnn::Handle& h, const Tensor& t, const std::string& what);
 // The integer values of a 1-D (or scalar) i32/i64 tensor.
 Result<std::vector<std::int64_t>> int_values(const Tensor& t, const std::string& what);
 // A tensor holding a constant's data (types tessera computes on).

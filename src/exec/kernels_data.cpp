@@ -19,13 +19,6 @@ Result<Dims> ints_or(const KernelCall& c, std::size_t k, const Dims& dflt, const
   return int_values(*c.input(k), what);
 }
 
-// A scalar input as a double (any numeric dtype).
-Result<double> scalar_value(KernelCall& c, const Tensor& t, const char* what) {
-  if (t.numel() != 1) return invalid_argument(std::string(what) + " must hold one value");
-  TESSERA_ASSIGN_OR_RETURN(Tensor d, new_tensor({}, DType::kF64));
-  TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, dnn::TensorDesc{t.dtype(), {}, {}}, t.data(), desc(d), d.data()));
-  return *d.data<double>();
-}
 
 }  // namespace
 
@@ -106,7 +99,7 @@ Status pad_kernel(KernelCall& c) {
   } else {
     TESSERA_ASSIGN_OR_RETURN(pads, int_values(*c.input(1), "pads"));
     if (const Tensor* v = c.input(2)) {
-      TESSERA_ASSIGN_OR_RETURN(value, scalar_value(c, *v, "constant_value"));
+      TESSERA_ASSIGN_OR_RETURN(value, scalar_value(c.h, *v, "constant_value"));
     }
   }
   const int r = x.rank();
@@ -156,9 +149,9 @@ Status constant_of_shape_kernel(KernelCall& c) {
 // Range(start, limit, delta): ceil((limit - start) / delta) elements, start + i * delta.
 Status range_kernel(KernelCall& c) {
   const Tensor &t0 = *c.input(0), &t1 = *c.input(1), &t2 = *c.input(2);
-  TESSERA_ASSIGN_OR_RETURN(const double start, scalar_value(c, t0, "start"));
-  TESSERA_ASSIGN_OR_RETURN(const double limit, scalar_value(c, t1, "limit"));
-  TESSERA_ASSIGN_OR_RETURN(const double delta, scalar_value(c, t2, "delta"));
+  TESSERA_ASSIGN_OR_RETURN(const double start, scalar_value(c.h, t0, "start"));
+  TESSERA_ASSIGN_OR_RETURN(const double limit, scalar_value(c.h, t1, "limit"));
+  TESSERA_ASSIGN_OR_RETURN(const double delta, scalar_value(c.h, t2, "delta"));
   if (delta == 0) return invalid_argument("delta is 0");
   const double count = std::ceil((limit - start) / delta);
   if (!(count < 1e12)) return invalid_argument("Range of " + std::to_string(count) + " elements");
@@ -171,8 +164,6 @@ Status range_kernel(KernelCall& c) {
 
 Status layer_norm_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
-  for (std::size_t k = 1; k < c.out.size(); ++k)
-    if (c.node.outputs[k] != graph::kNoValue) return unsupported("LayerNormalization's mean and inverse deviation outputs");
   std::int64_t axis = c.attr_int("axis", -1);
   if (axis < -x.rank() || axis >= x.rank()) return invalid_argument("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(x.rank()));
   if (axis < 0) axis += x.rank();
@@ -193,9 +184,18 @@ Status layer_norm_kernel(KernelCall& c) {
     TESSERA_RETURN_IF_ERROR(dnn::expand(c.h, desc(same), same.data(), desc(p[k]), p[k].data()));
   }
   TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(x.shape().dims(), x.dtype()));
+  // Mean and InvStdDev (when asked for): f32, x's dims with the normalised ones 1.
+  float* stats[2] = {nullptr, nullptr};
+  Dims sdims = x.shape().dims();
+  for (std::size_t i = static_cast<std::size_t>(axis); i < sdims.size(); ++i) sdims[i] = 1;
+  for (std::size_t k = 1; k < 3 && k < c.out.size(); ++k) {
+    if (c.node.outputs[k] == graph::kNoValue) continue;
+    TESSERA_ASSIGN_OR_RETURN(c.out[k], new_tensor(sdims, DType::kF32));
+    stats[k - 1] = c.out[k].data<float>();
+  }
   return dnn::layer_norm_forward(c.h, static_cast<int>(axis), desc(x), x.data(), p[0].data<float>(),
                                  p[1].defined() ? p[1].data<float>() : nullptr, c.attr_float("epsilon", 1e-5f), desc(c.out[0]),
-                                 c.out[0].data(), nullptr, nullptr);
+                                 c.out[0].data(), stats[0], stats[1]);
 }
 
 }  // namespace tessera::exec::detail

@@ -323,7 +323,8 @@ class Inferer {
       return Status::ok();
     }
     if (op == "Flatten") {
-      TESSERA_ASSIGN_OR_RETURN(const std::size_t ax, axis(attr_int("axis", 1), x.size() + 1));
+      const std::int64_t a = attr_int("axis", 1);  // in [-rank, rank]
+      TESSERA_ASSIGN_OR_RETURN(const std::size_t ax, axis(a, a < 0 ? x.size() : x.size() + 1));
       const auto outer = product(x, 0, ax), inner = product(x, ax, x.size());
       y.shape = Shape{outer ? known(*outer) : Dim{}, inner ? known(*inner) : Dim{}};
       return Status::ok();
