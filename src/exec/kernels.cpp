@@ -82,6 +82,17 @@ Result<int> norm_axis(std::int64_t a, int rank, const std::string& what) {
   return static_cast<int>(a < 0 ? a + rank : a);
 }
 
+Result<Tensor> as_f64(dnn::Handle& h, const Tensor& x) {
+  TESSERA_ASSIGN_OR_RETURN(Tensor d, like(x, DType::kF64));
+  TESSERA_RETURN_IF_ERROR(dnn::cast(h, desc(x), x.data(), desc(d), d.data()));
+  return d;
+}
+
+Status from_f64(dnn::Handle& h, const Tensor& d, DType dtype, Tensor& out) {
+  TESSERA_ASSIGN_OR_RETURN(out, like(d, dtype));
+  return dnn::cast(h, desc(d), d.data(), desc(out), out.data());
+}
+
 Result<double> scalar_value(dnn::Handle& h, const Tensor& t, const std::string& what) {
   if (t.numel() != 1) return invalid_argument(what + " must hold one value");
   TESSERA_ASSIGN_OR_RETURN(Tensor d, new_tensor({}, DType::kF64));
@@ -473,6 +484,7 @@ Status trilu_kernel(KernelCall& c);
 Status eye_like_kernel(KernelCall& c);
 Status non_zero_kernel(KernelCall& c);
 Status compress_kernel(KernelCall& c);
+Status attention_kernel(KernelCall& c);  // kernels_attention.cpp
 
 namespace {
 const std::map<std::string, Kernel, std::less<>>& table() {
@@ -543,6 +555,7 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["Compress"] = &compress_kernel;
     m["CastLike"] = &cast_kernel;
     m["Size"] = &size_kernel;
+    m["Attention"] = &attention_kernel;
     return m;
   }();
   return t;

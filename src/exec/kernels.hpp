@@ -56,6 +56,10 @@ Result<Tensor> reshaped(dnn::Handle& h, const Tensor& t, const std::vector<std::
 Result<Tensor> like(const Tensor& x, DType dtype);
 // An axis in [-rank, rank), made non-negative; the error names `what`.
 Result<int> norm_axis(std::int64_t a, int rank, const std::string& what);
+// A packed f64 copy of x (any numeric dtype), and `out` = d cast to `dtype`: the path of the
+// reference-grade kernels of rare ops, which compute in f64.
+Result<Tensor> as_f64(dnn::Handle& h, const Tensor& x);
+Status from_f64(dnn::Handle& h, const Tensor& d, DType dtype, Tensor& out);
 // The one value of a tensor (any numeric dtype) as a double.
 Result<double> scalar_value(dnn::Handle& h, const Tensor& t, const std::string& what);
 // The integer values of a 1-D (or scalar) i32/i64 tensor.

@@ -16,27 +16,14 @@ namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-// A packed f64 copy of x (any numeric dtype).
-Result<Tensor> as_f64(KernelCall& c, const Tensor& x) {
-  TESSERA_ASSIGN_OR_RETURN(Tensor d, like(x, DType::kF64));
-  TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(x), x.data(), desc(d), d.data()));
-  return d;
-}
-
-// out = d cast to `dtype`.
-Status from_f64(KernelCall& c, const Tensor& d, DType dtype, Tensor& out) {
-  TESSERA_ASSIGN_OR_RETURN(out, like(d, dtype));
-  return dnn::cast(c.h, desc(d), d.data(), desc(out), out.data());
-}
-
 // y = f(x) elementwise through f64, y of x's dtype: for ops too rare to have a kernel of their own.
 Status map_f64(KernelCall& c, const std::function<double(double)>& f) {
   const Tensor& x = *c.input(0);
   if (!is_floating(x.dtype())) return unsupported(c.node.op_type + " of " + std::string(dtype_name(x.dtype())));
-  TESSERA_ASSIGN_OR_RETURN(Tensor d, as_f64(c, x));
+  TESSERA_ASSIGN_OR_RETURN(Tensor d, as_f64(c.h, x));
   double* p = d.data<double>();
   for (std::int64_t i = 0; i < d.numel(); ++i) p[i] = f(p[i]);
-  return from_f64(c, d, x.dtype(), c.out[0]);
+  return from_f64(c.h, d, x.dtype(), c.out[0]);
 }
 
 }  // namespace
@@ -54,10 +41,10 @@ Status rare_unary_kernel(KernelCall& c) {
     const double lambd = c.attr_float("lambd", 0.5f), bias = c.attr_float("bias", 0.0f);
     const Tensor& x = *c.input(0);
     if (is_floating(x.dtype())) return map_f64(c, [=](double v) { return v < -lambd ? v + bias : v > lambd ? v - bias : 0.0; });
-    TESSERA_ASSIGN_OR_RETURN(Tensor d, as_f64(c, x));  // integers: exact in f64
+    TESSERA_ASSIGN_OR_RETURN(Tensor d, as_f64(c.h, x));  // integers: exact in f64
     double* p = d.data<double>();
     for (std::int64_t i = 0; i < d.numel(); ++i) p[i] = p[i] < -lambd ? p[i] + bias : p[i] > lambd ? p[i] - bias : 0.0;
-    return from_f64(c, d, x.dtype(), c.out[0]);
+    return from_f64(c.h, d, x.dtype(), c.out[0]);
   }
   if (op == "Swish") {
     const double alpha = c.attr_float("alpha", 1.0f);
@@ -71,7 +58,7 @@ Status is_inf_kernel(KernelCall& c) {
   const bool pos = c.attr_int("detect_positive", 1) != 0, neg = c.attr_int("detect_negative", 1) != 0;
   TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, DType::kBool));
   if (!is_floating(x.dtype())) return unsupported("IsInf of " + std::string(dtype_name(x.dtype())));
-  TESSERA_ASSIGN_OR_RETURN(Tensor d, as_f64(c, x));
+  TESSERA_ASSIGN_OR_RETURN(Tensor d, as_f64(c.h, x));
   auto* y = c.out[0].data<bool>();
   const double* p = d.data<double>();
   for (std::int64_t i = 0; i < d.numel(); ++i) y[i] = std::isinf(p[i]) && (p[i] > 0 ? pos : neg);
@@ -139,7 +126,7 @@ Status one_hot_kernel(KernelCall& c) {
   const auto depth = static_cast<std::int64_t>(depth_d);
   if (depth < 1) return invalid_argument("depth " + std::to_string(depth) + " (must be positive)");
   if (values.numel() != 2) return invalid_argument("OneHot's values must hold [off, on]");
-  TESSERA_ASSIGN_OR_RETURN(Tensor v, as_f64(c, values));
+  TESSERA_ASSIGN_OR_RETURN(Tensor v, as_f64(c.h, values));
   TESSERA_ASSIGN_OR_RETURN(const int axis, norm_axis(c.attr_int("axis", -1), idx.rank() + 1, "axis"));
   Dims dims = idx.shape().dims();
   dims.insert(dims.begin() + axis, depth);
@@ -217,7 +204,7 @@ Status resize_kernel(KernelCall& c) {
     if (const auto a = c.attr("scales")) {
       scales.assign(a->floats.begin(), a->floats.end());
     } else {
-      TESSERA_ASSIGN_OR_RETURN(Tensor s, as_f64(c, *c.input(1)));
+      TESSERA_ASSIGN_OR_RETURN(Tensor s, as_f64(c.h, *c.input(1)));
       scales.assign(s.data<double>(), s.data<double>() + s.numel());
     }
   } else {
@@ -236,7 +223,7 @@ Status resize_kernel(KernelCall& c) {
     const Tensor* st = c.input(2);
     const Tensor* zt = c.input(3);
     if (st && st->numel() > 0) {
-      TESSERA_ASSIGN_OR_RETURN(Tensor s, as_f64(c, *st));
+      TESSERA_ASSIGN_OR_RETURN(Tensor s, as_f64(c.h, *st));
       scales.assign(s.data<double>(), s.data<double>() + s.numel());
     } else if (zt && zt->numel() > 0) {
       TESSERA_ASSIGN_OR_RETURN(sizes, int_values(*zt, "sizes"));
@@ -327,7 +314,7 @@ Status eye_like_kernel(KernelCall& c) {
   double* p = d.data<double>();
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = 0; j < cols; ++j) p[i * cols + j] = j - i == k ? 1.0 : 0.0;
-  return from_f64(c, d, dt, c.out[0]);
+  return from_f64(c.h, d, dt, c.out[0]);
 }
 
 Status non_zero_kernel(KernelCall& c) {
