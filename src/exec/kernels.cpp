@@ -485,6 +485,8 @@ Status eye_like_kernel(KernelCall& c);
 Status non_zero_kernel(KernelCall& c);
 Status compress_kernel(KernelCall& c);
 Status attention_kernel(KernelCall& c);  // kernels_attention.cpp
+Status nll_loss_kernel(KernelCall& c);   // kernels_loss.cpp
+Status softmax_cross_entropy_kernel(KernelCall& c);
 
 namespace {
 const std::map<std::string, Kernel, std::less<>>& table() {
@@ -556,6 +558,8 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["CastLike"] = &cast_kernel;
     m["Size"] = &size_kernel;
     m["Attention"] = &attention_kernel;
+    m["NegativeLogLikelihoodLoss"] = &nll_loss_kernel;
+    m["SoftmaxCrossEntropyLoss"] = &softmax_cross_entropy_kernel;
     return m;
   }();
   return t;

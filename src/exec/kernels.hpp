@@ -60,6 +60,8 @@ Result<int> norm_axis(std::int64_t a, int rank, const std::string& what);
 // reference-grade kernels of rare ops, which compute in f64.
 Result<Tensor> as_f64(dnn::Handle& h, const Tensor& x);
 Status from_f64(dnn::Handle& h, const Tensor& d, DType dtype, Tensor& out);
+// (Log-)softmax in place over the middle dim of a packed f64 [outer, n, inner] array.
+void softmax_f64(double* p, std::int64_t outer, std::int64_t n, std::int64_t inner, bool log);
 // The one value of a tensor (any numeric dtype) as a double.
 Result<double> scalar_value(dnn::Handle& h, const Tensor& t, const std::string& what);
 // The integer values of a 1-D (or scalar) i32/i64 tensor.

@@ -152,25 +152,17 @@ Status batch_norm_kernel(KernelCall& c) {
                                            p[2].data<float>(), p[3].data<float>(), c.attr_float("epsilon", 1e-5f), desc(c.out[0]), c.out[0].data());
 }
 
-namespace {
-// Softmax of an f64 tensor (the primitives take f32, f16 and bf16) along `axis`, or over all
-// dims from `axis` on when `flat` (before opset 13); into c.out[0].
-Status softmax_f64(KernelCall& c, const Tensor& x, int axis, bool flat, bool log) {
-  TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(x), x.data(), desc(c.out[0]), c.out[0].data()));
-  std::int64_t outer = 1, n = 1, inner = 1;
-  for (int i = 0; i < x.rank(); ++i) (i < axis ? outer : i == axis || flat ? n : inner) *= x.shape()[i];
-  double* p = c.out[0].data<double>();
+void softmax_f64(double* p, std::int64_t outer, std::int64_t n, std::int64_t inner, bool log) {
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t i = 0; i < inner; ++i) {
       double* row = p + o * n * inner + i;
       double mx = -INFINITY, sum = 0;
       for (std::int64_t k = 0; k < n; ++k) mx = std::max(mx, row[k * inner]);
       for (std::int64_t k = 0; k < n; ++k) sum += std::exp(row[k * inner] - mx);
-      for (std::int64_t k = 0; k < n; ++k) row[k * inner] = log ? row[k * inner] - mx - std::log(sum) : std::exp(row[k * inner] - mx) / sum;
+      const double lse = mx + std::log(sum);
+      for (std::int64_t k = 0; k < n; ++k) row[k * inner] = log ? row[k * inner] - lse : std::exp(row[k * inner] - lse);
     }
-  return Status::ok();
 }
-}  // namespace
 
 Status softmax_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
@@ -179,7 +171,13 @@ Status softmax_kernel(KernelCall& c) {
   if (axis < -x.rank() || axis >= std::max(x.rank(), 1)) return invalid_argument("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(x.rank()));
   if (axis < 0) axis += x.rank();
   TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(x.shape().dims(), x.dtype()));
-  if (x.dtype() == DType::kF64) return softmax_f64(c, x, static_cast<int>(axis), c.opset < 13, mode == dnn::SoftmaxMode::kLogSoftmax);
+  if (x.dtype() == DType::kF64) {  // the primitives take f32, f16 and bf16
+    TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(x), x.data(), desc(c.out[0]), c.out[0].data()));
+    std::int64_t outer = 1, n = 1, inner = 1;
+    for (int i = 0; i < x.rank(); ++i) (i < axis ? outer : i == axis || c.opset < 13 ? n : inner) *= x.shape()[i];
+    softmax_f64(c.out[0].data<double>(), outer, n, inner, mode == dnn::SoftmaxMode::kLogSoftmax);
+    return Status::ok();
+  }
   if (c.opset >= 13) return dnn::softmax_forward(c.h, mode, static_cast<int>(axis), desc(x), x.data(), desc(c.out[0]), c.out[0].data());
   // Before opset 13: over the 2-D view [prod(dims < axis), prod(dims >= axis)].
   std::int64_t outer = 1;
