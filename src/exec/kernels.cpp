@@ -82,6 +82,13 @@ Result<int> norm_axis(std::int64_t a, int rank, const std::string& what) {
   return static_cast<int>(a < 0 ? a + rank : a);
 }
 
+Result<Tensor> as_f32(dnn::Handle& h, const Tensor& t) {
+  if (t.dtype() == DType::kF32 && t.is_contiguous()) return t;
+  TESSERA_ASSIGN_OR_RETURN(Tensor f, new_tensor(t.shape().dims(), DType::kF32));
+  TESSERA_RETURN_IF_ERROR(dnn::cast(h, desc(t), t.data(), desc(f), f.data()));
+  return f;
+}
+
 Result<Tensor> as_f64(dnn::Handle& h, const Tensor& x) {
   TESSERA_ASSIGN_OR_RETURN(Tensor d, like(x, DType::kF64));
   TESSERA_RETURN_IF_ERROR(dnn::cast(h, desc(x), x.data(), desc(d), d.data()));
@@ -487,6 +494,12 @@ Status compress_kernel(KernelCall& c);
 Status attention_kernel(KernelCall& c);  // kernels_attention.cpp
 Status nll_loss_kernel(KernelCall& c);   // kernels_loss.cpp
 Status softmax_cross_entropy_kernel(KernelCall& c);
+Status instance_group_norm_kernel(KernelCall& c);  // kernels_norm.cpp
+Status lrn_kernel(KernelCall& c);
+Status prelu_kernel(KernelCall& c);
+Status rms_norm_kernel(KernelCall& c);
+Status lp_norm_kernel(KernelCall& c);
+Status mvn_kernel(KernelCall& c);
 
 namespace {
 const std::map<std::string, Kernel, std::less<>>& table() {
@@ -560,6 +573,13 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["Attention"] = &attention_kernel;
     m["NegativeLogLikelihoodLoss"] = &nll_loss_kernel;
     m["SoftmaxCrossEntropyLoss"] = &softmax_cross_entropy_kernel;
+    m["InstanceNormalization"] = &instance_group_norm_kernel;
+    m["GroupNormalization"] = &instance_group_norm_kernel;
+    m["LRN"] = &lrn_kernel;
+    m["PRelu"] = &prelu_kernel;
+    m["RMSNormalization"] = &rms_norm_kernel;
+    m["LpNormalization"] = &lp_norm_kernel;
+    m["MeanVarianceNormalization"] = &mvn_kernel;
     return m;
   }();
   return t;

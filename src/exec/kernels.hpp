@@ -56,6 +56,8 @@ Result<Tensor> reshaped(dnn::Handle& h, const Tensor& t, const std::vector<std::
 Result<Tensor> like(const Tensor& x, DType dtype);
 // An axis in [-rank, rank), made non-negative; the error names `what`.
 Result<int> norm_axis(std::int64_t a, int rank, const std::string& what);
+// t as a packed f32 tensor (t itself when it is one): the parameters the primitives take as float*.
+Result<Tensor> as_f32(dnn::Handle& h, const Tensor& t);
 // A packed f64 copy of x (any numeric dtype), and `out` = d cast to `dtype`: the path of the
 // reference-grade kernels of rare ops, which compute in f64.
 Result<Tensor> as_f64(dnn::Handle& h, const Tensor& x);

@@ -53,12 +53,6 @@ struct ConvPlans : NodeCache {
   std::map<std::tuple<Dims, Dims, int>, dnn::ConvForwardPlan> plans;
 };
 
-Result<Tensor> as_f32(KernelCall& c, const Tensor& t) {
-  if (t.dtype() == DType::kF32 && t.is_contiguous()) return t;
-  TESSERA_ASSIGN_OR_RETURN(Tensor f, new_tensor(t.shape().dims(), DType::kF32));
-  TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(t), t.data(), desc(f), f.data()));
-  return f;
-}
 
 }  // namespace
 
@@ -78,7 +72,7 @@ Status conv_kernel(KernelCall& c) {
   Tensor bias;
   if (const Tensor* b = c.input(2)) {
     if (b->rank() != 1 || b->numel() != w.shape()[0]) return invalid_argument("the bias has " + std::to_string(b->numel()) + " values for " + std::to_string(w.shape()[0]) + " output channels");
-    TESSERA_ASSIGN_OR_RETURN(bias, as_f32(c, *b));
+    TESSERA_ASSIGN_OR_RETURN(bias, as_f32(c.h, *b));
     post.bias = bias.data<float>();
   }
   if (!c.is_constant(1)) return dnn::conv_forward(c.h, d, desc(x), x.data(), desc(w), w.data(), desc(c.out[0]), c.out[0].data(), post);
@@ -145,7 +139,7 @@ Status batch_norm_kernel(KernelCall& c) {
   for (std::size_t k = 0; k < 4; ++k) {
     const Tensor& t = *c.input(k + 1);
     if (t.numel() != x.shape()[1]) return invalid_argument("parameter " + std::to_string(k + 1) + " has " + std::to_string(t.numel()) + " values for " + std::to_string(x.shape()[1]) + " channels");
-    TESSERA_ASSIGN_OR_RETURN(p[k], as_f32(c, t));
+    TESSERA_ASSIGN_OR_RETURN(p[k], as_f32(c.h, t));
   }
   TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(x.shape().dims(), x.dtype()));
   return dnn::batch_norm_forward_inference(c.h, dnn::BatchNormMode::kSpatial, desc(x), x.data(), p[0].data<float>(), p[1].data<float>(),
