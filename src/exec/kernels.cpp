@@ -459,6 +459,7 @@ Status reduce_kernel(KernelCall& c) {
 
 // The network ops (kernels_nn.cpp).
 Status conv_kernel(KernelCall& c);
+Status conv_transpose_kernel(KernelCall& c);
 Status pool_kernel(KernelCall& c);
 Status global_pool_kernel(KernelCall& c);
 Status batch_norm_kernel(KernelCall& c);
@@ -532,6 +533,7 @@ const std::map<std::string, Kernel, std::less<>>& table() {
                            "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"})
       m[op] = &reduce_kernel;
     m["Conv"] = &conv_kernel;
+    m["ConvTranspose"] = &conv_transpose_kernel;
     m["MaxPool"] = &pool_kernel;
     m["AveragePool"] = &pool_kernel;
     m["GlobalAveragePool"] = &global_pool_kernel;

@@ -90,6 +90,79 @@ Status conv_kernel(KernelCall& c) {
   return it->second.run(c.h, x.data(), c.out[0].data(), post);
 }
 
+// ConvTranspose as the data gradient of the convolution it transposes: X [N, C, ...] is that
+// convolution's output, W [C, M / group, ...] its weights, Y [N, M, ...] its input. Output
+// dims and pads follow ONNX: explicit pads, or output_shape / auto_pad (total padding split
+// like the reference: SAME_UPPER puts the larger half at the end). Positions beyond the
+// reach of every input element (an output_shape past it) are 0.
+Status conv_transpose_kernel(KernelCall& c) {
+  const Tensor &x = *c.input(0), &w = *c.input(1);
+  if (x.rank() < 3 || w.rank() != x.rank()) return invalid_argument("ConvTranspose of a rank-" + std::to_string(x.rank()) + " input with rank-" + std::to_string(w.rank()) + " weights");
+  const std::size_t n = static_cast<std::size_t>(x.rank() - 2);
+  dnn::ConvDesc d;
+  d.stride = ints_or(c, "strides", n, 1);
+  d.dilation = ints_or(c, "dilations", n, 1);
+  d.groups = c.attr_int("group", 1);
+  const Dims kernel(w.shape().dims().begin() + 2, w.shape().dims().end());
+  const Dims out_pad = ints_or(c, "output_padding", n, 0);
+  const std::optional<Dims> out_shape = c.attr_ints("output_shape");
+  const std::string ap = c.attr_string("auto_pad", "NOTSET");
+  if (d.stride.size() != n || d.dilation.size() != n || out_pad.size() != n || (out_shape && out_shape->size() != n))
+    return invalid_argument("strides, dilations, output_padding or output_shape do not have one entry per spatial dim");
+  Dims out(n), natural(n);  // the output size, and the size the input reaches with no padding
+  d.pad_begin.assign(n, 0);
+  d.pad_end.assign(n, 0);
+  const std::optional<Dims> pads = c.attr_ints("pads");
+  if (pads && pads->size() != 2 * n) return invalid_argument("pads has " + std::to_string(pads->size()) + " entries");
+  for (std::size_t i = 0; i < n; ++i) {
+    natural[i] = d.stride[i] * (x.shape()[static_cast<int>(i) + 2] - 1) + out_pad[i] + (kernel[i] - 1) * d.dilation[i] + 1;
+    if ((ap == "SAME_UPPER" || ap == "SAME_LOWER") && !pads) {
+      out[i] = out_shape ? (*out_shape)[i] : x.shape()[static_cast<int>(i) + 2] * d.stride[i];
+      const std::int64_t total = natural[i] - out[i];
+      d.pad_begin[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else {
+      if (pads) d.pad_begin[i] = (*pads)[i];
+      const std::int64_t end = pads ? (*pads)[i + n] : 0;
+      out[i] = out_shape ? (*out_shape)[i] : natural[i] - d.pad_begin[i] - end;
+    }
+    d.pad_end[i] = natural[i] - out_pad[i] - d.pad_begin[i] - out[i];  // output_padding extends the end
+    if (out[i] < 0) return invalid_argument("the output size " + std::to_string(out[i]) + " is negative");
+  }
+  // A negative end pad (output beyond the input's reach): compute up to the reach, zero the rest.
+  Dims reach = out, extra(2 * n + 4, 0);
+  bool beyond = false;
+  for (std::size_t i = 0; i < n; ++i)
+    if (d.pad_end[i] + out_pad[i] < 0) {
+      reach[i] = out[i] + d.pad_end[i] + out_pad[i];
+      extra[n + 2 + i + 2] = out[i] - reach[i];
+      d.pad_end[i] = -out_pad[i];
+      beyond = true;
+    }
+  for (std::size_t i = 0; i < n; ++i) d.pad_end[i] += out_pad[i];
+  const std::int64_t m = w.shape()[1] * d.groups;
+  Dims ydims = {x.shape()[0], m};
+  ydims.insert(ydims.end(), reach.begin(), reach.end());
+  TESSERA_ASSIGN_OR_RETURN(Tensor y, new_tensor(ydims, x.dtype()));
+  TESSERA_RETURN_IF_ERROR(dnn::conv_backward_data(c.h, d, desc(w), w.data(), desc(x), x.data(), desc(y), y.data()));
+  if (beyond) {
+    Dims full = {x.shape()[0], m};
+    full.insert(full.end(), out.begin(), out.end());
+    TESSERA_ASSIGN_OR_RETURN(Tensor padded, new_tensor(full, x.dtype()));
+    TESSERA_RETURN_IF_ERROR(dnn::pad(c.h, dnn::PadMode::kConstant, extra, 0.0, desc(y), y.data(), desc(padded), padded.data()));
+    y = std::move(padded);
+  }
+  if (const Tensor* b = c.input(2)) {
+    if (b->numel() != m) return invalid_argument("the bias has " + std::to_string(b->numel()) + " values for " + std::to_string(m) + " output channels");
+    Dims bd(static_cast<std::size_t>(x.rank()), 1);
+    bd[1] = m;
+    TESSERA_ASSIGN_OR_RETURN(Tensor bias, reshaped(c.h, *b, bd));
+    TESSERA_ASSIGN_OR_RETURN(c.out[0], like(y, y.dtype()));
+    return dnn::binary(c.h, dnn::BinaryOp::kAdd, desc(y), y.data(), desc(bias), bias.data(), desc(c.out[0]), c.out[0].data());
+  }
+  c.out[0] = std::move(y);
+  return Status::ok();
+}
+
 Status pool_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
   const bool max = c.node.op_type == "MaxPool";

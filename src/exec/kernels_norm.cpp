@@ -90,7 +90,7 @@ Status rms_norm_kernel(KernelCall& c) {
   return from_f64(c.h, y, x.dtype(), c.out[0]);
 }
 
-// LpNormalization: y = x / ||x||_p along `axis` (p 1 or 2).
+// LpNormalization: y = x / (p-norm of x along `axis`), p 1 or 2; 0 where the norm is 0.
 Status lp_norm_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
   TESSERA_ASSIGN_OR_RETURN(const int axis, norm_axis(c.attr_int("axis", -1), x.rank(), "axis"));
