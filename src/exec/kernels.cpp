@@ -501,6 +501,7 @@ Status prelu_kernel(KernelCall& c);
 Status rms_norm_kernel(KernelCall& c);
 Status lp_norm_kernel(KernelCall& c);
 Status mvn_kernel(KernelCall& c);
+Status rnn_kernel(KernelCall& c);  // kernels_rnn.cpp
 
 namespace {
 const std::map<std::string, Kernel, std::less<>>& table() {
@@ -582,6 +583,7 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["RMSNormalization"] = &rms_norm_kernel;
     m["LpNormalization"] = &lp_norm_kernel;
     m["MeanVarianceNormalization"] = &mvn_kernel;
+    for (const char* op : {"RNN", "LSTM", "GRU"}) m[op] = &rnn_kernel;
     return m;
   }();
   return t;
