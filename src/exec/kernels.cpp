@@ -236,6 +236,10 @@ Status activation_kernel(KernelCall& c) {
     return Status::ok();
   }
   TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
+  if (x.rank() == 0) {  // the primitive takes rank 1 and up: a scalar as one element
+    dnn::TensorDesc one{x.dtype(), {1}, {1}};
+    return dnn::activation_forward(c.h, a, one, x.data(), one, c.out[0].data());
+  }
   return dnn::activation_forward(c.h, a, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -502,6 +506,13 @@ Status rms_norm_kernel(KernelCall& c);
 Status lp_norm_kernel(KernelCall& c);
 Status mvn_kernel(KernelCall& c);
 Status rnn_kernel(KernelCall& c);  // kernels_rnn.cpp
+Status quantize_kernel(KernelCall& c);  // kernels_quant.cpp
+Status dequantize_kernel(KernelCall& c);
+Status dynamic_quantize_kernel(KernelCall& c);
+Status bitwise_kernel(KernelCall& c);  // kernels_misc.cpp
+Status cumprod_kernel(KernelCall& c);
+Status einsum_kernel(KernelCall& c);
+Status reverse_sequence_kernel(KernelCall& c);
 
 namespace {
 const std::map<std::string, Kernel, std::less<>>& table() {
@@ -584,6 +595,13 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["LpNormalization"] = &lp_norm_kernel;
     m["MeanVarianceNormalization"] = &mvn_kernel;
     for (const char* op : {"RNN", "LSTM", "GRU"}) m[op] = &rnn_kernel;
+    m["QuantizeLinear"] = &quantize_kernel;
+    m["DequantizeLinear"] = &dequantize_kernel;
+    m["DynamicQuantizeLinear"] = &dynamic_quantize_kernel;
+    for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "BitShift"}) m[op] = &bitwise_kernel;
+    m["CumProd"] = &cumprod_kernel;
+    m["Einsum"] = &einsum_kernel;
+    m["ReverseSequence"] = &reverse_sequence_kernel;
     return m;
   }();
   return t;

@@ -1,0 +1,228 @@
+// The executor's less common ops: Einsum (any equation, ellipses included, summed in f64),
+// CumProd, the bitwise ops and BitShift on the integer dtypes (a shift by a negative count or
+// by the width or more gives 0, or -1 for a negative value shifted right), ReverseSequence.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <type_traits>
+#include <cstring>
+#include <string>
+
+#include "kernels.hpp"
+#include "tessera/dnn/data_movement.hpp"
+#include "tessera/dnn/tensor_ops.hpp"
+
+namespace tessera::exec::detail {
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+
+// a and b broadcast to their common dims, packed.
+Status broadcast_pair(KernelCall& c, const Tensor& a, const Tensor& b, Tensor& ae, Tensor& be) {
+  TESSERA_ASSIGN_OR_RETURN(Dims dims, dnn::broadcast_dims(a.shape().dims(), b.shape().dims()));
+  TESSERA_ASSIGN_OR_RETURN(ae, new_tensor(dims, a.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(be, new_tensor(dims, b.dtype()));
+  TESSERA_RETURN_IF_ERROR(dnn::expand(c.h, desc(a), a.data(), desc(ae), ae.data()));
+  return dnn::expand(c.h, desc(b), b.data(), desc(be), be.data());
+}
+
+template <typename T>
+void bitwise_loop(const std::string& op, const Tensor& a, const Tensor* b, Tensor& y, bool left) {
+  const T* x = a.data<T>();
+  const T* z = b ? b->data<T>() : nullptr;
+  T* o = y.data<T>();
+  for (std::int64_t i = 0; i < y.numel(); ++i) {
+    if (op == "BitwiseNot") o[i] = static_cast<T>(~x[i]);
+    else if (op == "BitwiseAnd") o[i] = static_cast<T>(x[i] & z[i]);
+    else if (op == "BitwiseOr") o[i] = static_cast<T>(x[i] | z[i]);
+    else if (op == "BitwiseXor") o[i] = static_cast<T>(x[i] ^ z[i]);
+    else if (z[i] < 0 || static_cast<std::uint64_t>(z[i]) >= sizeof(T) * 8) o[i] = !left && x[i] < 0 ? T(-1) : T(0);  // out of range
+    else if (left) o[i] = static_cast<T>(static_cast<std::make_unsigned_t<T>>(x[i]) << z[i]);  // wraps, signed or not
+    else o[i] = static_cast<T>(x[i] >> z[i]);  // arithmetic for signed types
+  }
+}
+
+}  // namespace
+
+Status bitwise_kernel(KernelCall& c) {
+  const std::string& op = c.node.op_type;
+  const Tensor& a = *c.input(0);
+  Tensor ae = a, be;
+  if (op != "BitwiseNot") {
+    if (c.input(1)->dtype() != a.dtype()) return invalid_argument(op + " of " + std::string(dtype_name(a.dtype())) + " and " + std::string(dtype_name(c.input(1)->dtype())));
+    TESSERA_RETURN_IF_ERROR(broadcast_pair(c, a, *c.input(1), ae, be));
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(ae, like(a, a.dtype()));
+    TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(a), a.data(), desc(ae), ae.data()));
+  }
+  const Tensor* b = op == "BitwiseNot" ? nullptr : &be;
+  const bool left = c.attr_string("direction", "") == "LEFT";
+  if (op == "BitShift" && !left && c.attr_string("direction", "") != "RIGHT") return invalid_argument("direction must be LEFT or RIGHT");
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(ae, a.dtype()));
+  switch (a.dtype()) {
+    case DType::kU8: bitwise_loop<std::uint8_t>(op, ae, b, c.out[0], left); break;
+    case DType::kI8: bitwise_loop<std::int8_t>(op, ae, b, c.out[0], left); break;
+    case DType::kI32: bitwise_loop<std::int32_t>(op, ae, b, c.out[0], left); break;
+    case DType::kI64: bitwise_loop<std::int64_t>(op, ae, b, c.out[0], left); break;
+    default: return unsupported(op + " of " + std::string(dtype_name(a.dtype())));
+  }
+  return Status::ok();
+}
+
+Status cumprod_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  TESSERA_ASSIGN_OR_RETURN(const double a, scalar_value(c.h, *c.input(1), "axis"));
+  TESSERA_ASSIGN_OR_RETURN(const int axis, norm_axis(static_cast<std::int64_t>(a), x.rank(), "axis"));
+  const bool exclusive = c.attr_int("exclusive", 0) != 0, reverse = c.attr_int("reverse", 0) != 0;
+  TESSERA_ASSIGN_OR_RETURN(Tensor y, as_f64(c.h, x));
+  std::int64_t outer = 1, inner = 1;
+  for (int d = 0; d < x.rank(); ++d)
+    if (d != axis) (d < axis ? outer : inner) *= x.shape()[d];
+  const std::int64_t n = x.shape()[axis];
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i) {
+      double* p = y.data<double>() + o * n * inner + i;
+      double acc = 1;
+      for (std::int64_t s = 0; s < n; ++s) {
+        double& v = p[(reverse ? n - 1 - s : s) * inner];
+        const double cur = v;
+        v = exclusive ? acc : acc * cur;
+        acc *= cur;
+      }
+    }
+  return from_f64(c.h, y, x.dtype(), c.out[0]);
+}
+
+// Einsum: each term's labels (letters; "..." for the broadcast dims), the output's given after
+// "->" or, without it, the ellipsis dims then the letters used once, in alphabetical order.
+Status einsum_kernel(KernelCall& c) {
+  std::string eq;
+  for (char ch : c.attr_string("equation", ""))
+    if (ch != ' ') eq += ch;
+  const auto arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (std::size_t b = 0;;) {
+    const auto comma = lhs.find(',', b);
+    terms.push_back(lhs.substr(b, comma == std::string::npos ? std::string::npos : comma - b));
+    if (comma == std::string::npos) break;
+    b = comma + 1;
+  }
+  if (terms.size() != c.in.size()) return invalid_argument("the equation '" + eq + "' has " + std::to_string(terms.size()) + " terms for " + std::to_string(c.in.size()) + " inputs");
+  // Labels: letters as themselves; ellipsis dims as 256 + position from the right.
+  int ell = 0;
+  std::vector<std::vector<int>> labels(terms.size());
+  auto parse = [&](const std::string& t, int rank, std::vector<int>& out) -> Status {
+    const auto dots = t.find("...");
+    const int letters = static_cast<int>(t.size()) - (dots == std::string::npos ? 0 : 3);
+    const int e = dots == std::string::npos ? 0 : rank - letters;
+    if (e < 0 || (dots == std::string::npos && letters != rank)) return invalid_argument("the term '" + t + "' does not match rank " + std::to_string(rank));
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (dots != std::string::npos && i == dots) {
+        for (int k = e - 1; k >= 0; --k) out.push_back(256 + k);
+        i += 2;
+      } else if (std::isalpha(static_cast<unsigned char>(t[i]))) {
+        out.push_back(t[i]);
+      } else {
+        return invalid_argument("the equation '" + eq + "' has '" + std::string(1, t[i]) + "'");
+      }
+    }
+    ell = std::max(ell, e);
+    return Status::ok();
+  };
+  for (std::size_t k = 0; k < terms.size(); ++k) TESSERA_RETURN_IF_ERROR(parse(terms[k], c.input(k)->rank(), labels[k]));
+  std::map<int, std::int64_t> size;
+  for (std::size_t k = 0; k < terms.size(); ++k)
+    for (std::size_t i = 0; i < labels[k].size(); ++i) {
+      const std::int64_t d = c.input(k)->shape()[static_cast<int>(i)];
+      auto [it, fresh] = size.emplace(labels[k][i], d);
+      if (!fresh && it->second != d) {
+        if (it->second == 1 && labels[k][i] >= 256) it->second = d;
+        else if (!(d == 1 && labels[k][i] >= 256)) return invalid_argument("label sizes " + std::to_string(it->second) + " and " + std::to_string(d) + " disagree");
+      }
+    }
+  std::vector<int> out;
+  if (arrow != std::string::npos) {
+    TESSERA_RETURN_IF_ERROR(parse(eq.substr(arrow + 2), static_cast<int>(eq.size() - arrow - 2) - (eq.find("...", arrow) == std::string::npos ? 0 : 3) + ell, out));
+  } else {
+    for (int k = ell - 1; k >= 0; --k) out.push_back(256 + k);
+    std::map<int, int> count;
+    for (const auto& l : labels)
+      for (int v : l) ++count[v];
+    for (const auto& [v, n] : count)
+      if (v < 256 && n == 1) out.push_back(v);
+  }
+  std::vector<int> all = out;
+  for (const auto& [v, n] : size)
+    if (std::find(all.begin(), all.end(), v) == all.end()) all.push_back(v);
+  for (int v : out)
+    if (!size.count(v)) return invalid_argument("the output label '" + std::string(1, static_cast<char>(v)) + "' is in no input");
+  Dims odims;
+  for (int v : out) odims.push_back(size[v]);
+  std::vector<Tensor> in64;
+  std::vector<std::vector<std::int64_t>> stride(terms.size());  // per input, per position in `all`
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    TESSERA_ASSIGN_OR_RETURN(Tensor t, as_f64(c.h, *c.input(k)));
+    stride[k].assign(all.size(), 0);
+    std::int64_t s = 1;
+    for (std::size_t i = labels[k].size(); i-- > 0;) {
+      const auto pos = static_cast<std::size_t>(std::find(all.begin(), all.end(), labels[k][i]) - all.begin());
+      if (t.shape()[static_cast<int>(i)] != 1) stride[k][pos] += s;  // a repeated label walks the diagonal
+      s *= t.shape()[static_cast<int>(i)];
+    }
+    in64.push_back(std::move(t));
+  }
+  TESSERA_ASSIGN_OR_RETURN(Tensor y, new_tensor(odims, DType::kF64));
+  std::vector<std::int64_t> idx(all.size(), 0);
+  std::int64_t total = 1;
+  for (int v : all) total *= size[v];
+  std::int64_t inner = 1;
+  for (std::size_t i = out.size(); i < all.size(); ++i) inner *= size[all[i]];
+  double* yp = y.data<double>();
+  for (std::int64_t i = 0; i < y.numel(); ++i) yp[i] = 0;
+  for (std::int64_t n = 0; n < total; ++n) {
+    double prod = 1;
+    for (std::size_t k = 0; k < in64.size(); ++k) {
+      std::int64_t off = 0;
+      for (std::size_t j = 0; j < all.size(); ++j) off += idx[j] * stride[k][j];
+      prod *= in64[k].data<double>()[off];
+    }
+    yp[n / inner] += prod;
+    for (std::size_t j = all.size(); j-- > 0;) {
+      if (++idx[j] < size[all[j]]) break;
+      idx[j] = 0;
+    }
+  }
+  return from_f64(c.h, y, c.input(0)->dtype(), c.out[0]);
+}
+
+Status reverse_sequence_kernel(KernelCall& c) {
+  const Tensor &x = *c.input(0), &lens_t = *c.input(1);
+  const std::int64_t batch_axis = c.attr_int("batch_axis", 1), time_axis = c.attr_int("time_axis", 0);
+  if (x.rank() < 2 || (batch_axis != 0 && batch_axis != 1) || time_axis + batch_axis != 1) return invalid_argument("batch_axis and time_axis must be 0 and 1");
+  TESSERA_ASSIGN_OR_RETURN(Dims lens, int_values(lens_t, "sequence_lens"));
+  const std::int64_t batch = x.shape()[static_cast<int>(batch_axis)], steps = x.shape()[static_cast<int>(time_axis)];
+  if (static_cast<std::int64_t>(lens.size()) != batch) return invalid_argument("sequence_lens must hold one length per batch");
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
+  TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(x), x.data(), desc(c.out[0]), c.out[0].data()));
+  const std::int64_t inner = batch * steps == 0 ? 0 : x.numel() / (batch * steps);
+  const std::size_t row = static_cast<std::size_t>(inner) * dtype_size(x.dtype());
+  const auto* src = static_cast<const std::byte*>(x.is_contiguous() ? x.data() : c.out[0].data());
+  Tensor copy;
+  if (!x.is_contiguous()) {
+    TESSERA_ASSIGN_OR_RETURN(copy, c.out[0].clone());
+    src = static_cast<const std::byte*>(copy.data());
+  }
+  auto* dst = static_cast<std::byte*>(c.out[0].data());
+  for (std::int64_t b = 0; b < batch; ++b) {
+    if (lens[static_cast<std::size_t>(b)] < 0 || lens[static_cast<std::size_t>(b)] > steps) return invalid_argument("sequence length " + std::to_string(lens[static_cast<std::size_t>(b)]) + " outside [0, " + std::to_string(steps) + "]");
+    for (std::int64_t t = 0; t < lens[static_cast<std::size_t>(b)]; ++t) {
+      const std::int64_t from = lens[static_cast<std::size_t>(b)] - 1 - t;
+      auto at = [&](std::int64_t step) { return static_cast<std::size_t>(time_axis == 0 ? step * batch + b : b * steps + step) * row; };
+      std::memcpy(dst + at(t), src + at(from), row);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace tessera::exec::detail

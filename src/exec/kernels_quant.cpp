@@ -1,0 +1,133 @@
+// ONNX QuantizeLinear and DequantizeLinear for the 8-bit and 32-bit integer types tessera
+// holds (i8, u8, i32): per-tensor, per-axis and blocked (block_size) scales and zero points.
+//   quantize:   y = saturate(round_half_even(x / scale) + zero_point), y of the zero point's
+//               dtype (or output_dtype; u8 by default)
+//   dequantize: y = (x - zero_point) * scale, y of the scale's dtype (or output_dtype)
+// The quotient and the product are rounded to f32 as ONNX's f32 arithmetic does.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "kernels.hpp"
+
+namespace tessera::exec::detail {
+namespace {
+
+// Where the parameter of element (o, k, i) of x viewed as [outer, n, inner] along `axis` is.
+struct ParamIndex {
+  std::int64_t outer = 1, n = 1, inner = 1, block = 0, blocks = 1;
+  bool scalar = true;
+  std::int64_t at(std::int64_t o, std::int64_t k, std::int64_t i) const {
+    if (scalar) return 0;
+    if (block == 0) return k;
+    return (o * blocks + k / block) * inner + i;
+  }
+};
+
+Result<ParamIndex> param_index(const KernelCall& c, const Tensor& x, const Tensor& scale) {
+  ParamIndex p;
+  if (scale.numel() == 1 && scale.rank() <= 1 && c.attr_int("block_size", 0) == 0) {
+    p.n = x.numel();
+    return p;
+  }
+  p.scalar = false;
+  TESSERA_ASSIGN_OR_RETURN(const int axis, norm_axis(c.attr_int("axis", 1), x.rank(), "axis"));
+  for (int d = 0; d < x.rank(); ++d) (d < axis ? p.outer : d == axis ? p.n : p.inner) *= x.shape()[d];
+  p.block = c.attr_int("block_size", 0);
+  if (p.block < 0) return invalid_argument("block_size " + std::to_string(p.block));
+  if (p.block == 0) {
+    if (scale.rank() != 1 || scale.numel() != p.n) return invalid_argument("the scale has dims " + scale.shape().to_string() + " for an axis of " + std::to_string(p.n));
+    return p;
+  }
+  p.blocks = (p.n + p.block - 1) / p.block;
+  if (scale.numel() != p.outer * p.blocks * p.inner) return invalid_argument("the blocked scale has dims " + scale.shape().to_string());
+  return p;
+}
+
+std::optional<DType> output_dtype(const KernelCall& c) {
+  const graph::Attribute* a = c.attr("output_dtype");
+  if (!a || a->i == 0) return std::nullopt;
+  return graph::to_dtype(static_cast<graph::ElemType>(a->i));
+}
+
+}  // namespace
+
+Status quantize_kernel(KernelCall& c) {
+  const Tensor &x = *c.input(0), &scale_t = *c.input(1);
+  const Tensor* zp_t = c.input(2);
+  DType to = zp_t ? zp_t->dtype() : output_dtype(c).value_or(DType::kU8);
+  if (c.attr("output_dtype") && !output_dtype(c)) return unsupported("QuantizeLinear to element type " + std::to_string(c.attr_int("output_dtype", 0)));
+  if (to != DType::kU8 && to != DType::kI8 && to != DType::kI32) return unsupported("QuantizeLinear to " + std::string(dtype_name(to)));
+  TESSERA_ASSIGN_OR_RETURN(const ParamIndex pi, param_index(c, x, scale_t));
+  TESSERA_ASSIGN_OR_RETURN(Tensor xv, as_f64(c.h, x));
+  TESSERA_ASSIGN_OR_RETURN(Tensor sv, as_f64(c.h, scale_t));
+  Tensor zv;
+  if (zp_t) {
+    TESSERA_ASSIGN_OR_RETURN(zv, as_f64(c.h, *zp_t));
+  }
+  const double lo = to == DType::kU8 ? 0 : to == DType::kI8 ? -128 : std::numeric_limits<std::int32_t>::min();
+  const double hi = to == DType::kU8 ? 255 : to == DType::kI8 ? 127 : std::numeric_limits<std::int32_t>::max();
+  double* p = xv.data<double>();
+  for (std::int64_t o = 0; o < pi.outer; ++o)
+    for (std::int64_t k = 0; k < pi.n; ++k)
+      for (std::int64_t i = 0; i < pi.inner; ++i) {
+        const std::int64_t at = pi.at(o, k, i);
+        double& v = p[(o * pi.n + k) * pi.inner + i];
+        const double q = std::nearbyint(static_cast<double>(static_cast<float>(v / sv.data<double>()[at])));
+        v = std::clamp(q + (zp_t ? zv.data<double>()[at] : 0.0), lo, hi);
+      }
+  return from_f64(c.h, xv, to, c.out[0]);
+}
+
+Status dequantize_kernel(KernelCall& c) {
+  const Tensor &x = *c.input(0), &scale_t = *c.input(1);
+  const Tensor* zp_t = c.input(2);
+  if (x.dtype() != DType::kU8 && x.dtype() != DType::kI8 && x.dtype() != DType::kI32) return unsupported("DequantizeLinear of " + std::string(dtype_name(x.dtype())));
+  if (zp_t && zp_t->dtype() != x.dtype()) return invalid_argument("the zero point's dtype differs from x's");
+  if (c.attr("output_dtype") && !output_dtype(c)) return unsupported("DequantizeLinear to element type " + std::to_string(c.attr_int("output_dtype", 0)));
+  const DType to = output_dtype(c).value_or(scale_t.dtype());
+  TESSERA_ASSIGN_OR_RETURN(const ParamIndex pi, param_index(c, x, scale_t));
+  TESSERA_ASSIGN_OR_RETURN(Tensor xv, as_f64(c.h, x));
+  TESSERA_ASSIGN_OR_RETURN(Tensor sv, as_f64(c.h, scale_t));
+  Tensor zv;
+  if (zp_t) {
+    TESSERA_ASSIGN_OR_RETURN(zv, as_f64(c.h, *zp_t));
+  }
+  double* p = xv.data<double>();
+  for (std::int64_t o = 0; o < pi.outer; ++o)
+    for (std::int64_t k = 0; k < pi.n; ++k)
+      for (std::int64_t i = 0; i < pi.inner; ++i) {
+        const std::int64_t at = pi.at(o, k, i);
+        double& v = p[(o * pi.n + k) * pi.inner + i];
+        const float d = static_cast<float>(v - (zp_t ? zv.data<double>()[at] : 0.0));
+        v = static_cast<double>(d * static_cast<float>(sv.data<double>()[at]));
+      }
+  return from_f64(c.h, xv, to, c.out[0]);
+}
+
+// DynamicQuantizeLinear: u8 with scale (max(0, max x) - min(0, min x)) / 255 and zero point
+// round(-min(0, min x) / scale) clamped to [0, 255]; x = 0 quantises exactly.
+Status dynamic_quantize_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  if (x.dtype() != DType::kF32) return invalid_argument("DynamicQuantizeLinear takes f32, not " + std::string(dtype_name(x.dtype())));
+  TESSERA_ASSIGN_OR_RETURN(Tensor xv, as_f64(c.h, x));
+  double* p = xv.data<double>();
+  float lo = 0, hi = 0;
+  for (std::int64_t i = 0; i < xv.numel(); ++i) {
+    lo = std::min(lo, static_cast<float>(p[i]));
+    hi = std::max(hi, static_cast<float>(p[i]));
+  }
+  const float scale = (hi - lo) / 255.0f;
+  const float zp = scale == 0 ? 0.0f : std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
+  for (std::int64_t i = 0; i < xv.numel(); ++i)
+    p[i] = std::clamp(static_cast<double>(std::nearbyint(static_cast<float>(p[i]) / scale)) + zp, 0.0, 255.0);
+  if (scale == 0)
+    for (std::int64_t i = 0; i < xv.numel(); ++i) p[i] = 0;
+  TESSERA_RETURN_IF_ERROR(from_f64(c.h, xv, DType::kU8, c.out[0]));
+  TESSERA_ASSIGN_OR_RETURN(c.out[1], Tensor::from_vector<float>(Shape{}, {scale}));
+  TESSERA_ASSIGN_OR_RETURN(c.out[2], Tensor::from_vector<std::uint8_t>(Shape{}, {static_cast<std::uint8_t>(zp)}));
+  return Status::ok();
+}
+
+}  // namespace tessera::exec::detail
