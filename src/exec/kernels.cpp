@@ -12,6 +12,7 @@
 #include "kernels.hpp"
 #include "tessera/dnn/data_movement.hpp"
 #include "tessera/dnn/tensor_ops.hpp"
+#include "tessera/dnn/training.hpp"
 
 namespace tessera::exec::detail {
 
@@ -256,10 +257,41 @@ Status cast_kernel(KernelCall& c) {
 // ---- shapes ------------------------------------------------------------------------------
 Status identity_kernel(KernelCall& c) {
   c.out[0] = *c.input(0);
-  if (c.out.size() > 1 && c.node.op_type == "Dropout") {  // inference: the mask is all true
-    TESSERA_ASSIGN_OR_RETURN(c.out[1], like(*c.input(0), DType::kBool));
-    std::memset(c.out[1].data(), 1, c.out[1].nbytes());
+  return Status::ok();
+}
+
+// Dropout: the identity (and an all-true mask) for inference; with training_mode true, the
+// dnn primitive's counter-based mask from the `seed` attribute (0 without one), so a model
+// gives the same output on every run and thread count.
+Status dropout_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  bool training = false;
+  double ratio = c.attr_float("ratio", 0.5f);
+  if (c.opset >= 12) {
+    if (c.input(1)) {
+      TESSERA_ASSIGN_OR_RETURN(ratio, scalar_value(c.h, *c.input(1), "ratio"));
+    }
+    if (c.input(2)) {
+      TESSERA_ASSIGN_OR_RETURN(const double t, scalar_value(c.h, *c.input(2), "training_mode"));
+      training = t != 0;
+    }
   }
+  if (ratio < 0 || ratio > 1) return invalid_argument("ratio " + std::to_string(ratio) + " is outside [0, 1]");
+  const bool mask = c.out.size() > 1 && c.node.outputs[1] != graph::kNoValue;
+  if (!training) {
+    c.out[0] = x;
+    if (mask) {
+      TESSERA_ASSIGN_OR_RETURN(c.out[1], like(x, DType::kBool));
+      std::memset(c.out[1].data(), 1, c.out[1].nbytes());
+    }
+    return Status::ok();
+  }
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
+  Tensor m;
+  TESSERA_ASSIGN_OR_RETURN(m, like(x, DType::kBool));
+  TESSERA_RETURN_IF_ERROR(dnn::dropout_forward(c.h, static_cast<float>(ratio), static_cast<std::uint64_t>(c.attr_int("seed", 0)), 0, desc(x),
+                                               x.data(), desc(c.out[0]), c.out[0].data(), desc(m), m.data()));
+  if (mask) c.out[1] = std::move(m);
   return Status::ok();
 }
 
@@ -531,7 +563,7 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["Where"] = &where_kernel;
     m["Cast"] = &cast_kernel;
     m["Identity"] = &identity_kernel;
-    m["Dropout"] = &identity_kernel;
+    m["Dropout"] = &dropout_kernel;
     m["Flatten"] = &flatten_kernel;
     m["Reshape"] = &reshape_kernel;
     m["Squeeze"] = &squeeze_kernel;

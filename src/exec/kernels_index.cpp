@@ -182,6 +182,13 @@ Status depth_space_kernel(KernelCall& c) {
     d = {d[0], d[1] * b * b, d[2] / b, d[3] / b};
   }
   TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(d, x.dtype()));
+  if (!to_space && c.attr_string("mode", "DCR") == "CRD") {  // channel c * b * b + i * b + j
+    const Dims& xd = x.shape().dims();
+    TESSERA_ASSIGN_OR_RETURN(Tensor split, reshaped(c.h, x, {xd[0], xd[1], xd[2] / b, b, xd[3] / b, b}));
+    TESSERA_ASSIGN_OR_RETURN(Tensor moved, split.permute({0, 1, 3, 5, 2, 4}));
+    TESSERA_ASSIGN_OR_RETURN(Tensor y, reshaped(c.h, c.out[0], {xd[0], xd[1], b, b, xd[2] / b, xd[3] / b}));
+    return dnn::cast(c.h, desc(moved), moved.data(), desc(y), y.data());
+  }
   if (to_space)
     return dnn::depth_to_space(c.h, b, c.attr_string("mode", "DCR") == "CRD", desc(x), x.data(), desc(c.out[0]), c.out[0].data());
   return dnn::space_to_depth(c.h, b, desc(x), x.data(), desc(c.out[0]), c.out[0].data());

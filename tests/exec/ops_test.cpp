@@ -1,0 +1,184 @@
+// The executor's reference-grade kernels on cases ONNX's node tests leave out, against plain
+// loops written here: ConvTranspose with an output_shape beyond the input's reach, Attention
+// with a fully masked row and a causal mask, Einsum on diagonals and broadcast batches, a
+// reverse LSTM against the forward one on the reversed sequence, QuantizeLinear's rounding and
+// saturation, and the losses' label checks.
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <tessera/session.hpp>
+
+#include "onnx_builder.hpp"
+
+namespace tessera::exec {
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+
+struct Builder : testing::OnnxBuilder {
+  using OnnxBuilder::OnnxBuilder;
+  Result<std::vector<NamedTensor>> run(const std::vector<NamedTensor>& in) const {
+    TESSERA_ASSIGN_OR_RETURN(graph::Model model, import());
+    TESSERA_ASSIGN_OR_RETURN(Session s, Session::create(std::move(model)));
+    return s.run(in);
+  }
+};
+
+std::vector<float> random_values(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+Tensor tensor(const Dims& dims, const std::vector<float>& v) { return Tensor::from_vector<float>(Shape(dims), v).value_or_throw(); }
+
+TEST(ExecOps, ConvTransposeBeyondTheInputsReach) {
+  // x [1, 2, 3], w [2, 1, 2] (C = 2 -> M = 1), stride 2, output_shape 9: the natural size is
+  // 2 * 2 + 2 = 6, so outputs 6..8 are 0 plus the bias.
+  const auto x = random_values(6, 1), w = random_values(4, 2);
+  Builder m(17);
+  m.input("x", {"1", "2", "3"});
+  m.floats("w", {2, 1, 2}, w);
+  m.floats("b", {1}, {0.5f});
+  auto* n = m.node("ConvTranspose", {"x", "w", "b"}, {"y"});
+  Builder::attr(n, "strides", Dims{2});
+  Builder::attr(n, "output_shape", Dims{9});
+  m.output("y");
+  const auto out = m.run({{"x", tensor({1, 2, 3}, x)}}).value_or_throw();
+  ASSERT_EQ(out[0].tensor.shape().dims(), (Dims{1, 1, 9}));
+  std::vector<float> want(9, 0.5f);
+  for (int c = 0; c < 2; ++c)
+    for (int i = 0; i < 3; ++i)
+      for (int k = 0; k < 2; ++k) want[static_cast<std::size_t>(2 * i + k)] += x[static_cast<std::size_t>(c * 3 + i)] * w[static_cast<std::size_t>(c * 2 + k)];
+  const auto got = out[0].tensor.to_vector<float>();
+  for (int i = 0; i < 9; ++i) EXPECT_NEAR(got[static_cast<std::size_t>(i)], want[static_cast<std::size_t>(i)], 1e-6) << i;
+}
+
+TEST(ExecOps, AttentionMaskedRowsAndCausalMatchLoops) {
+  constexpr int L = 3, D = 4;
+  const auto q = random_values(L * D, 3), k = random_values(L * D, 4), v = random_values(L * D, 5);
+  Builder m(23);
+  m.input("q", {"1", "1", "3", "4"});
+  m.input("k", {"1", "1", "3", "4"});
+  m.input("v", {"1", "1", "3", "4"});
+  m.input("mask", {"3", "3"}, onnx::TensorProto::BOOL);
+  auto* n = m.node("Attention", {"q", "k", "v", "mask"}, {"y"});
+  Builder::attr(n, "is_causal", 1);
+  m.output("y");
+  // Row 0 may see key 0 only (causal) and the mask hides it: a row with no key gives zeros.
+  const std::vector<bool> mask = {false, true, true, true, true, true, true, false, true};
+  Tensor mt = Tensor::empty(Shape({3, 3}), DType::kBool).value_or_throw();
+  for (int i = 0; i < 9; ++i) mt.data<bool>()[i] = mask[static_cast<std::size_t>(i)];
+  const auto out = m.run({{"q", tensor({1, 1, L, D}, q)}, {"k", tensor({1, 1, L, D}, k)}, {"v", tensor({1, 1, L, D}, v)}, {"mask", mt}}).value_or_throw();
+  const auto got = out[0].tensor.to_vector<float>();
+  for (int i = 0; i < L; ++i) {
+    std::vector<double> s;
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < L; ++j) {
+      const bool ok = j <= i && mask[static_cast<std::size_t>(i * L + j)];
+      double dot = 0;
+      for (int d = 0; d < D; ++d) dot += q[static_cast<std::size_t>(i * D + d)] * k[static_cast<std::size_t>(j * D + d)];
+      s.push_back(ok ? dot / std::sqrt(double{D}) : -INFINITY);
+      mx = std::max(mx, s.back());
+    }
+    for (double& e : s) sum += e = mx == -INFINITY ? 0 : std::exp(e - mx);
+    for (int d = 0; d < D; ++d) {
+      double want = 0;
+      for (int j = 0; j < L; ++j) want += (sum > 0 ? s[static_cast<std::size_t>(j)] / sum : 0) * v[static_cast<std::size_t>(j * D + d)];
+      EXPECT_NEAR(got[static_cast<std::size_t>(i * D + d)], want, 1e-5) << i << "," << d;
+    }
+  }
+  EXPECT_EQ(got[0], 0.0f);
+}
+
+TEST(ExecOps, EinsumDiagonalAndBroadcastBatches) {
+  const auto a = random_values(2 * 3 * 4, 6), b = random_values(4 * 5, 7), sq = random_values(9, 8);
+  Builder m(17);
+  m.input("a", {"2", "3", "4"});
+  m.input("b", {"1", "4", "5"});
+  m.input("s", {"3", "3"});
+  auto* e1 = m.node("Einsum", {"a", "b"}, {"y"});
+  Builder::attr_string(e1, "equation", "...ij,...jk->...ik");
+  auto* e2 = m.node("Einsum", {"s"}, {"d"});
+  Builder::attr_string(e2, "equation", "ii->i");
+  m.output("y");
+  m.output("d");
+  const auto out = m.run({{"a", tensor({2, 3, 4}, a)}, {"b", tensor({1, 4, 5}, b)}, {"s", tensor({3, 3}, sq)}}).value_or_throw();
+  ASSERT_EQ(out[0].tensor.shape().dims(), (Dims{2, 3, 5}));
+  const auto y = out[0].tensor.to_vector<float>();
+  for (int n = 0; n < 2; ++n)
+    for (int i = 0; i < 3; ++i)
+      for (int k = 0; k < 5; ++k) {
+        double want = 0;
+        for (int j = 0; j < 4; ++j) want += a[static_cast<std::size_t>((n * 3 + i) * 4 + j)] * b[static_cast<std::size_t>(j * 5 + k)];
+        EXPECT_NEAR(y[static_cast<std::size_t>((n * 3 + i) * 5 + k)], want, 1e-5);
+      }
+  EXPECT_EQ(out[1].tensor.to_vector<float>(), (std::vector<float>{sq[0], sq[4], sq[8]}));
+}
+
+TEST(ExecOps, ReverseLstmIsTheForwardOneOnTheReversedSequence) {
+  constexpr int T = 4, B = 2, I = 3, H = 5;
+  const auto x = random_values(T * B * I, 9), w = random_values(4 * H * I, 10), r = random_values(4 * H * H, 11), bias = random_values(8 * H, 12);
+  auto make = [&](const char* dir) {
+    Builder m(14);
+    m.input("x", {"4", "2", "3"});
+    m.floats("w", {1, 4 * H, I}, w);
+    m.floats("r", {1, 4 * H, H}, r);
+    m.floats("b", {1, 8 * H}, bias);
+    auto* n = m.node("LSTM", {"x", "w", "r", "b"}, {"y", "yh"});
+    Builder::attr(n, "hidden_size", H);
+    Builder::attr_string(n, "direction", dir);
+    m.output("y");
+    m.output("yh");
+    return m;
+  };
+  std::vector<float> xr(x.size());
+  for (int t = 0; t < T; ++t)
+    for (int i = 0; i < B * I; ++i) xr[static_cast<std::size_t>(t * B * I + i)] = x[static_cast<std::size_t>((T - 1 - t) * B * I + i)];
+  const auto rev = make("reverse").run({{"x", tensor({T, B, I}, x)}}).value_or_throw();
+  const auto fwd = make("forward").run({{"x", tensor({T, B, I}, xr)}}).value_or_throw();
+  EXPECT_EQ(rev[1].tensor.to_vector<float>(), fwd[1].tensor.to_vector<float>());
+  const auto yr = rev[0].tensor.to_vector<float>(), yf = fwd[0].tensor.to_vector<float>();
+  for (int t = 0; t < T; ++t)
+    for (int i = 0; i < B * H; ++i) EXPECT_EQ(yr[static_cast<std::size_t>(t * B * H + i)], yf[static_cast<std::size_t>((T - 1 - t) * B * H + i)]);
+}
+
+TEST(ExecOps, QuantizeRoundsHalfToEvenAndSaturates) {
+  Builder m(19);
+  m.input("x", {"7"});
+  m.floats("s", {}, {2.0f});
+  auto* zp = m.g->add_initializer();
+  zp->set_name("z");
+  zp->set_data_type(onnx::TensorProto::INT8);
+  zp->add_int32_data(1);
+  m.node("QuantizeLinear", {"x", "s", "z"}, {"y"});
+  m.output("y");
+  const auto out = m.run({{"x", tensor({7}, {1.0f, 3.0f, 5.0f, -1.0f, -3.0f, 1000.0f, -1000.0f})}}).value_or_throw();
+  ASSERT_EQ(out[0].tensor.dtype(), DType::kI8);
+  // x / 2 = 0.5, 1.5, 2.5, -0.5, -1.5 round to 0, 2, 2, -0, -2; then + 1, saturated to [-128, 127].
+  EXPECT_EQ(out[0].tensor.to_vector<std::int8_t>(), (std::vector<std::int8_t>{1, 3, 3, 1, -1, 127, -128}));
+}
+
+TEST(ExecOps, LossLabelsOutOfRangeAreNamed) {
+  Builder m(13);
+  m.input("x", {"2", "3"});
+  m.input("t", {"2"}, onnx::TensorProto::INT64);
+  auto* n = m.node("NegativeLogLikelihoodLoss", {"x", "t"}, {"y"});
+  Builder::attr(n, "ignore_index", -1);
+  m.output("y");
+  const Tensor x = tensor({2, 3}, {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f});
+  const auto bad = m.run({{"x", x}, {"t", Tensor::from_vector<std::int64_t>(Shape({2}), {1, 3}).value_or_throw()}});
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("label 3 is outside [0, 3)"), std::string::npos) << bad.status().message();
+  // ignore_index -1 counts nowhere in the loss but, as ONNX's reference has it, in the mean's count.
+  const auto ok = m.run({{"x", x}, {"t", Tensor::from_vector<std::int64_t>(Shape({2}), {2, -1}).value_or_throw()}}).value_or_throw();
+  EXPECT_FLOAT_EQ(ok[0].tensor.to_vector<float>()[0], -0.3f / 2);
+}
+
+}  // namespace
+}  // namespace tessera::exec
