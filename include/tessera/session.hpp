@@ -3,9 +3,10 @@
 //   auto session = tessera::exec::Session::open("model.onnx").value_or_throw();
 //   auto outputs = session.run({{"input", tensor}}).value_or_throw();
 //
-// open() imports the model, verifies it, infers its types and checks that every node's op is
-// one the executor runs, so a model that cannot run fails here, naming the node, not halfway
-// through run(). run() checks the inputs against the model's declared types (names, dtypes,
+// open() imports the model, verifies it, infers its types, runs the graph passes of
+// options.opt_level (constant folding evaluates nodes with the executor's kernels) and checks
+// that every node's op is one the executor runs, so a model that cannot run fails here, naming
+// the node, not halfway through run(). run() checks the inputs against the model's declared types (names, dtypes,
 // ranks, fixed dims; symbolic dims take any size), runs the nodes in order with the dnn and
 // blas primitives and returns the graph outputs in the model's order. Intermediate tensors are
 // released after their last use. A Session is not thread-safe; run it from one thread at a
@@ -14,17 +15,22 @@
 
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "tessera/core/status.hpp"
 #include "tessera/core/tensor.hpp"
 #include "tessera/graph.hpp"
+#include "tessera/graph/passes.hpp"
 
 namespace tessera::exec {
 
 struct SessionOptions {
-  int threads = 0;  // threads a primitive may use; 0: the process thread pool
+  int threads = 0;    // threads a primitive may use; 0: the process thread pool
+  int opt_level = 2;  // graph passes (tessera/graph/passes.hpp): 0 none, 1 clean-up and folding, 2-3 fusions too
+  std::set<std::string> disabled_passes;  // pass names
+  std::filesystem::path dump_dir;         // when set, the model before and after each pass that changed it
 };
 
 struct NamedTensor {
@@ -49,7 +55,10 @@ class Session {
 
   const std::vector<IoInfo>& inputs() const;
   const std::vector<IoInfo>& outputs() const;
+  // The model as it runs: after the graph passes.
   const graph::Model& model() const;
+  // What each pass did when the session was made.
+  const std::vector<graph::PassReport>& pass_reports() const;
 
   Result<std::vector<NamedTensor>> run(const std::vector<NamedTensor>& inputs);
 
@@ -62,6 +71,11 @@ class Session {
 
 // The ai.onnx op types the executor runs.
 std::vector<std::string> supported_ops();
+
+// A node's outputs computed by the executor's kernels from constant inputs (null for an omitted
+// optional input): the evaluator of the constant-folding pass.
+Result<std::vector<graph::Constant>> evaluate_node(const graph::Node& n, std::int64_t opset,
+                                                   const std::vector<const graph::Constant*>& inputs);
 
 // A new host tensor holding a constant's data (element types with a core dtype; an error
 // names `what` and the type otherwise).

@@ -67,6 +67,25 @@ Result<std::vector<std::int64_t>> int_values(const Tensor& t, const std::string&
   return v;
 }
 
+Result<graph::Constant> tensor_constant(dnn::Handle& h, const Tensor& t) {
+  static constexpr std::pair<DType, graph::ElemType> kElems[] = {
+      {DType::kBool, graph::ElemType::kBool}, {DType::kI8, graph::ElemType::kI8},     {DType::kU8, graph::ElemType::kU8},
+      {DType::kI32, graph::ElemType::kI32},   {DType::kI64, graph::ElemType::kI64},   {DType::kF16, graph::ElemType::kF16},
+      {DType::kBF16, graph::ElemType::kBF16}, {DType::kF32, graph::ElemType::kF32},   {DType::kF64, graph::ElemType::kF64},
+      {DType::kC64, graph::ElemType::kC64},   {DType::kC128, graph::ElemType::kC128}};
+  graph::Constant c;
+  for (const auto& [d, e] : kElems)
+    if (d == t.dtype()) c.elem = e;
+  c.dims = t.shape().dims();
+  TESSERA_ASSIGN_OR_RETURN(Tensor packed, like(t, t.dtype()));
+  if (t.numel() > 0) {
+    TESSERA_RETURN_IF_ERROR(dnn::cast(h, desc(t), t.data(), desc(packed), packed.data()));
+  }
+  const auto* p = static_cast<const std::byte*>(packed.data());
+  c.bytes.assign(p, p + packed.nbytes());
+  return c;
+}
+
 Result<Tensor> constant_tensor(const graph::Constant& c, const std::string& what) {
   const std::optional<DType> t = graph::to_dtype(c.elem);
   if (!t) return unsupported(what + ": element type " + std::string(graph::elem_type_name(c.elem)) + " is not supported");
@@ -578,6 +597,7 @@ const std::map<std::string, Kernel, std::less<>>& table() {
       m[op] = &reduce_kernel;
     m["Conv"] = &conv_kernel;
     m["ConvTranspose"] = &conv_transpose_kernel;
+    m["tessera:FusedConv"] = &conv_kernel;
     m["MaxPool"] = &pool_kernel;
     m["AveragePool"] = &pool_kernel;
     m["GlobalAveragePool"] = &global_pool_kernel;

@@ -68,6 +68,8 @@ void softmax_f64(double* p, std::int64_t outer, std::int64_t n, std::int64_t inn
 Result<double> scalar_value(dnn::Handle& h, const Tensor& t, const std::string& what);
 // The integer values of a 1-D (or scalar) i32/i64 tensor.
 Result<std::vector<std::int64_t>> int_values(const Tensor& t, const std::string& what);
+// A constant holding a tensor's data (packed, little-endian).
+Result<graph::Constant> tensor_constant(dnn::Handle& h, const Tensor& t);
 // A tensor holding a constant's data (types tessera computes on).
 Result<Tensor> constant_tensor(const graph::Constant& c, const std::string& what);
 

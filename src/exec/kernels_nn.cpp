@@ -49,6 +49,21 @@ Dims ints_or(const KernelCall& c, const char* name, std::size_t n, std::int64_t 
   return v;
 }
 
+// FusedConv's activation: its ONNX op name and the alpha/beta the graph pass recorded.
+Result<dnn::Activation> fused_activation(const KernelCall& c) {
+  const std::string op = c.attr_string("activation", "");
+  const float a = c.attr_float("activation_alpha", 0.0f), b = c.attr_float("activation_beta", 0.0f);
+  if (op.empty()) return dnn::Activation{};
+  if (op == "Relu") return dnn::Activation::make(dnn::ActKind::kRelu);
+  if (op == "LeakyRelu") return dnn::Activation{dnn::ActKind::kLeakyRelu, a, 0.0f};
+  if (op == "Clip") return dnn::Activation{dnn::ActKind::kClip, a, b};
+  if (op == "Sigmoid") return dnn::Activation::make(dnn::ActKind::kSigmoid);
+  if (op == "Tanh") return dnn::Activation::make(dnn::ActKind::kTanh);
+  if (op == "HardSigmoid") return dnn::Activation{dnn::ActKind::kHardSigmoid, a, b};
+  if (op == "HardSwish") return dnn::Activation::make(dnn::ActKind::kHardSwish);
+  return invalid_argument("FusedConv's activation '" + op + "' is not one the convolution applies");
+}
+
 struct ConvPlans : NodeCache {
   std::map<std::tuple<Dims, Dims, int>, dnn::ConvForwardPlan> plans;
 };
@@ -74,6 +89,18 @@ Status conv_kernel(KernelCall& c) {
     if (b->rank() != 1 || b->numel() != w.shape()[0]) return invalid_argument("the bias has " + std::to_string(b->numel()) + " values for " + std::to_string(w.shape()[0]) + " output channels");
     TESSERA_ASSIGN_OR_RETURN(bias, as_f32(c.h, *b));
     post.bias = bias.data<float>();
+  }
+  Tensor residual;
+  if (c.node.op_type == "FusedConv") {  // tessera's Conv [+ residual] [+ activation]
+    TESSERA_ASSIGN_OR_RETURN(post.act, fused_activation(c));
+    if (const Tensor* r = c.input(3)) {
+      if (r->shape().dims() != yd.dims || r->dtype() != x.dtype()) return invalid_argument("the residual " + r->shape().to_string() + " does not match the output");
+      residual = *r;
+      if (!r->is_contiguous()) {
+        TESSERA_ASSIGN_OR_RETURN(residual, r->clone());
+      }
+      post.residual = residual.data();
+    }
   }
   if (!c.is_constant(1)) return dnn::conv_forward(c.h, d, desc(x), x.data(), desc(w), w.data(), desc(c.out[0]), c.out[0].data(), post);
   // Constant weights: a forward plan per input layout (dims, strides, dtype), made on first

@@ -21,6 +21,7 @@ struct Session::State {
   std::vector<char> is_constant;        // per value: an initializer run() cannot replace
   std::set<const Buffer*> constant_buffers;  // the memory of every constant
   std::vector<std::unique_ptr<detail::NodeCache>> caches;  // per node
+  std::vector<graph::PassReport> reports;
 };
 
 namespace {
@@ -39,11 +40,43 @@ Session::~Session() = default;
 const std::vector<IoInfo>& Session::inputs() const { return s_->inputs; }
 const std::vector<IoInfo>& Session::outputs() const { return s_->outputs; }
 const graph::Model& Session::model() const { return s_->model; }
+const std::vector<graph::PassReport>& Session::pass_reports() const { return s_->reports; }
 
 std::vector<std::string> supported_ops() { return detail::kernel_names(); }
 
 Result<Tensor> tensor_from_constant(const graph::Constant& c, const std::string& what) {
   return detail::constant_tensor(c, what);
+}
+
+Result<std::vector<graph::Constant>> evaluate_node(const graph::Node& n, std::int64_t opset, const std::vector<const graph::Constant*>& inputs) {
+  const detail::Kernel k = n.domain.empty() ? detail::find_kernel(n.op_type) : nullptr;
+  if (!k) return unsupported("evaluate: no kernel for " + n.op_type);
+  std::vector<Tensor> held(inputs.size());
+  std::vector<const Tensor*> in;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) {
+      in.push_back(nullptr);
+      continue;
+    }
+    TESSERA_ASSIGN_OR_RETURN(held[i], detail::constant_tensor(*inputs[i], "evaluate: input " + std::to_string(i)));
+    in.push_back(&held[i]);
+  }
+  dnn::Handle h;
+  std::vector<Tensor> out(n.outputs.size());
+  std::unique_ptr<detail::NodeCache> cache;
+  detail::KernelCall call{n, opset, std::move(in), out, h, std::vector<char>(inputs.size(), 1), cache};
+  TESSERA_RETURN_IF_ERROR(k(call));
+  std::vector<graph::Constant> r;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (n.outputs[i] == graph::kNoValue) {
+      r.emplace_back();
+      continue;
+    }
+    if (!out[i].defined()) return internal_error("evaluate: output " + std::to_string(i) + " is empty");
+    TESSERA_ASSIGN_OR_RETURN(graph::Constant c, detail::tensor_constant(h, out[i]));
+    r.push_back(std::move(c));
+  }
+  return r;
 }
 
 Result<Session> Session::open(const std::filesystem::path& model, const SessionOptions& options) {
@@ -55,6 +88,14 @@ Result<Session> Session::create(graph::Model model, const SessionOptions& option
   TESSERA_RETURN_IF_ERROR(graph::verify(model).with_context("session"));
   TESSERA_RETURN_IF_ERROR(graph::infer_types(model).with_context("session"));
   auto s = std::make_unique<State>();
+  graph::OptimizeOptions oo;
+  oo.level = options.opt_level;
+  oo.disabled = options.disabled_passes;
+  oo.dump_dir = options.dump_dir;
+  oo.evaluate = &evaluate_node;
+  Result<std::vector<graph::PassReport>> reports = graph::optimize(model, oo);
+  if (!reports.is_ok()) return reports.status().with_context("session");
+  s->reports = std::move(reports).value();
   if (options.threads < 0) return invalid_argument("session: threads " + std::to_string(options.threads) + " (0 for the thread pool)");
   if (options.threads > 0) TESSERA_RETURN_IF_ERROR(s->h.set_num_threads(options.threads));
   s->model = std::move(model);
@@ -62,8 +103,9 @@ Result<Session> Session::create(graph::Model model, const SessionOptions& option
   const graph::Graph& g = s->model.graph;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     const graph::Node& n = g.nodes[i];
-    if (!n.domain.empty()) return unsupported("session: " + node_name(n, i) + ": the domain '" + n.domain + "' is not supported");
-    const detail::Kernel k = detail::find_kernel(n.op_type);
+    if (!n.domain.empty() && n.domain != graph::kTesseraDomain)
+      return unsupported("session: " + node_name(n, i) + ": the domain '" + n.domain + "' is not supported");
+    const detail::Kernel k = detail::find_kernel(n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type);
     if (!k) return unsupported("session: " + node_name(n, i) + ": the op " + n.op_type + " is not supported yet");
     s->kernels.push_back(k);
   }

@@ -1,0 +1,66 @@
+// tessera graph passes: rewrites of a Model that keep what it computes (ARCHITECTURE.md, "Graph
+// and execution pipeline"). Each pass is a small file in src/graph/passes/, known by name,
+// run in a fixed order by optimize() from an optimisation level up, switchable off by name;
+// verify() runs after each. A pass reports what it changed and, for fusions, every candidate
+// it refused with the reason.
+//
+// Passes (level at which they start):
+//   dead-code             1  nodes whose outputs nothing reads, unread constants
+//   identity              1  Identity, inference Dropout, Cast to the same type: their uses read the input
+//   constant-folding      1  nodes whose inputs are all constants, evaluated once (needs an evaluator),
+//                            and Shape/Size of inputs whose dims are all known
+//   conv-fusion           2  Conv [+ Add residual] [+ activation] -> tessera.FusedConv (one pass over
+//                            the output: bias, residual and activation applied as it is written)
+//
+// tessera's own ops live in the domain "tessera":
+//   FusedConv(X, W, [B], [Residual]) with Conv's attributes plus `activation` (the ONNX op name:
+//   Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish; absent for none) and
+//   `activation_alpha` / `activation_beta` (LeakyRelu's and HardSigmoid's alpha/beta, Clip's
+//   min/max): Y = act(conv(X, W) + B + Residual).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tessera/graph.hpp"
+
+namespace tessera::graph {
+
+inline constexpr const char* kTesseraDomain = "tessera";
+
+// Computes a node's outputs from constant inputs (null for an omitted optional input), or an
+// error when it cannot (the node then stays). Supplied by the executor, which has the kernels.
+using NodeEvaluator = std::function<Result<std::vector<Constant>>(const Node& node, std::int64_t opset,
+                                                                  const std::vector<const Constant*>& inputs)>;
+
+struct PassInfo {
+  std::string name;
+  int level = 1;  // the lowest optimisation level that runs it
+  std::string summary;
+};
+// Every pass, in the order optimize() runs them.
+const std::vector<PassInfo>& pass_list();
+
+struct OptimizeOptions {
+  int level = 2;                   // 0: no passes; 1: clean-up and folding; 2 and 3: fusions too
+  std::set<std::string> disabled;  // pass names; an unknown name is an error
+  NodeEvaluator evaluate;          // constant folding of computed nodes needs it
+  std::filesystem::path dump_dir;  // when set: NN-<pass>-before.txt / -after.txt per pass that changed the model
+  std::int64_t fold_limit = 1 << 20;  // constant folding leaves results with more elements than this
+};
+
+struct PassReport {
+  std::string pass;
+  int changes = 0;                    // nodes rewritten, removed or fused
+  std::vector<std::string> applied;   // one line per rewrite worth naming (fusions)
+  std::vector<std::string> refused;   // fusion candidates left alone, each with its reason
+};
+
+// Runs the passes of `options.level` on the model's top-level graph, in order, verify() after
+// each; the model is unchanged when one fails.
+Result<std::vector<PassReport>> optimize(Model& m, const OptimizeOptions& options = {});
+
+}  // namespace tessera::graph

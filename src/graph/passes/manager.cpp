@@ -1,0 +1,188 @@
+// The pass list, optimize() (order, levels, disabled names, verify after each, dumps) and the
+// graph edits the passes share.
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "pass.hpp"
+
+namespace tessera::graph {
+namespace {
+
+struct Entry {
+  PassInfo info;
+  passes::PassFn run;
+};
+
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> e = {
+      {{"dead-code", 1, "remove nodes whose outputs nothing reads, and unread constants"}, &passes::dead_code},
+      {{"identity", 1, "let the uses of Identity, inference Dropout and same-type Cast read their input"}, &passes::identity},
+      {{"constant-folding", 1, "evaluate nodes whose inputs are all constants; Shape and Size of fully known dims"},
+       &passes::constant_folding},
+      {{"conv-fusion", 2, "Conv [+ Add residual] [+ activation] into tessera.FusedConv"}, &passes::conv_fusion},
+      {{"dead-code", 1, "remove nodes whose outputs nothing reads, and unread constants"}, &passes::dead_code},
+  };
+  return e;
+}
+
+Status dump(const OptimizeOptions& o, int step, const std::string& pass, const char* when, const Model& m) {
+  std::ostringstream name;
+  name << std::setw(2) << std::setfill('0') << step << "-" << pass << "-" << when << ".txt";
+  std::ofstream out(o.dump_dir / name.str());
+  out << to_text(m);
+  if (!out) return io_error("optimize: writing the dump '" + (o.dump_dir / name.str()).string() + "' failed");
+  return Status::ok();
+}
+
+}  // namespace
+
+const std::vector<PassInfo>& pass_list() {
+  static const std::vector<PassInfo> v = [] {
+    std::vector<PassInfo> r;
+    for (const Entry& e : entries()) {
+      bool seen = false;
+      for (const PassInfo& p : r) seen = seen || p.name == e.info.name;
+      if (!seen) r.push_back(e.info);
+    }
+    return r;
+  }();
+  return v;
+}
+
+Result<std::vector<PassReport>> optimize(Model& m, const OptimizeOptions& o) {
+  if (o.level < 0 || o.level > 3) return invalid_argument("optimize: level " + std::to_string(o.level) + " (0 to 3)");
+  for (const std::string& name : o.disabled) {
+    bool known = false;
+    for (const PassInfo& p : pass_list()) known = known || p.name == name;
+    if (!known) {
+      std::string names;
+      for (const PassInfo& p : pass_list()) names += (names.empty() ? "" : ", ") + p.name;
+      return invalid_argument("optimize: no pass is named '" + name + "' (passes: " + names + ")");
+    }
+  }
+  if (!o.dump_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.dump_dir, ec);
+    if (ec) return io_error("optimize: cannot make the dump folder '" + o.dump_dir.string() + "': " + ec.message());
+  }
+  Model work = m;
+  std::vector<PassReport> reports;
+  int step = 0;
+  for (const Entry& e : entries()) {
+    if (e.info.level > o.level || o.disabled.count(e.info.name)) continue;
+    ++step;
+    PassReport r;
+    r.pass = e.info.name;
+    Model before;
+    if (!o.dump_dir.empty()) before = work;
+    TESSERA_RETURN_IF_ERROR(e.run(work, o, r).with_context("optimize: pass " + e.info.name));
+    TESSERA_RETURN_IF_ERROR(verify(work).with_context("optimize: after pass " + e.info.name));
+    if (!o.dump_dir.empty() && r.changes > 0) {
+      TESSERA_RETURN_IF_ERROR(dump(o, step, e.info.name, "before", before));
+      TESSERA_RETURN_IF_ERROR(dump(o, step, e.info.name, "after", work));
+    }
+    reports.push_back(std::move(r));
+  }
+  m = std::move(work);
+  return reports;
+}
+
+namespace passes {
+
+std::vector<int> use_counts(const Graph& g) {
+  std::vector<int> uses(g.values.size(), 0);
+  for (const Node& n : g.nodes)
+    for (ValueId v : n.inputs)
+      if (v != kNoValue) ++uses[static_cast<std::size_t>(v)];
+  for (ValueId v : g.outputs) ++uses[static_cast<std::size_t>(v)];
+  return uses;
+}
+
+namespace {
+void collect_captures(const Graph& g, std::set<std::string>& names) {
+  for (ValueId v : g.captures) names.insert(g.values[static_cast<std::size_t>(v)].name);
+  for (const Node& n : g.nodes)
+    for (const auto& [k, a] : n.attrs) {
+      if (a.g) collect_captures(*a.g, names);
+      for (const auto& sg : a.graphs) collect_captures(*sg, names);
+    }
+}
+}  // namespace
+
+std::set<std::string> captured_names(const Graph& g) {
+  std::set<std::string> names;
+  for (const Node& n : g.nodes)
+    for (const auto& [k, a] : n.attrs) {
+      if (a.g) collect_captures(*a.g, names);
+      for (const auto& sg : a.graphs) collect_captures(*sg, names);
+    }
+  return names;
+}
+
+void replace_uses(Graph& g, ValueId from, ValueId to) {
+  for (Node& n : g.nodes)
+    for (ValueId& v : n.inputs)
+      if (v == from) v = to;
+}
+
+void compact(Graph& g, const std::vector<char>& keep) {
+  std::vector<Node> nodes;
+  for (std::size_t i = 0; i < g.nodes.size(); ++i)
+    if (keep[i]) nodes.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(nodes);
+  const std::set<std::string> captured = captured_names(g);
+  std::vector<char> live(g.values.size(), 0);
+  for (ValueId v : g.inputs) live[static_cast<std::size_t>(v)] = 1;
+  for (ValueId v : g.outputs) live[static_cast<std::size_t>(v)] = 1;
+  for (ValueId v : g.captures) live[static_cast<std::size_t>(v)] = 1;
+  for (const Node& n : g.nodes) {
+    for (ValueId v : n.inputs)
+      if (v != kNoValue) live[static_cast<std::size_t>(v)] = 1;
+    for (ValueId v : n.outputs)
+      if (v != kNoValue) live[static_cast<std::size_t>(v)] = 1;
+  }
+  for (std::size_t v = 0; v < g.values.size(); ++v)
+    if (captured.count(g.values[v].name)) live[v] = 1;
+  std::vector<ValueId> remap(g.values.size(), kNoValue);
+  std::vector<Value> values;
+  for (std::size_t v = 0; v < g.values.size(); ++v)
+    if (live[v]) {
+      remap[v] = static_cast<ValueId>(values.size());
+      values.push_back(std::move(g.values[v]));
+    }
+  g.values = std::move(values);
+  auto fix = [&](std::vector<ValueId>& ids, bool drop_dead) {
+    std::vector<ValueId> r;
+    for (ValueId v : ids) {
+      const ValueId m = v == kNoValue ? kNoValue : remap[static_cast<std::size_t>(v)];
+      if (m != kNoValue || !drop_dead) r.push_back(m);
+    }
+    ids = std::move(r);
+  };
+  fix(g.inputs, true);
+  fix(g.outputs, true);
+  fix(g.captures, true);
+  fix(g.initializers, true);
+  for (Value& v : g.values) v.producer = -1;
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    fix(g.nodes[i].inputs, false);
+    fix(g.nodes[i].outputs, false);
+    for (ValueId v : g.nodes[i].outputs)
+      if (v != kNoValue) g.values[static_cast<std::size_t>(v)].producer = static_cast<int>(i);
+  }
+}
+
+ValueId add_value(Graph& g, const std::string& name, ValueType type) {
+  std::string n = name;
+  for (int k = 1; g.find(n) != kNoValue; ++k) n = name + "_" + std::to_string(k);
+  Value v;
+  v.name = n;
+  v.type = std::move(type);
+  g.values.push_back(std::move(v));
+  return static_cast<ValueId>(g.values.size() - 1);
+}
+
+}  // namespace passes
+}  // namespace tessera::graph

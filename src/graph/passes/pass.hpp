@@ -1,0 +1,32 @@
+// The passes' shared helpers (src/graph/passes/): the pass entry points optimize() calls and
+// the edits they make to a graph (use counts, replacing a value's uses, dropping dead nodes).
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tessera/graph/passes.hpp"
+
+namespace tessera::graph::passes {
+
+using PassFn = Status (*)(Model& m, const OptimizeOptions& options, PassReport& report);
+
+Status dead_code(Model& m, const OptimizeOptions& options, PassReport& report);
+Status identity(Model& m, const OptimizeOptions& options, PassReport& report);
+Status constant_folding(Model& m, const OptimizeOptions& options, PassReport& report);
+Status conv_fusion(Model& m, const OptimizeOptions& options, PassReport& report);
+
+// Per value: how many node inputs read it, plus one for each graph output it is.
+std::vector<int> use_counts(const Graph& g);
+// The names subgraphs read from this graph (captures, recursively): values a pass must keep.
+std::set<std::string> captured_names(const Graph& g);
+// Every node input reading `from` reads `to` instead (graph outputs are left alone).
+void replace_uses(Graph& g, ValueId from, ValueId to);
+// Drops the nodes whose `keep` entry is 0 and every value no longer defined, read or named
+// by the graph's inputs, outputs or subgraphs; renumbers what is left.
+void compact(Graph& g, const std::vector<char>& keep);
+// A new value of that name (made unique) and type; its id.
+ValueId add_value(Graph& g, const std::string& name, ValueType type);
+
+}  // namespace tessera::graph::passes
