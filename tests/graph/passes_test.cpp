@@ -1,0 +1,205 @@
+// The graph passes: each on a model built for it (what it rewrites, what it must leave), the
+// model verified after every pass, and the optimised model computing what the original does
+// (sessions at opt_level 0 and 2 compared bitwise on the same inputs). optimize()'s options:
+// levels, disabled and unknown pass names, dumps.
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <tessera/graph/passes.hpp>
+#include <tessera/session.hpp>
+
+#include "onnx_builder.hpp"
+#include "test_util.hpp"
+
+namespace tessera::graph {
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+using testing::OnnxBuilder;
+
+Model imported(const OnnxBuilder& b) {
+  Model m = b.import().value_or_throw();
+  EXPECT_TRUE(infer_types(m).is_ok());
+  return m;
+}
+
+int count_op(const Model& m, const std::string& op) {
+  int n = 0;
+  for (const Node& node : m.graph.nodes) n += node.op_type == op;
+  return n;
+}
+
+OptimizeOptions only(const std::string& keep) {
+  OptimizeOptions o;
+  o.level = 3;
+  o.evaluate = &exec::evaluate_node;
+  for (const PassInfo& p : pass_list())
+    if (p.name != keep) o.disabled.insert(p.name);
+  return o;
+}
+
+std::vector<float> random_values(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// The outputs of the model at opt_level 0 and 2 on the same input x, which must be equal bitwise.
+void expect_same_outputs(const OnnxBuilder& b, const Dims& xdims) {
+  const Tensor x = Tensor::from_vector<float>(Shape(xdims), random_values(static_cast<std::size_t>(Shape(xdims).numel()), 7)).value_or_throw();
+  std::vector<std::vector<float>> results;
+  for (int level : {0, 2}) {
+    exec::SessionOptions o;
+    o.opt_level = level;
+    exec::Session s = exec::Session::create(b.import().value_or_throw(), o).value_or_throw();
+    auto out = s.run({{"x", x}}).value_or_throw();
+    results.push_back(out[0].tensor.to_vector<float>());
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
+TEST(Passes, DeadCodeRemovesUnreadChainsAndConstants) {
+  OnnxBuilder b;
+  b.input("x", {"4"});
+  b.floats("unused", {4}, {1, 2, 3, 4});
+  b.floats("k", {4}, {1, 1, 1, 1});
+  b.node("Add", {"x", "k"}, {"dead1"});
+  b.node("Relu", {"dead1"}, {"dead2"});
+  b.node("Neg", {"x"}, {"y"});
+  b.output("y");
+  Model m = imported(b);
+  auto r = optimize(m, only("dead-code")).value_or_throw();
+  EXPECT_EQ(m.graph.nodes.size(), 1u);
+  EXPECT_EQ(m.graph.nodes[0].op_type, "Neg");
+  EXPECT_TRUE(m.graph.initializers.empty());
+  EXPECT_EQ(r[0].changes, 4);  // two nodes, two constants
+  EXPECT_TRUE(verify(m).is_ok());
+}
+
+TEST(Passes, IdentityKeepsGraphOutputNames) {
+  OnnxBuilder b;
+  b.input("x", {"4"});
+  b.node("Identity", {"x"}, {"a"});
+  b.node("Relu", {"a"}, {"r"});
+  auto* cast = b.node("Cast", {"r"}, {"c"});
+  OnnxBuilder::attr(cast, "to", std::int64_t{1});
+  b.node("Identity", {"c"}, {"y"});  // a graph output: stays
+  b.output("y");
+  Model m = imported(b);
+  optimize(m, only("identity")).value_or_throw();
+  ASSERT_EQ(m.graph.nodes.size(), 2u);
+  EXPECT_EQ(m.graph.nodes[0].op_type, "Relu");
+  EXPECT_EQ(m.graph.values[static_cast<std::size_t>(m.graph.nodes[0].inputs[0])].name, "x");
+  EXPECT_EQ(m.graph.nodes[1].op_type, "Identity");
+  EXPECT_EQ(m.graph.values[static_cast<std::size_t>(m.graph.outputs[0])].name, "y");
+}
+
+TEST(Passes, ConstantFoldingEvaluatesShapeChainsButNotInputs) {
+  // A reshape target computed from x's known shape, as exporters write it; and an input with a
+  // default (run() may replace it), which must not fold.
+  OnnxBuilder b;
+  b.input("x", {"2", "3", "4"});
+  b.input("d", {"1"});
+  b.floats("d", {1}, {5});
+  b.ints("idx", {0});
+  b.ints("minus1", {-1});
+  b.node("Shape", {"x"}, {"s"});
+  b.node("Gather", {"s", "idx"}, {"n"});
+  b.node("Concat", {"n", "minus1"}, {"target"});
+  OnnxBuilder::attr(b.g->mutable_node(2), "axis", std::int64_t{0});
+  b.node("Reshape", {"x", "target"}, {"flat"});
+  b.node("Mul", {"flat", "d"}, {"y"});
+  b.output("y");
+  Model m = imported(b);
+  auto r = optimize(m, only("constant-folding")).value_or_throw();
+  EXPECT_EQ(r[0].changes, 3);
+  ASSERT_EQ(m.graph.nodes.size(), 2u);
+  EXPECT_EQ(m.graph.nodes[0].op_type, "Reshape");
+  const Value& target = m.graph.values[static_cast<std::size_t>(m.graph.nodes[0].inputs[1])];
+  ASSERT_TRUE(target.constant);
+  std::vector<std::int64_t> t(2);
+  std::memcpy(t.data(), target.constant->bytes.data(), 16);
+  EXPECT_EQ(t, (std::vector<std::int64_t>{2, -1}));
+  EXPECT_EQ(m.graph.nodes[1].op_type, "Mul");  // d is an input: not folded
+}
+
+TEST(Passes, ConvFusionAbsorbsResidualAndActivation) {
+  OnnxBuilder b;
+  b.input("x", {"1", "2", "5", "5"});
+  b.floats("w1", {2, 2, 3, 3}, random_values(36, 1));
+  b.floats("w2", {2, 2, 1, 1}, random_values(4, 2));
+  b.floats("b1", {2}, {0.1f, -0.2f});
+  auto* c1 = b.node("Conv", {"x", "w1", "b1"}, {"c1"});
+  OnnxBuilder::attr(c1, "pads", {1, 1, 1, 1});
+  b.node("Conv", {"x", "w2"}, {"c2"});  // both convs feed the Add: one of them takes it
+  b.node("Add", {"c1", "c2"}, {"sum"});
+  b.node("Relu", {"sum"}, {"y"});
+  b.output("y");
+  Model m = imported(b);
+  auto r = optimize(m, only("conv-fusion")).value_or_throw();
+  EXPECT_EQ(count_op(m, "FusedConv"), 1);
+  EXPECT_EQ(count_op(m, "Conv"), 1);
+  EXPECT_EQ(count_op(m, "Add") + count_op(m, "Relu"), 0);
+  ASSERT_EQ(r[0].applied.size(), 1u);
+  EXPECT_EQ(r[0].applied[0], "Conv + Add + Relu -> FusedConv 'y'");
+  EXPECT_EQ(m.opsets.at(kTesseraDomain), 1);
+  expect_same_outputs(b, {1, 2, 5, 5});
+}
+
+TEST(Passes, ConvFusionRefusesWithReasons) {
+  OnnxBuilder b(13);
+  b.input("x", {"1", "2", "4", "4"});
+  b.input("lo", {});
+  b.floats("w", {2, 2, 1, 1}, random_values(4, 3));
+  b.floats("row", {4}, {1, 2, 3, 4});
+  b.node("Conv", {"x", "w"}, {"c"});
+  b.node("Add", {"c", "row"}, {"a"});  // a broadcast add: not a residual
+  b.node("Conv", {"x", "w"}, {"c2"});
+  b.node("Clip", {"c2", "lo"}, {"k"});  // bounds from an input: not fused
+  b.node("Add", {"a", "k"}, {"y"});
+  b.output("y");
+  Model m = imported(b);
+  auto r = optimize(m, only("conv-fusion")).value_or_throw();
+  EXPECT_EQ(count_op(m, "FusedConv"), 0);
+  ASSERT_EQ(r[0].refused.size(), 2u);
+  EXPECT_NE(r[0].refused[0].find("is not known to equal the output's"), std::string::npos) << r[0].refused[0];
+  EXPECT_NE(r[0].refused[1].find("Clip's bounds are not f32 constants"), std::string::npos) << r[0].refused[1];
+}
+
+TEST(Passes, OptionsLevelsNamesAndDumps) {
+  OnnxBuilder b;
+  b.input("x", {"4"});
+  b.node("Identity", {"x"}, {"a"});
+  b.node("Relu", {"a"}, {"y"});
+  b.output("y");
+  Model m = imported(b);
+  OptimizeOptions none;
+  none.level = 0;
+  EXPECT_TRUE(optimize(m, none).value_or_throw().empty());
+  EXPECT_EQ(m.graph.nodes.size(), 2u);
+  OptimizeOptions bad;
+  bad.disabled = {"no-such-pass"};
+  const auto e = optimize(m, bad);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_NE(e.status().message().find("no pass is named 'no-such-pass'"), std::string::npos);
+  EXPECT_EQ(m.graph.nodes.size(), 2u);  // untouched by the failed call
+  OptimizeOptions level;
+  level.level = 4;
+  EXPECT_FALSE(optimize(m, level).is_ok());
+  testing::TempDir dir;
+  OptimizeOptions dumped;
+  dumped.dump_dir = dir.path() / "dumps";
+  optimize(m, dumped).value_or_throw();
+  EXPECT_EQ(m.graph.nodes.size(), 1u);
+  EXPECT_TRUE(std::filesystem::exists(dumped.dump_dir / "02-identity-before.txt"));
+  EXPECT_TRUE(std::filesystem::exists(dumped.dump_dir / "02-identity-after.txt"));
+  EXPECT_FALSE(std::filesystem::exists(dumped.dump_dir / "01-dead-code-before.txt"));  // changed nothing
+}
+
+}  // namespace
+}  // namespace tessera::graph
