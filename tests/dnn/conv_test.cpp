@@ -259,7 +259,7 @@ TEST(ConvTest, BatchReduceBlocksTailsAndStrides) {
         cc.wlayout = wl;
         for (ConvAlgo a : {ConvAlgo::kGemm1x1, ConvAlgo::kDirect}) {
           if (!compare(h, cc, ConvDir::kForward, a, false)) continue;
-          for (ActKind act : {ActKind::kRelu, ActKind::kIdentity, ActKind::kGeluTanh})
+          for (ActKind act : {ActKind::kRelu, ActKind::kIdentity, ActKind::kGeluTanh, ActKind::kClip})
             compare(h, cc, ConvDir::kForward, a, true, act);
         }
       }

@@ -11,6 +11,7 @@ namespace tessera::cli {
 void add_bench_command(CLI::App& app);
 void add_conformance_command(CLI::App& app);
 void add_explain_command(CLI::App& app);
+void add_optimize_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_selfcheck_command(CLI::App& app);

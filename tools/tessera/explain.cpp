@@ -1,31 +1,91 @@
-// `tessera explain MODEL.onnx`: the model as tessera sees it. Today: the imported, verified IR
-// with its inferred types (opsets, inputs, constants, one line per node with its types and
-// attributes, subgraphs);
-// the passes, fusions, kernels and memory plan join it as the graph compiler grows.
+// `tessera explain MODEL.onnx [--opt-level L] [--disable-pass P] [--dump-dir DIR]`: the model
+// as tessera runs it: the passes of the level (each with what it changed, the fusions applied
+// and those refused with the reason), then the IR after them with the inferred types (opsets,
+// inputs, constants, one line per node with its types and attributes, subgraphs).
+//
+// `tessera optimize IN.onnx -o OUT.onnx [--opt-level L] [--disable-pass P]`: the passes' result
+// written back as ONNX, tessera's fused ops in the domain "tessera"; OUT is written beside
+// itself and renamed over (a failure leaves an old OUT as it was).
 #include <iostream>
 #include <string>
 
 #include <tessera/graph.hpp>
+#include <tessera/graph/passes.hpp>
+#include <tessera/session.hpp>
 
 #include "commands.hpp"
 
 namespace tessera::cli {
+namespace {
+
+struct PassArgs {
+  std::string model;
+  int opt_level = 2;
+  std::vector<std::string> disabled;
+  std::string dump_dir;
+  std::string output;
+};
+
+void add_pass_options(CLI::App* cmd, PassArgs& a) {
+  cmd->add_option("model", a.model, "the ONNX model file")->required();
+  cmd->add_option("--opt-level", a.opt_level, "graph passes: 0 none, 1 clean-up and folding, 2-3 fusions too (default 2)")->check(CLI::Range(0, 3));
+  cmd->add_option("--disable-pass", a.disabled, "a pass not to run (repeatable)");
+}
+
+// The model imported, verified, typed and optimised; the pass reports in `reports`.
+graph::Model optimised(const PassArgs& a, std::vector<graph::PassReport>& reports) {
+  Result<graph::Model> m = graph::import_onnx(a.model);
+  if (!m.is_ok()) throw CommandError{m.status().message()};
+  for (const Status& s : {graph::verify(m.value()), graph::infer_types(m.value())})
+    if (!s.is_ok()) throw CommandError{s.message()};
+  graph::OptimizeOptions o;
+  o.level = a.opt_level;
+  o.disabled.insert(a.disabled.begin(), a.disabled.end());
+  o.dump_dir = a.dump_dir;
+  o.evaluate = &exec::evaluate_node;
+  auto r = graph::optimize(m.value(), o);
+  if (!r.is_ok()) throw CommandError{r.status().message()};
+  reports = std::move(r).value();
+  return std::move(m).value();
+}
+
+}  // namespace
 
 void add_explain_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("explain", "Import an ONNX model and print it as tessera's IR");
-  auto model = std::make_shared<std::string>();
-  cmd->add_option("model", *model, "the ONNX model file")->required();
-  cmd->callback([model] {
-    Result<graph::Model> m = graph::import_onnx(*model);
-    if (!m.is_ok()) throw CommandError{m.status().message()};
-    const Status v = graph::verify(m.value());
-    if (!v.is_ok()) throw CommandError{v.message()};
-    const Status t = graph::infer_types(m.value());
-    if (!t.is_ok()) throw CommandError{t.message()};
-    const graph::Graph& g = m.value().graph;
-    std::cout << *model << ": " << g.nodes.size() << " nodes, " << g.inputs.size() << " inputs, "
-              << g.initializers.size() << " constants, " << g.outputs.size() << " outputs\n"
-              << graph::to_text(m.value());
+  auto* cmd = app.add_subcommand("explain", "Show the graph passes' work on an ONNX model and the IR they leave");
+  auto a = std::make_shared<PassArgs>();
+  add_pass_options(cmd, *a);
+  cmd->add_option("--dump-dir", a->dump_dir, "write the model before and after each pass that changed it");
+  cmd->callback([a] {
+    std::vector<graph::PassReport> reports;
+    const graph::Model m = optimised(*a, reports);
+    std::cout << "passes (level " << a->opt_level << "):\n";
+    if (reports.empty()) std::cout << "  none\n";
+    for (const graph::PassReport& r : reports) {
+      std::cout << "  " << r.pass << ": " << r.changes << (r.changes == 1 ? " change\n" : " changes\n");
+      for (const std::string& s : r.applied) std::cout << "    fused: " << s << "\n";
+      for (const std::string& s : r.refused) std::cout << "    refused: " << s << "\n";
+    }
+    const graph::Graph& g = m.graph;
+    std::cout << a->model << ": " << g.nodes.size() << " nodes, " << g.inputs.size() << " inputs, " << g.initializers.size()
+              << " constants, " << g.outputs.size() << " outputs\n"
+              << graph::to_text(m);
+  });
+}
+
+void add_optimize_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("optimize", "Run the graph passes on an ONNX model and write the result as ONNX");
+  auto a = std::make_shared<PassArgs>();
+  add_pass_options(cmd, *a);
+  cmd->add_option("-o,--output", a->output, "the optimised model's file")->required();
+  cmd->callback([a] {
+    std::vector<graph::PassReport> reports;
+    const graph::Model m = optimised(*a, reports);
+    const Status s = graph::save_onnx(m, a->output);
+    if (!s.is_ok()) throw CommandError{s.message()};
+    int changes = 0;
+    for (const graph::PassReport& r : reports) changes += r.changes;
+    std::cout << a->output << ": " << m.graph.nodes.size() << " nodes after " << changes << " changes\n";
   });
 }
 

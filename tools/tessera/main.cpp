@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   tessera::cli::add_bench_command(app);
   tessera::cli::add_conformance_command(app);
   tessera::cli::add_explain_command(app);
+  tessera::cli::add_optimize_command(app);
   tessera::cli::add_info_command(app);
   tessera::cli::add_run_command(app);
   tessera::cli::add_selfcheck_command(app);

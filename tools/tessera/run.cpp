@@ -1,6 +1,6 @@
 // `tessera run [MODEL.onnx] [--input name=file.npy ...] [--output-dir DIR] [--iterations N]
-// [--warmup N] [--threads N] [--batch N] [--json]`: opens a session, fills the inputs not
-// given from files with seeded random values, runs the warm-up and the timed iterations and
+// [--warmup N] [--threads N] [--batch N] [--opt-level L] [--disable-pass P] [--json]`: opens a
+// session (graph passes of the level), fills the inputs not given from files with seeded random values, runs the warm-up and the timed iterations and
 // prints the latency (min / median / p90) and throughput; outputs go to DIR as .npy. With no
 // model it runs the one shipped in examples/models/.
 #include <algorithm>
@@ -37,6 +37,8 @@ struct RunArgs {
   int threads = 0;
   std::int64_t batch = 1;
   bool json_out = false;
+  int opt_level = 2;
+  std::vector<std::string> disabled;
 };
 
 template <typename T>
@@ -82,6 +84,8 @@ void run_model(const RunArgs& a) {
   const std::string path = a.model.empty() ? TESSERA_DEFAULT_MODEL : a.model;
   exec::SessionOptions options;
   options.threads = a.threads;
+  options.opt_level = a.opt_level;
+  options.disabled_passes.insert(a.disabled.begin(), a.disabled.end());
   exec::Session session = or_throw(exec::Session::open(path, options));
 
   std::map<std::string, std::string> files;
@@ -166,6 +170,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "threads per primitive (default: the thread pool)");
   cmd->add_option("--batch", a->batch, "the first dim of random inputs where the model leaves it symbolic (default 1)");
   cmd->add_flag("--json", a->json_out, "print the result as JSON");
+  cmd->add_option("--opt-level", a->opt_level, "graph passes: 0 none, 1 clean-up and folding, 2-3 fusions too (default 2)")->check(CLI::Range(0, 3));
+  cmd->add_option("--disable-pass", a->disabled, "a pass not to run (repeatable; `tessera explain` lists them)");
   cmd->callback([a] { run_model(*a); });
 }
 

@@ -94,6 +94,8 @@ void post_ops_nhwc(const Problem& p, float* y, const float* res, i64 pixels, i64
     }
     if (po.act.kind == ActKind::kRelu) {
       for (i64 k = c0; k < c1; ++k) row[k] = row[k] > 0.0f ? row[k] : 0.0f;
+    } else if (po.act.kind == ActKind::kClip) {  // ReLU6 and friends: vectorised like ReLU
+      for (i64 k = c0; k < c1; ++k) row[k] = std::min(std::max(row[k], po.act.alpha), po.act.beta);
     } else if (po.act.kind != ActKind::kIdentity) {
       for (i64 k = c0; k < c1; ++k) row[k] = act::forward(po.act, row[k]);
     }

@@ -2,6 +2,8 @@
 // signatures, and the shared post-op epilogue.
 #include "problem.hpp"
 
+#include <algorithm>
+
 #include "../activation/act_scalar.hpp"
 
 namespace tessera::dnn {
@@ -162,6 +164,8 @@ void apply_post_ops_nhwc(const Problem& p, float* y, const float* residual, std:
       for (std::int64_t k = k0; k < k1; ++k) row[k] += res[k];
     if (po.act.kind == ActKind::kRelu) {
       for (std::int64_t k = k0; k < k1; ++k) row[k] = row[k] > 0.0f ? row[k] : 0.0f;
+    } else if (po.act.kind == ActKind::kClip) {  // ReLU6 and friends: vectorised like ReLU
+      for (std::int64_t k = k0; k < k1; ++k) row[k] = std::min(std::max(row[k], po.act.alpha), po.act.beta);
     } else if (act) {
       for (std::int64_t k = k0; k < k1; ++k) row[k] = act::forward(po.act, row[k]);
     }
@@ -182,6 +186,8 @@ void apply_post_ops_nchw(const Problem& p, float* y, const float* residual, std:
       for (std::int64_t i = 0; i < plane; ++i) row[i] += res[i];
     if (po.act.kind == ActKind::kRelu) {
       for (std::int64_t i = 0; i < plane; ++i) row[i] = row[i] > 0.0f ? row[i] : 0.0f;
+    } else if (po.act.kind == ActKind::kClip) {
+      for (std::int64_t i = 0; i < plane; ++i) row[i] = std::min(std::max(row[i], po.act.alpha), po.act.beta);
     } else if (act) {
       for (std::int64_t i = 0; i < plane; ++i) row[i] = act::forward(po.act, row[i]);
     }
