@@ -1,4 +1,4 @@
-// `tessera run` and `tessera explain` on the shipped default model: JSON results with the
+// `tessera run`, `explain` and `optimize` on the shipped default model: JSON results with the
 // latency figures and output dims; inputs from .npy and outputs written as .npy (softmax rows
 // summing to 1, and the same numbers as a session opened in the test); bad arguments and bad
 // models as one-line errors with a non-zero exit code.
@@ -74,9 +74,40 @@ TEST(RunCli, BadArgumentsAndModels) {
   EXPECT_NE(r.err.find("not an ONNX model"), std::string::npos) << r.err;
   r = run("run --iterations 0");
   EXPECT_EQ(r.code, 1);
-  r = run("explain " TESSERA_DEFAULT_MODEL);
+  r = run("explain --opt-level 0 " TESSERA_DEFAULT_MODEL);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("%conv0: f32[N,16,32,32] = Conv(%image, %conv0.w, %conv0.b)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("passes (level 0):\n  none\n"), std::string::npos) << r.out;
+  r = run("explain --disable-pass fusion " TESSERA_DEFAULT_MODEL);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("no pass is named 'fusion'"), std::string::npos) << r.err;
+  r = run("optimize " TESSERA_DEFAULT_MODEL " -o " + dir.file("no/such/dir/out.onnx"));
+  EXPECT_EQ(r.code, 1);
+}
+
+// The passes as the CLI shows them, and an optimised model written back as ONNX that runs to
+// the same numbers as the original.
+TEST(RunCli, ExplainAndOptimize) {
+  TempDir dir;
+  Outcome r = run("explain " TESSERA_DEFAULT_MODEL);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("passes (level 2):"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fused: Conv + Relu -> FusedConv 'relu0'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("opsets ai.onnx:17 tessera:1"), std::string::npos) << r.out;
+  r = run("optimize " TESSERA_DEFAULT_MODEL " -o " + dir.file("opt.onnx"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<float> x(3 * 32 * 32);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::cos(static_cast<float>(i) * 0.02f);
+  const Tensor image = Tensor::from_vector<float>(Shape{1, 3, 32, 32}, x).value_or_throw();
+  exec::SessionOptions plain;
+  plain.opt_level = 0;
+  auto original = exec::Session::open(TESSERA_DEFAULT_MODEL, plain).value_or_throw();
+  auto optimised = exec::Session::open(dir.file("opt.onnx"), plain).value_or_throw();
+  int fused = 0;
+  for (const graph::Node& n : optimised.model().graph.nodes) fused += n.op_type == "FusedConv" && n.domain == "tessera";
+  EXPECT_EQ(fused, 3);
+  EXPECT_EQ(original.run({{"image", image}}).value_or_throw()[0].tensor.to_vector<float>(),
+            optimised.run({{"image", image}}).value_or_throw()[0].tensor.to_vector<float>());
 }
 
 }  // namespace
