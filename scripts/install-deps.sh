@@ -15,6 +15,7 @@ packages=(
   libonnx-dev          # the ONNX schema's generated protobuf classes (libonnx_proto) for ONNX import
   libgtest-dev         # unit tests
   libbenchmark-dev     # micro-benchmarks in bench/
+  python3-venv         # the test-time virtual environment (scripts/test-venv.sh) with PyPI's newest onnx
   python3-numpy        # test oracle: .npy files written and checked by numpy (Debian's /usr/bin/python3)
   python3-torch        # test oracle: PyTorch's outputs for the exported models, and the RNN bench anchor
   python3-torchvision  # test oracle: torchvision models exported to ONNX at test time (tests/models)
