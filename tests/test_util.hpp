@@ -3,8 +3,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -52,5 +54,14 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// n floats uniform in [-1, 1) from a fixed seed.
+inline std::vector<float> random_floats(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
 
 }  // namespace tessera::testing

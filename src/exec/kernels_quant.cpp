@@ -45,6 +45,29 @@ Result<ParamIndex> param_index(const KernelCall& c, const Tensor& x, const Tenso
   return p;
 }
 
+// y = f(x, scale, zero point) per element, through f64 (zero point 0 when left out), into
+// c.out[0] of dtype `to`.
+template <typename F>
+Status per_element(KernelCall& c, DType to, F f) {
+  const Tensor &x = *c.input(0), &scale_t = *c.input(1);
+  TESSERA_ASSIGN_OR_RETURN(const ParamIndex pi, param_index(c, x, scale_t));
+  TESSERA_ASSIGN_OR_RETURN(Tensor xv, as_f64(c.h, x));
+  TESSERA_ASSIGN_OR_RETURN(Tensor sv, as_f64(c.h, scale_t));
+  Tensor zv;
+  if (const Tensor* zp_t = c.input(2)) {
+    TESSERA_ASSIGN_OR_RETURN(zv, as_f64(c.h, *zp_t));
+  }
+  double* p = xv.data<double>();
+  for (std::int64_t o = 0; o < pi.outer; ++o)
+    for (std::int64_t k = 0; k < pi.n; ++k)
+      for (std::int64_t i = 0; i < pi.inner; ++i) {
+        const std::int64_t at = pi.at(o, k, i);
+        double& v = p[(o * pi.n + k) * pi.inner + i];
+        v = f(v, sv.data<double>()[at], zv.defined() ? zv.data<double>()[at] : 0.0);
+      }
+  return from_f64(c.h, xv, to, c.out[0]);
+}
+
 std::optional<DType> output_dtype(const KernelCall& c) {
   const graph::Attribute* a = c.attr("output_dtype");
   if (!a || a->i == 0) return std::nullopt;
@@ -54,30 +77,15 @@ std::optional<DType> output_dtype(const KernelCall& c) {
 }  // namespace
 
 Status quantize_kernel(KernelCall& c) {
-  const Tensor &x = *c.input(0), &scale_t = *c.input(1);
   const Tensor* zp_t = c.input(2);
   DType to = zp_t ? zp_t->dtype() : output_dtype(c).value_or(DType::kU8);
   if (c.attr("output_dtype") && !output_dtype(c)) return unsupported("QuantizeLinear to element type " + std::to_string(c.attr_int("output_dtype", 0)));
   if (to != DType::kU8 && to != DType::kI8 && to != DType::kI32) return unsupported("QuantizeLinear to " + std::string(dtype_name(to)));
-  TESSERA_ASSIGN_OR_RETURN(const ParamIndex pi, param_index(c, x, scale_t));
-  TESSERA_ASSIGN_OR_RETURN(Tensor xv, as_f64(c.h, x));
-  TESSERA_ASSIGN_OR_RETURN(Tensor sv, as_f64(c.h, scale_t));
-  Tensor zv;
-  if (zp_t) {
-    TESSERA_ASSIGN_OR_RETURN(zv, as_f64(c.h, *zp_t));
-  }
   const double lo = to == DType::kU8 ? 0 : to == DType::kI8 ? -128 : std::numeric_limits<std::int32_t>::min();
   const double hi = to == DType::kU8 ? 255 : to == DType::kI8 ? 127 : std::numeric_limits<std::int32_t>::max();
-  double* p = xv.data<double>();
-  for (std::int64_t o = 0; o < pi.outer; ++o)
-    for (std::int64_t k = 0; k < pi.n; ++k)
-      for (std::int64_t i = 0; i < pi.inner; ++i) {
-        const std::int64_t at = pi.at(o, k, i);
-        double& v = p[(o * pi.n + k) * pi.inner + i];
-        const double q = std::nearbyint(static_cast<double>(static_cast<float>(v / sv.data<double>()[at])));
-        v = std::clamp(q + (zp_t ? zv.data<double>()[at] : 0.0), lo, hi);
-      }
-  return from_f64(c.h, xv, to, c.out[0]);
+  return per_element(c, to, [lo, hi](double v, double scale, double zp) {
+    return std::clamp(std::nearbyint(static_cast<double>(static_cast<float>(v / scale))) + zp, lo, hi);
+  });
 }
 
 Status dequantize_kernel(KernelCall& c) {
@@ -87,23 +95,9 @@ Status dequantize_kernel(KernelCall& c) {
   if (zp_t && zp_t->dtype() != x.dtype()) return invalid_argument("the zero point's dtype differs from x's");
   if (c.attr("output_dtype") && !output_dtype(c)) return unsupported("DequantizeLinear to element type " + std::to_string(c.attr_int("output_dtype", 0)));
   const DType to = output_dtype(c).value_or(scale_t.dtype());
-  TESSERA_ASSIGN_OR_RETURN(const ParamIndex pi, param_index(c, x, scale_t));
-  TESSERA_ASSIGN_OR_RETURN(Tensor xv, as_f64(c.h, x));
-  TESSERA_ASSIGN_OR_RETURN(Tensor sv, as_f64(c.h, scale_t));
-  Tensor zv;
-  if (zp_t) {
-    TESSERA_ASSIGN_OR_RETURN(zv, as_f64(c.h, *zp_t));
-  }
-  double* p = xv.data<double>();
-  for (std::int64_t o = 0; o < pi.outer; ++o)
-    for (std::int64_t k = 0; k < pi.n; ++k)
-      for (std::int64_t i = 0; i < pi.inner; ++i) {
-        const std::int64_t at = pi.at(o, k, i);
-        double& v = p[(o * pi.n + k) * pi.inner + i];
-        const float d = static_cast<float>(v - (zp_t ? zv.data<double>()[at] : 0.0));
-        v = static_cast<double>(d * static_cast<float>(sv.data<double>()[at]));
-      }
-  return from_f64(c.h, xv, to, c.out[0]);
+  return per_element(c, to, [](double v, double scale, double zp) {
+    return static_cast<double>(static_cast<float>(v - zp) * static_cast<float>(scale));
+  });
 }
 
 // DynamicQuantizeLinear: u8 with scale (max(0, max x) - min(0, min x)) / 255 and zero point

@@ -12,6 +12,7 @@
 #include <tessera/session.hpp>
 
 #include "onnx_builder.hpp"
+#include "test_util.hpp"
 
 namespace tessera::exec {
 namespace {
@@ -27,20 +28,12 @@ struct Builder : testing::OnnxBuilder {
   }
 };
 
-std::vector<float> random_values(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
 Tensor tensor(const Dims& dims, const std::vector<float>& v) { return Tensor::from_vector<float>(Shape(dims), v).value_or_throw(); }
 
 TEST(ExecOps, ConvTransposeBeyondTheInputsReach) {
   // x [1, 2, 3], w [2, 1, 2] (C = 2 -> M = 1), stride 2, output_shape 9: the natural size is
   // 2 * 2 + 2 = 6, so outputs 6..8 are 0 plus the bias.
-  const auto x = random_values(6, 1), w = random_values(4, 2);
+  const auto x = testing::random_floats(6, 1), w = testing::random_floats(4, 2);
   Builder m(17);
   m.input("x", {"1", "2", "3"});
   m.floats("w", {2, 1, 2}, w);
@@ -61,7 +54,7 @@ TEST(ExecOps, ConvTransposeBeyondTheInputsReach) {
 
 TEST(ExecOps, AttentionMaskedRowsAndCausalMatchLoops) {
   constexpr int L = 3, D = 4;
-  const auto q = random_values(L * D, 3), k = random_values(L * D, 4), v = random_values(L * D, 5);
+  const auto q = testing::random_floats(L * D, 3), k = testing::random_floats(L * D, 4), v = testing::random_floats(L * D, 5);
   Builder m(23);
   m.input("q", {"1", "1", "3", "4"});
   m.input("k", {"1", "1", "3", "4"});
@@ -97,7 +90,7 @@ TEST(ExecOps, AttentionMaskedRowsAndCausalMatchLoops) {
 }
 
 TEST(ExecOps, EinsumDiagonalAndBroadcastBatches) {
-  const auto a = random_values(2 * 3 * 4, 6), b = random_values(4 * 5, 7), sq = random_values(9, 8);
+  const auto a = testing::random_floats(2 * 3 * 4, 6), b = testing::random_floats(4 * 5, 7), sq = testing::random_floats(9, 8);
   Builder m(17);
   m.input("a", {"2", "3", "4"});
   m.input("b", {"1", "4", "5"});
@@ -123,7 +116,7 @@ TEST(ExecOps, EinsumDiagonalAndBroadcastBatches) {
 
 TEST(ExecOps, ReverseLstmIsTheForwardOneOnTheReversedSequence) {
   constexpr int T = 4, B = 2, I = 3, H = 5;
-  const auto x = random_values(T * B * I, 9), w = random_values(4 * H * I, 10), r = random_values(4 * H * H, 11), bias = random_values(8 * H, 12);
+  const auto x = testing::random_floats(T * B * I, 9), w = testing::random_floats(4 * H * I, 10), r = testing::random_floats(4 * H * H, 11), bias = testing::random_floats(8 * H, 12);
   auto make = [&](const char* dir) {
     Builder m(14);
     m.input("x", {"4", "2", "3"});

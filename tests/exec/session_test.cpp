@@ -12,6 +12,7 @@
 #include <tessera/session.hpp>
 
 #include "onnx_builder.hpp"
+#include "test_util.hpp"
 
 namespace tessera::exec {
 namespace {
@@ -27,19 +28,11 @@ struct Builder : testing::OnnxBuilder {
   }
 };
 
-std::vector<float> random_values(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
 Tensor tensor(const Dims& dims, const std::vector<float>& v) { return Tensor::from_vector<float>(Shape(dims), v).value_or_throw(); }
 
 TEST(Session, SmallCnnMatchesPlainLoops) {
   constexpr int kN = 2, kC = 2, kH = 5, kW = 5, kK = 3, kOut = 4;
-  const auto w = random_values(kK * kC * 9, 1), b = random_values(kK, 2), fw = random_values(kOut * kK, 3), fb = random_values(kOut, 4);
+  const auto w = testing::random_floats(kK * kC * 9, 1), b = testing::random_floats(kK, 2), fw = testing::random_floats(kOut * kK, 3), fb = testing::random_floats(kOut, 4);
   Builder m;
   m.input("x", {"N", "2", "5", "5"});
   m.floats("w", {kK, kC, 3, 3}, w);
@@ -60,7 +53,7 @@ TEST(Session, SmallCnnMatchesPlainLoops) {
   m.output("y");
   Result<Session> s = m.open();
   ASSERT_TRUE(s.is_ok()) << s.status().to_string();
-  const auto xv = random_values(kN * kC * kH * kW, 5);
+  const auto xv = testing::random_floats(kN * kC * kH * kW, 5);
   Result<std::vector<NamedTensor>> out = s.value().run({{"x", tensor({kN, kC, kH, kW}, xv)}});
   ASSERT_TRUE(out.is_ok()) << out.status().to_string();
   ASSERT_EQ(out.value().size(), 1u);
@@ -242,7 +235,7 @@ TEST(Session, DataMovementAndGeneratorOps) {
 // run conv_forward each time. Both choose the algorithm the same way: the same bits, for every
 // batch size the plan cache sees.
 TEST(Session, ConvPlansGiveTheBitsOfDirectCalls) {
-  const auto w = random_values(8 * 4 * 9, 7);
+  const auto w = testing::random_floats(8 * 4 * 9, 7);
   Builder constant, input;
   for (Builder* m : {&constant, &input}) {
     m->input("x", {"N", "4", "9", "9"});
@@ -255,7 +248,7 @@ TEST(Session, ConvPlansGiveTheBitsOfDirectCalls) {
   Result<Session> a = constant.open(), b = input.open();
   ASSERT_TRUE(a.is_ok() && b.is_ok());
   for (std::int64_t n : {1, 3, 1}) {
-    const Tensor x = tensor({n, 4, 9, 9}, random_values(static_cast<std::size_t>(n * 4 * 81), 8));
+    const Tensor x = tensor({n, 4, 9, 9}, testing::random_floats(static_cast<std::size_t>(n * 4 * 81), 8));
     auto ya = a.value().run({{"x", x}});
     auto yb = b.value().run({{"x", x}, {"w", tensor({8, 4, 3, 3}, w)}});
     ASSERT_TRUE(ya.is_ok() && yb.is_ok());

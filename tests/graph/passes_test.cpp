@@ -41,17 +41,9 @@ OptimizeOptions only(const std::string& keep) {
   return o;
 }
 
-std::vector<float> random_values(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
 // The outputs of the model at opt_level 0 and 2 on the same input x, which must be equal bitwise.
 void expect_same_outputs(const OnnxBuilder& b, const Dims& xdims) {
-  const Tensor x = Tensor::from_vector<float>(Shape(xdims), random_values(static_cast<std::size_t>(Shape(xdims).numel()), 7)).value_or_throw();
+  const Tensor x = Tensor::from_vector<float>(Shape(xdims), testing::random_floats(static_cast<std::size_t>(Shape(xdims).numel()), 7)).value_or_throw();
   std::vector<std::vector<float>> results;
   for (int level : {0, 2}) {
     exec::SessionOptions o;
@@ -131,8 +123,8 @@ TEST(Passes, ConstantFoldingEvaluatesShapeChainsButNotInputs) {
 TEST(Passes, ConvFusionAbsorbsResidualAndActivation) {
   OnnxBuilder b;
   b.input("x", {"1", "2", "5", "5"});
-  b.floats("w1", {2, 2, 3, 3}, random_values(36, 1));
-  b.floats("w2", {2, 2, 1, 1}, random_values(4, 2));
+  b.floats("w1", {2, 2, 3, 3}, testing::random_floats(36, 1));
+  b.floats("w2", {2, 2, 1, 1}, testing::random_floats(4, 2));
   b.floats("b1", {2}, {0.1f, -0.2f});
   auto* c1 = b.node("Conv", {"x", "w1", "b1"}, {"c1"});
   OnnxBuilder::attr(c1, "pads", {1, 1, 1, 1});
@@ -155,7 +147,7 @@ TEST(Passes, ConvFusionRefusesWithReasons) {
   OnnxBuilder b(13);
   b.input("x", {"1", "2", "4", "4"});
   b.input("lo", {});
-  b.floats("w", {2, 2, 1, 1}, random_values(4, 3));
+  b.floats("w", {2, 2, 1, 1}, testing::random_floats(4, 3));
   b.floats("row", {4}, {1, 2, 3, 4});
   b.node("Conv", {"x", "w"}, {"c"});
   b.node("Add", {"c", "row"}, {"a"});  // a broadcast add: not a residual
