@@ -16,10 +16,11 @@ namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-// y = f(x) elementwise through f64, y of x's dtype: for ops too rare to have a kernel of their own.
-Status map_f64(KernelCall& c, const std::function<double(double)>& f) {
+// y = f(x) elementwise through f64, y of x's dtype: for ops too rare to have a kernel of their
+// own. Integers only where `integers` (f64 holds i8, u8 and i32 exactly).
+Status map_f64(KernelCall& c, const std::function<double(double)>& f, bool integers = false) {
   const Tensor& x = *c.input(0);
-  if (!is_floating(x.dtype())) return unsupported(c.node.op_type + " of " + std::string(dtype_name(x.dtype())));
+  if (!is_floating(x.dtype()) && !integers) return unsupported(c.node.op_type + " of " + std::string(dtype_name(x.dtype())));
   TESSERA_ASSIGN_OR_RETURN(Tensor d, as_f64(c.h, x));
   double* p = d.data<double>();
   for (std::int64_t i = 0; i < d.numel(); ++i) p[i] = f(p[i]);
@@ -39,12 +40,7 @@ Status rare_unary_kernel(KernelCall& c) {
   }
   if (op == "Shrink") {
     const double lambd = c.attr_float("lambd", 0.5f), bias = c.attr_float("bias", 0.0f);
-    const Tensor& x = *c.input(0);
-    if (is_floating(x.dtype())) return map_f64(c, [=](double v) { return v < -lambd ? v + bias : v > lambd ? v - bias : 0.0; });
-    TESSERA_ASSIGN_OR_RETURN(Tensor d, as_f64(c.h, x));  // integers: exact in f64
-    double* p = d.data<double>();
-    for (std::int64_t i = 0; i < d.numel(); ++i) p[i] = p[i] < -lambd ? p[i] + bias : p[i] > lambd ? p[i] - bias : 0.0;
-    return from_f64(c.h, d, x.dtype(), c.out[0]);
+    return map_f64(c, [=](double v) { return v < -lambd ? v + bias : v > lambd ? v - bias : 0.0; }, true);
   }
   if (op == "Swish") {
     const double alpha = c.attr_float("alpha", 1.0f);
@@ -56,8 +52,8 @@ Status rare_unary_kernel(KernelCall& c) {
 Status is_inf_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
   const bool pos = c.attr_int("detect_positive", 1) != 0, neg = c.attr_int("detect_negative", 1) != 0;
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, DType::kBool));
   if (!is_floating(x.dtype())) return unsupported("IsInf of " + std::string(dtype_name(x.dtype())));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, DType::kBool));
   TESSERA_ASSIGN_OR_RETURN(Tensor d, as_f64(c.h, x));
   auto* y = c.out[0].data<bool>();
   const double* p = d.data<double>();
@@ -207,7 +203,7 @@ Status resize_kernel(KernelCall& c) {
   const bool upsample = c.node.op_type == "Upsample";
   if (upsample || c.opset < 11) {  // Upsample and Resize-10: scales only, asymmetric sampling
     p.coord = dnn::ResizeCoord::kAsymmetric;
-    p.nearest = upsample || c.opset < 11 ? dnn::ResizeNearest::kFloor : p.nearest;
+    p.nearest = dnn::ResizeNearest::kFloor;
     if (const auto a = c.attr("scales")) {
       scales.assign(a->floats.begin(), a->floats.end());
     } else {

@@ -26,19 +26,28 @@ Status broadcast_pair(KernelCall& c, const Tensor& a, const Tensor& b, Tensor& a
   return dnn::expand(c.h, desc(b), b.data(), desc(be), be.data());
 }
 
+enum class BitOp { kNot, kAnd, kOr, kXor, kShiftLeft, kShiftRight };
+
 template <typename T>
-void bitwise_loop(const std::string& op, const Tensor& a, const Tensor* b, Tensor& y, bool left) {
+void bitwise_loop(BitOp op, const Tensor& a, const Tensor* b, Tensor& y) {
   const T* x = a.data<T>();
   const T* z = b ? b->data<T>() : nullptr;
   T* o = y.data<T>();
-  for (std::int64_t i = 0; i < y.numel(); ++i) {
-    if (op == "BitwiseNot") o[i] = static_cast<T>(~x[i]);
-    else if (op == "BitwiseAnd") o[i] = static_cast<T>(x[i] & z[i]);
-    else if (op == "BitwiseOr") o[i] = static_cast<T>(x[i] | z[i]);
-    else if (op == "BitwiseXor") o[i] = static_cast<T>(x[i] ^ z[i]);
-    else if (z[i] < 0 || static_cast<std::uint64_t>(z[i]) >= sizeof(T) * 8) o[i] = !left && x[i] < 0 ? T(-1) : T(0);  // out of range
-    else if (left) o[i] = static_cast<T>(static_cast<std::make_unsigned_t<T>>(x[i]) << z[i]);  // wraps, signed or not
-    else o[i] = static_cast<T>(x[i] >> z[i]);  // arithmetic for signed types
+  const std::int64_t n = y.numel();
+  constexpr auto width = static_cast<std::uint64_t>(sizeof(T) * 8);
+  switch (op) {
+    case BitOp::kNot: for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(~x[i]); break;
+    case BitOp::kAnd: for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(x[i] & z[i]); break;
+    case BitOp::kOr: for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(x[i] | z[i]); break;
+    case BitOp::kXor: for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(x[i] ^ z[i]); break;
+    case BitOp::kShiftLeft:  // wraps, signed or not; out of range gives 0
+      for (std::int64_t i = 0; i < n; ++i)
+        o[i] = z[i] < 0 || static_cast<std::uint64_t>(z[i]) >= width ? T(0) : static_cast<T>(static_cast<std::make_unsigned_t<T>>(x[i]) << z[i]);
+      break;
+    case BitOp::kShiftRight:  // arithmetic for signed types; out of range gives 0 (-1 for a negative value)
+      for (std::int64_t i = 0; i < n; ++i)
+        o[i] = z[i] < 0 || static_cast<std::uint64_t>(z[i]) >= width ? (x[i] < 0 ? T(-1) : T(0)) : static_cast<T>(x[i] >> z[i]);
+      break;
   }
 }
 
@@ -56,14 +65,21 @@ Status bitwise_kernel(KernelCall& c) {
     TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(a), a.data(), desc(ae), ae.data()));
   }
   const Tensor* b = op == "BitwiseNot" ? nullptr : &be;
-  const bool left = c.attr_string("direction", "") == "LEFT";
-  if (op == "BitShift" && !left && c.attr_string("direction", "") != "RIGHT") return invalid_argument("direction must be LEFT or RIGHT");
+  BitOp bop = BitOp::kNot;
+  if (op == "BitwiseAnd") bop = BitOp::kAnd;
+  else if (op == "BitwiseOr") bop = BitOp::kOr;
+  else if (op == "BitwiseXor") bop = BitOp::kXor;
+  else if (op == "BitShift") {
+    const std::string dir = c.attr_string("direction", "");
+    if (dir != "LEFT" && dir != "RIGHT") return invalid_argument("direction must be LEFT or RIGHT");
+    bop = dir == "LEFT" ? BitOp::kShiftLeft : BitOp::kShiftRight;
+  }
   TESSERA_ASSIGN_OR_RETURN(c.out[0], like(ae, a.dtype()));
   switch (a.dtype()) {
-    case DType::kU8: bitwise_loop<std::uint8_t>(op, ae, b, c.out[0], left); break;
-    case DType::kI8: bitwise_loop<std::int8_t>(op, ae, b, c.out[0], left); break;
-    case DType::kI32: bitwise_loop<std::int32_t>(op, ae, b, c.out[0], left); break;
-    case DType::kI64: bitwise_loop<std::int64_t>(op, ae, b, c.out[0], left); break;
+    case DType::kU8: bitwise_loop<std::uint8_t>(bop, ae, b, c.out[0]); break;
+    case DType::kI8: bitwise_loop<std::int8_t>(bop, ae, b, c.out[0]); break;
+    case DType::kI32: bitwise_loop<std::int32_t>(bop, ae, b, c.out[0]); break;
+    case DType::kI64: bitwise_loop<std::int64_t>(bop, ae, b, c.out[0]); break;
     default: return unsupported(op + " of " + std::string(dtype_name(a.dtype())));
   }
   return Status::ok();

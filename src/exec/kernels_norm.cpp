@@ -98,7 +98,8 @@ Status lp_norm_kernel(KernelCall& c) {
   if (p != 1 && p != 2) return invalid_argument("p = " + std::to_string(p) + " (1 or 2)");
   TESSERA_ASSIGN_OR_RETURN(Tensor y, as_f64(c.h, x));
   std::int64_t outer = 1, inner = 1;
-  for (int i = 0; i < x.rank(); ++i) (i < axis ? outer : inner) *= i == axis ? 1 : x.shape()[i];
+  for (int i = 0; i < x.rank(); ++i)
+    if (i != axis) (i < axis ? outer : inner) *= x.shape()[i];
   const std::int64_t n = x.shape()[axis];
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t i = 0; i < inner; ++i) {

@@ -16,13 +16,14 @@ struct Entry {
 };
 
 const std::vector<Entry>& entries() {
+  static const Entry dead_code = {{"dead-code", 1, "remove nodes whose outputs nothing reads, and unread constants"}, &passes::dead_code};
   static const std::vector<Entry> e = {
-      {{"dead-code", 1, "remove nodes whose outputs nothing reads, and unread constants"}, &passes::dead_code},
+      dead_code,  // first, and last again for what the others leave unread
       {{"identity", 1, "let the uses of Identity, inference Dropout and same-type Cast read their input"}, &passes::identity},
       {{"constant-folding", 1, "evaluate nodes whose inputs are all constants; Shape and Size of fully known dims"},
        &passes::constant_folding},
       {{"conv-fusion", 2, "Conv [+ Add residual] [+ activation] into tessera.FusedConv"}, &passes::conv_fusion},
-      {{"dead-code", 1, "remove nodes whose outputs nothing reads, and unread constants"}, &passes::dead_code},
+      dead_code,
   };
   return e;
 }
