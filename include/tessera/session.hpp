@@ -8,9 +8,17 @@
 // that every node's op is one the executor runs, so a model that cannot run fails here, naming
 // the node, not halfway through run(). run() checks the inputs against the model's declared types (names, dtypes,
 // ranks, fixed dims; symbolic dims take any size), runs the nodes in order with the dnn and
-// blas primitives and returns the graph outputs in the model's order. Intermediate tensors are
-// released after their last use. A Session is not thread-safe; run it from one thread at a
-// time (the primitives use the thread pool inside).
+// blas primitives and returns the graph outputs in the model's order.
+//
+// Memory: the first run() with given input dims allocates each intermediate tensor on its own
+// and records what it learns (sizes, which outputs are views, which kernels write into the
+// output they are given); from it the session plans one arena (src/exec/memory_plan.hpp:
+// lifetimes, in-place reuse, greedy placement) that later runs with the same input dims reuse.
+// Graph outputs are never in the arena. With plan_memory off, or on other dims until they are
+// recorded, intermediate tensors are released after their last use.
+//
+// A Session is not thread-safe; run it from one thread at a time (the primitives use the
+// thread pool inside).
 #pragma once
 
 #include <filesystem>
@@ -31,6 +39,18 @@ struct SessionOptions {
   int opt_level = 2;  // graph passes (tessera/graph/passes.hpp): 0 none, 1 clean-up and folding, 2-3 fusions too
   std::set<std::string> disabled_passes;  // pass names
   std::filesystem::path dump_dir;         // when set, the model before and after each pass that changed it
+  bool plan_memory = true;  // intermediate tensors in one planned arena (see run())
+};
+
+// The memory plan of a session (run()): what the arena holds and what it saves.
+struct MemoryPlanReport {
+  bool made = false;                // false until a run() has shown the tensors' sizes
+  std::size_t arena_bytes = 0;      // one arena for every planned tensor
+  std::size_t naive_bytes = 0;      // the sum of every intermediate tensor the nodes write
+  std::size_t unplanned_bytes = 0;  // ... of those, allocated by their kernels outside the arena
+  int planned = 0;                  // tensors with a place in the arena
+  int in_place = 0;                 // ... written over an input that dies there
+  int views = 0;                    // outputs that are views of an input (no memory of their own)
 };
 
 struct NamedTensor {
@@ -61,6 +81,8 @@ class Session {
   const std::vector<graph::PassReport>& pass_reports() const;
 
   Result<std::vector<NamedTensor>> run(const std::vector<NamedTensor>& inputs);
+  // The plan the runs use now (made by the first run() with the current input dims).
+  MemoryPlanReport memory_plan() const;
 
   struct State;
 

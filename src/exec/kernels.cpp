@@ -39,6 +39,22 @@ std::optional<std::vector<std::int64_t>> KernelCall::attr_ints(const char* name)
   return a->ints;
 }
 
+Result<Tensor> KernelCall::output(std::size_t k, const std::vector<std::int64_t>& dims, DType dtype) {
+  if (k < given.size() && given[k].defined() && !record && given[k].dtype() == dtype && given[k].shape().dims() == dims) return given[k];
+  TESSERA_ASSIGN_OR_RETURN(Tensor t, new_tensor(dims, dtype));
+  if (record && k < out.size()) {
+    if (given.size() < out.size()) given.resize(out.size());
+    given[k] = t;
+  }
+  return t;
+}
+
+Result<Tensor> KernelCall::output_for(const Tensor& y, const std::vector<std::int64_t>& dims, DType dtype) {
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (&out[k] == &y) return output(k, dims, dtype);
+  return new_tensor(dims, dtype);
+}
+
 dnn::TensorDesc desc(const Tensor& t) { return dnn::TensorDesc{t.dtype(), t.shape().dims(), t.strides()}; }
 
 Result<Tensor> new_tensor(const std::vector<std::int64_t>& dims, DType dtype) {
@@ -143,7 +159,7 @@ std::string lower(std::string_view s) {
 Status binary_op(KernelCall& c, dnn::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& y) {
   TESSERA_ASSIGN_OR_RETURN(Dims dims, dnn::broadcast_dims(a.shape().dims(), b.shape().dims()));
   const bool cmp = op >= dnn::BinaryOp::kEqual && op <= dnn::BinaryOp::kGreaterEqual;
-  TESSERA_ASSIGN_OR_RETURN(y, new_tensor(dims, cmp ? DType::kBool : a.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(y, c.output_for(y, dims, cmp ? DType::kBool : a.dtype()));
   return dnn::binary(c.h, op, desc(a), a.data(), desc(b), b.data(), desc(y), y.data());
 }
 
@@ -167,7 +183,7 @@ Status binary_kernel(KernelCall& c) {
     TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(a), a.data(), desc(a64), a64.data()));
     TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(b), b.data(), desc(b64), b64.data()));
     TESSERA_RETURN_IF_ERROR(binary_op(c, op, a64, b64, y64));
-    TESSERA_ASSIGN_OR_RETURN(c.out[0], like(y64, a.dtype()));
+    TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, y64.shape().dims(), a.dtype()));
     return dnn::cast(c.h, desc(y64), y64.data(), desc(c.out[0]), c.out[0].data());
   }
   return binary_op(c, op, a, b, c.out[0]);
@@ -198,7 +214,7 @@ Status where_kernel(KernelCall& c) {
   const Tensor &cond = *c.input(0), &a = *c.input(1), &b = *c.input(2);
   TESSERA_ASSIGN_OR_RETURN(Dims ab, dnn::broadcast_dims(a.shape().dims(), b.shape().dims()));
   TESSERA_ASSIGN_OR_RETURN(Dims dims, dnn::broadcast_dims(cond.shape().dims(), ab));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, a.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, a.dtype()));
   return dnn::where(c.h, desc(cond), cond.data(), desc(a), a.data(), desc(b), b.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -206,7 +222,7 @@ Status unary_kernel(KernelCall& c) {
   const std::optional<dnn::UnaryOp> op = dnn::parse_unary(lower(c.node.op_type));
   const Tensor& x = *c.input(0);
   const bool to_bool = *op == dnn::UnaryOp::kIsNan || *op == dnn::UnaryOp::kIsInf;
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, to_bool ? DType::kBool : x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), to_bool ? DType::kBool : x.dtype()));
   return dnn::unary(c.h, *op, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -255,7 +271,7 @@ Status activation_kernel(KernelCall& c) {
     c.out[0] = std::move(y);
     return Status::ok();
   }
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
   if (x.rank() == 0) {  // the primitive takes rank 1 and up: a scalar as one element
     dnn::TensorDesc one{x.dtype(), {1}, {1}};
     return dnn::activation_forward(c.h, a, one, x.data(), one, c.out[0].data());
@@ -269,7 +285,7 @@ Status cast_kernel(KernelCall& c) {
                                                 : graph::to_dtype(static_cast<graph::ElemType>(c.attr_int("to", 0)));
   if (!to) return unsupported("Cast to element type " + std::to_string(c.attr_int("to", 0)));
   const Tensor& x = *c.input(0);
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, *to));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), *to));
   return dnn::cast(c.h, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -300,12 +316,12 @@ Status dropout_kernel(KernelCall& c) {
   if (!training) {
     c.out[0] = x;
     if (mask) {
-      TESSERA_ASSIGN_OR_RETURN(c.out[1], like(x, DType::kBool));
+      TESSERA_ASSIGN_OR_RETURN(c.out[1], c.output(1, x.shape().dims(), DType::kBool));
       std::memset(c.out[1].data(), 1, c.out[1].nbytes());
     }
     return Status::ok();
   }
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
   Tensor m;
   TESSERA_ASSIGN_OR_RETURN(m, like(x, DType::kBool));
   TESSERA_RETURN_IF_ERROR(dnn::dropout_forward(c.h, static_cast<float>(ratio), static_cast<std::uint64_t>(c.attr_int("seed", 0)), 0, desc(x),
@@ -403,7 +419,7 @@ Status transpose_kernel(KernelCall& c) {
     if (p < 0 || p >= x.rank()) return invalid_argument("perm entry " + std::to_string(p) + " is out of range");
     dims.push_back(x.shape()[p]);
   }
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, x.dtype()));
   return dnn::transpose(c.h, perm, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -420,7 +436,7 @@ Status concat_kernel(KernelCall& c) {
     ptrs.push_back(t->data());
     dims[static_cast<std::size_t>(axis)] += t->shape()[axis];
   }
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, x0.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, x0.dtype()));
   return dnn::concat(c.h, axis, descs, ptrs, desc(c.out[0]), c.out[0].data());
 }
 
@@ -466,7 +482,7 @@ Status gather_kernel(KernelCall& c) {
   Dims dims(d.begin(), d.begin() + axis);
   dims.insert(dims.end(), idx.shape().dims().begin(), idx.shape().dims().end());
   dims.insert(dims.end(), d.begin() + axis + 1, d.end());
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, x.dtype()));
   return dnn::gather(c.h, axis, desc(x), x.data(), desc(idx), idx.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -499,7 +515,7 @@ Status reduce_kernel(KernelCall& c) {
   const bool keep = c.attr_int("keepdims", 1) != 0;
   TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, dnn::reduce_output_desc(desc(x), ax, keep));
   const dnn::ReduceOp op = kOps.find(c.node.op_type)->second;
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(yd.dims, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, yd.dims, x.dtype()));
   if (x.dtype() == DType::kBool && (op == dnn::ReduceOp::kMax || op == dnn::ReduceOp::kMin)) {  // any / all, through u8
     TESSERA_ASSIGN_OR_RETURN(Tensor xu, like(x, DType::kU8));
     TESSERA_ASSIGN_OR_RETURN(Tensor yu, new_tensor(yd.dims, DType::kU8));

@@ -30,6 +30,16 @@ struct KernelCall {
   // Per input: whether it is a constant of the model (the same data on every run).
   std::vector<char> constant;
   std::unique_ptr<NodeCache>& cache;
+  // The memory plan's slots for the outputs (undefined where none); with `record`, output()
+  // keeps what it allocated here, so the session can see which outputs were written in place.
+  std::vector<Tensor> given = {};
+  bool record = false;
+
+  // Output k's tensor: the planned slot when it has these dims and dtype, else a new one.
+  // Kernels allocate their outputs through this so the memory plan can place them.
+  Result<Tensor> output(std::size_t k, const std::vector<std::int64_t>& dims, DType dtype);
+  // The same for the tensor `y` when it is one of `out`, else a new tensor.
+  Result<Tensor> output_for(const Tensor& y, const std::vector<std::int64_t>& dims, DType dtype);
 
   bool is_constant(std::size_t k) const { return k < constant.size() && constant[k]; }
 

@@ -39,7 +39,7 @@ Status slice_kernel(KernelCall& c) {
   }
   for (std::int64_t a : axes64) axes.push_back(static_cast<int>(a));
   TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, dnn::slice_output_desc(desc(x), starts, ends, axes, steps));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(yd.dims, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, yd.dims, x.dtype()));
   return dnn::slice(c.h, starts, ends, axes, steps, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -82,7 +82,7 @@ Status expand_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
   TESSERA_ASSIGN_OR_RETURN(Dims shape, int_values(*c.input(1), "shape"));
   TESSERA_ASSIGN_OR_RETURN(Dims dims, dnn::broadcast_dims(x.shape().dims(), shape));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, x.dtype()));
   return dnn::expand(c.h, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -118,7 +118,7 @@ Status pad_kernel(KernelCall& c) {
   if (pads.size() != 2 * static_cast<std::size_t>(r)) return invalid_argument("pads has " + std::to_string(pads.size()) + " entries for rank " + std::to_string(r));
   Dims dims = x.shape().dims();
   for (int i = 0; i < r; ++i) dims[static_cast<std::size_t>(i)] += pads[static_cast<std::size_t>(i)] + pads[static_cast<std::size_t>(i + r)];
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, x.dtype()));
   return dnn::pad(c.h, *mode, pads, value, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -128,7 +128,7 @@ Status tile_kernel(KernelCall& c) {
   if (static_cast<int>(repeats.size()) != x.rank()) return invalid_argument(std::to_string(repeats.size()) + " repeats for rank " + std::to_string(x.rank()));
   Dims dims = x.shape().dims();
   for (std::size_t i = 0; i < dims.size(); ++i) dims[i] *= repeats[i];
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, x.dtype()));
   return dnn::tile(c.h, repeats, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -141,7 +141,7 @@ Status constant_of_shape_kernel(KernelCall& c) {
   } else {
     TESSERA_ASSIGN_OR_RETURN(value, Tensor::zeros(Shape{}, DType::kF32));
   }
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, value.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, value.dtype()));
   dnn::TensorDesc scalar{value.dtype(), Dims(dims.size(), 1), Dims(dims.size(), 0)};
   return dnn::expand(c.h, scalar, value.data(), desc(c.out[0]), c.out[0].data());
 }
@@ -158,7 +158,7 @@ Status range_kernel(KernelCall& c) {
   const auto n = static_cast<std::int64_t>(std::max(0.0, count));
   TESSERA_ASSIGN_OR_RETURN(Tensor d, new_tensor({n}, DType::kF64));
   for (std::int64_t i = 0; i < n; ++i) d.data<double>()[i] = start + static_cast<double>(i) * delta;
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor({n}, t0.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, {n}, t0.dtype()));
   return dnn::cast(c.h, desc(d), d.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -183,14 +183,14 @@ Status layer_norm_kernel(KernelCall& c) {
     TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(*t), t->data(), desc(same), same.data()));
     TESSERA_RETURN_IF_ERROR(dnn::expand(c.h, desc(same), same.data(), desc(p[k]), p[k].data()));
   }
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(x.shape().dims(), x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
   // Mean and InvStdDev (when asked for): f32, x's dims with the normalised ones 1.
   float* stats[2] = {nullptr, nullptr};
   Dims sdims = x.shape().dims();
   for (std::size_t i = static_cast<std::size_t>(axis); i < sdims.size(); ++i) sdims[i] = 1;
   for (std::size_t k = 1; k < 3 && k < c.out.size(); ++k) {
     if (c.node.outputs[k] == graph::kNoValue) continue;
-    TESSERA_ASSIGN_OR_RETURN(c.out[k], new_tensor(sdims, DType::kF32));
+    TESSERA_ASSIGN_OR_RETURN(c.out[k], c.output(k, sdims, DType::kF32));
     stats[k - 1] = c.out[k].data<float>();
   }
   return dnn::layer_norm_forward(c.h, static_cast<int>(axis), desc(x), x.data(), p[0].data<float>(),

@@ -53,7 +53,7 @@ Status is_inf_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
   const bool pos = c.attr_int("detect_positive", 1) != 0, neg = c.attr_int("detect_negative", 1) != 0;
   if (!is_floating(x.dtype())) return unsupported("IsInf of " + std::string(dtype_name(x.dtype())));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, DType::kBool));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kBool));
   TESSERA_ASSIGN_OR_RETURN(Tensor d, as_f64(c.h, x));
   auto* y = c.out[0].data<bool>();
   const double* p = d.data<double>();
@@ -68,7 +68,7 @@ Status arg_kernel(KernelCall& c) {
   Dims dims = x.shape().dims();
   if (keep) dims[static_cast<std::size_t>(axis)] = 1;
   else dims.erase(dims.begin() + axis);
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, DType::kI64));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, DType::kI64));
   return dnn::arg_reduce(c.h, c.node.op_type == "ArgMax", axis, keep, c.attr_int("select_last_index", 0) != 0, desc(x), x.data(),
                          desc(c.out[0]), c.out[0].data());
 }
@@ -81,14 +81,14 @@ Status hardmax_kernel(KernelCall& c) {
   idims.erase(idims.begin() + axis);
   TESSERA_ASSIGN_OR_RETURN(Tensor idx, new_tensor(idims, DType::kI64));
   TESSERA_RETURN_IF_ERROR(dnn::arg_reduce(c.h, true, axis, false, false, desc(x), x.data(), desc(idx), idx.data()));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
   return dnn::one_hot(c.h, axis, x.shape()[axis], 0.0, 1.0, desc(idx), idx.data(), desc(c.out[0]), c.out[0].data());
 }
 
 Status gather_elements_kernel(KernelCall& c) {
   const Tensor &x = *c.input(0), &idx = *c.input(1);
   TESSERA_ASSIGN_OR_RETURN(const int axis, norm_axis(c.attr_int("axis", 0), x.rank(), "axis"));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(idx, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, idx.shape().dims(), x.dtype()));
   return dnn::gather_elements(c.h, axis, desc(x), x.data(), desc(idx), idx.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -100,7 +100,7 @@ Status gather_nd_kernel(KernelCall& c) {
   if (b < 0 || b + k > x.rank()) return invalid_argument("batch_dims " + std::to_string(b) + " and index length " + std::to_string(k) + " for rank " + std::to_string(x.rank()));
   Dims dims(idx.shape().dims().begin(), idx.shape().dims().end() - 1);
   for (int i = static_cast<int>(b + k); i < x.rank(); ++i) dims.push_back(x.shape()[i]);
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, x.dtype()));
   return dnn::gather_nd(c.h, static_cast<int>(b), desc(x), x.data(), desc(idx), idx.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -108,7 +108,7 @@ Status scatter_kernel(KernelCall& c) {
   const Tensor &x = *c.input(0), &idx = *c.input(1), &upd = *c.input(2);
   const auto red = dnn::parse_scatter_reduce(c.attr_string("reduction", "none"));
   if (!red) return invalid_argument("reduction '" + c.attr_string("reduction", "") + "'");
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
   if (c.node.op_type == "ScatterND")
     return dnn::scatter_nd(c.h, *red, desc(x), x.data(), desc(idx), idx.data(), desc(upd), upd.data(), desc(c.out[0]), c.out[0].data());
   TESSERA_ASSIGN_OR_RETURN(const int axis, norm_axis(c.attr_int("axis", 0), x.rank(), "axis"));
@@ -126,7 +126,7 @@ Status one_hot_kernel(KernelCall& c) {
   TESSERA_ASSIGN_OR_RETURN(const int axis, norm_axis(c.attr_int("axis", -1), idx.rank() + 1, "axis"));
   Dims dims = idx.shape().dims();
   dims.insert(dims.begin() + axis, depth);
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, values.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, values.dtype()));
   Tensor index = idx;
   if (!(idx.dtype() == DType::kI32 || idx.dtype() == DType::kI64)) {  // float indices: truncated
     TESSERA_ASSIGN_OR_RETURN(index, like(idx, DType::kI64));
@@ -140,7 +140,7 @@ Status cumsum_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
   TESSERA_ASSIGN_OR_RETURN(const double a, scalar_value(c.h, *c.input(1), "axis"));
   TESSERA_ASSIGN_OR_RETURN(const int axis, norm_axis(static_cast<std::int64_t>(a), x.rank(), "axis"));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
   return dnn::cumsum(c.h, axis, c.attr_int("exclusive", 0) != 0, c.attr_int("reverse", 0) != 0, desc(x), x.data(), desc(c.out[0]),
                      c.out[0].data());
 }
@@ -157,8 +157,8 @@ Status top_k_kernel(KernelCall& c) {
   if (k < 0 || k > x.shape()[axis]) return invalid_argument("K = " + std::to_string(k) + " for an axis of " + std::to_string(x.shape()[axis]));
   Dims dims = x.shape().dims();
   dims[static_cast<std::size_t>(axis)] = k;
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, x.dtype()));
-  TESSERA_ASSIGN_OR_RETURN(c.out[1], new_tensor(dims, DType::kI64));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[1], c.output(1, dims, DType::kI64));
   return dnn::top_k(c.h, axis, k, c.attr_int("largest", 1) != 0, desc(x), x.data(), desc(c.out[0]), c.out[0].data(), desc(c.out[1]),
                     c.out[1].data());
 }
@@ -177,7 +177,7 @@ Status depth_space_kernel(KernelCall& c) {
     if (d[2] % b != 0 || d[3] % b != 0) return invalid_argument("the spatial dims do not divide by blocksize");
     d = {d[0], d[1] * b * b, d[2] / b, d[3] / b};
   }
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(d, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, d, x.dtype()));
   if (!to_space && c.attr_string("mode", "DCR") == "CRD") {  // channel c * b * b + i * b + j
     const Dims& xd = x.shape().dims();
     TESSERA_ASSIGN_OR_RETURN(Tensor split, reshaped(c.h, x, {xd[0], xd[1], xd[2] / b, b, xd[3] / b, b}));
@@ -277,7 +277,7 @@ Status resize_kernel(KernelCall& c) {
       return invalid_argument("keep_aspect_ratio_policy '" + policy + "'");
     }
   }
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, x.dtype()));
   return dnn::resize(c.h, p, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -290,7 +290,7 @@ Status trilu_kernel(KernelCall& c) {
     k = static_cast<std::int64_t>(kv);
   }
   const bool upper = c.attr_int("upper", 1) != 0;
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
   TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(x), x.data(), desc(c.out[0]), c.out[0].data()));
   const std::int64_t rows = x.shape()[x.rank() - 2], cols = x.shape()[x.rank() - 1];
   const std::size_t es = dtype_size(x.dtype());
@@ -327,7 +327,7 @@ Status non_zero_kernel(KernelCall& c) {
   const bool* nz = b.data<bool>();
   std::int64_t count = 0;
   for (std::int64_t i = 0; i < b.numel(); ++i) count += nz[i];
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor({x.rank(), count}, DType::kI64));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, {x.rank(), count}, DType::kI64));
   auto* y = c.out[0].data<std::int64_t>();
   std::int64_t j = 0;
   for (std::int64_t i = 0; i < b.numel(); ++i) {
@@ -361,7 +361,7 @@ Status compress_kernel(KernelCall& c) {
   TESSERA_ASSIGN_OR_RETURN(Tensor idx, Tensor::from_vector<std::int64_t>(Shape{static_cast<std::int64_t>(picked.size())}, picked));
   Dims dims = x.shape().dims();
   dims[static_cast<std::size_t>(axis)] = static_cast<std::int64_t>(picked.size());
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, x.dtype()));
   return dnn::gather(c.h, axis, desc(x), x.data(), desc(idx), idx.data(), desc(c.out[0]), c.out[0].data());
 }
 

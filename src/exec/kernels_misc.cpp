@@ -74,7 +74,7 @@ Status bitwise_kernel(KernelCall& c) {
     if (dir != "LEFT" && dir != "RIGHT") return invalid_argument("direction must be LEFT or RIGHT");
     bop = dir == "LEFT" ? BitOp::kShiftLeft : BitOp::kShiftRight;
   }
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(ae, a.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, ae.shape().dims(), a.dtype()));
   switch (a.dtype()) {
     case DType::kU8: bitwise_loop<std::uint8_t>(bop, ae, b, c.out[0]); break;
     case DType::kI8: bitwise_loop<std::int8_t>(bop, ae, b, c.out[0]); break;
@@ -219,7 +219,7 @@ Status reverse_sequence_kernel(KernelCall& c) {
   TESSERA_ASSIGN_OR_RETURN(Dims lens, int_values(lens_t, "sequence_lens"));
   const std::int64_t batch = x.shape()[static_cast<int>(batch_axis)], steps = x.shape()[static_cast<int>(time_axis)];
   if (static_cast<std::int64_t>(lens.size()) != batch) return invalid_argument("sequence_lens must hold one length per batch");
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
   TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(x), x.data(), desc(c.out[0]), c.out[0].data()));
   const std::int64_t inner = batch * steps == 0 ? 0 : x.numel() / (batch * steps);
   const std::size_t row = static_cast<std::size_t>(inner) * dtype_size(x.dtype());

@@ -82,7 +82,7 @@ Status conv_kernel(KernelCall& c) {
   d.groups = c.attr_int("group", 1);
   TESSERA_RETURN_IF_ERROR(spatial_pads(c, x, kernel, d.stride, d.dilation, d.pad_begin, d.pad_end));
   TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, dnn::conv_output_desc(d, desc(x), desc(w)));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(yd.dims, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, yd.dims, x.dtype()));
   dnn::PostOps post;
   Tensor bias;
   if (const Tensor* b = c.input(2)) {
@@ -183,7 +183,7 @@ Status conv_transpose_kernel(KernelCall& c) {
     Dims bd(static_cast<std::size_t>(x.rank()), 1);
     bd[1] = m;
     TESSERA_ASSIGN_OR_RETURN(Tensor bias, reshaped(c.h, *b, bd));
-    TESSERA_ASSIGN_OR_RETURN(c.out[0], like(y, y.dtype()));
+    TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, y.shape().dims(), y.dtype()));
     return dnn::binary(c.h, dnn::BinaryOp::kAdd, desc(y), y.data(), desc(bias), bias.data(), desc(c.out[0]), c.out[0].data());
   }
   c.out[0] = std::move(y);
@@ -203,11 +203,11 @@ Status pool_kernel(KernelCall& c) {
   p.ceil_mode = c.attr_int("ceil_mode", 0) != 0;
   TESSERA_RETURN_IF_ERROR(spatial_pads(c, x, p.kernel, p.stride, p.dilation, p.pad_begin, p.pad_end));
   TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, dnn::pooling_output_desc(p, desc(x)));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(yd.dims, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, yd.dims, x.dtype()));
   const bool want_indices = max && c.out.size() > 1 && c.node.outputs[1] != graph::kNoValue;
   if (!want_indices) return dnn::pooling_forward(c.h, p, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
   if (c.attr_int("storage_order", 0) != 0) return unsupported("MaxPool indices in column-major storage order");
-  TESSERA_ASSIGN_OR_RETURN(c.out[1], new_tensor(yd.dims, DType::kI64));
+  TESSERA_ASSIGN_OR_RETURN(c.out[1], c.output(1, yd.dims, DType::kI64));
   auto* idx = c.out[1].data<std::int64_t>();
   TESSERA_RETURN_IF_ERROR(dnn::pooling_forward(c.h, p, desc(x), x.data(), desc(c.out[0]), c.out[0].data(), idx));
   // The primitive counts within each (n, c) plane; ONNX counts over the whole tensor.
@@ -225,7 +225,7 @@ Status global_pool_kernel(KernelCall& c) {
   if (x.rank() < 3) return invalid_argument("global pooling of a rank-" + std::to_string(x.rank()) + " input");
   const dnn::PoolDesc p = dnn::PoolDesc::global(c.node.op_type == "GlobalMaxPool" ? dnn::PoolKind::kMax : dnn::PoolKind::kAvgIncludePad, desc(x));
   TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, dnn::pooling_output_desc(p, desc(x)));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(yd.dims, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, yd.dims, x.dtype()));
   return dnn::pooling_forward(c.h, p, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -241,7 +241,7 @@ Status batch_norm_kernel(KernelCall& c) {
     if (t.numel() != x.shape()[1]) return invalid_argument("parameter " + std::to_string(k + 1) + " has " + std::to_string(t.numel()) + " values for " + std::to_string(x.shape()[1]) + " channels");
     TESSERA_ASSIGN_OR_RETURN(p[k], as_f32(c.h, t));
   }
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(x.shape().dims(), x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
   return dnn::batch_norm_forward_inference(c.h, dnn::BatchNormMode::kSpatial, desc(x), x.data(), p[0].data<float>(), p[1].data<float>(),
                                            p[2].data<float>(), p[3].data<float>(), c.attr_float("epsilon", 1e-5f), desc(c.out[0]), c.out[0].data());
 }
@@ -264,7 +264,7 @@ Status softmax_kernel(KernelCall& c) {
   std::int64_t axis = c.attr_int("axis", c.opset >= 13 ? -1 : 1);
   if (axis < -x.rank() || axis >= std::max(x.rank(), 1)) return invalid_argument("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(x.rank()));
   if (axis < 0) axis += x.rank();
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(x.shape().dims(), x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
   if (x.dtype() == DType::kF64) {  // the primitives take f32, f16 and bf16
     TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(x), x.data(), desc(c.out[0]), c.out[0].data()));
     std::int64_t outer = 1, n = 1, inner = 1;
@@ -285,7 +285,7 @@ Status softmax_kernel(KernelCall& c) {
 Status matmul_kernel(KernelCall& c) {
   const Tensor &a = *c.input(0), &b = *c.input(1);
   TESSERA_ASSIGN_OR_RETURN(Dims dims, dnn::matmul_output_dims(a.shape().dims(), b.shape().dims()));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], new_tensor(dims, a.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, a.dtype()));
   return dnn::matmul(c.h, desc(a), a.data(), desc(b), b.data(), desc(c.out[0]), c.out[0].data());
 }
 

@@ -37,7 +37,7 @@ Status instance_group_norm_kernel(KernelCall& c) {
   const std::int64_t repeat = !instance && c.opset < 21 ? C / groups : 1;  // opset 18: per-group parameters
   TESSERA_ASSIGN_OR_RETURN(Tensor scale, channel_param(c, *c.input(1), C, repeat, "scale"));
   TESSERA_ASSIGN_OR_RETURN(Tensor bias, channel_param(c, *c.input(2), C, repeat, "bias"));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
   const double eps = c.attr_float("epsilon", 1e-5f);
   return dnn::group_norm_forward(c.h, groups, desc(x), x.data(), scale.data<float>(), bias.data<float>(), eps, desc(c.out[0]),
                                  c.out[0].data(), nullptr, nullptr);
@@ -50,7 +50,7 @@ Status lrn_kernel(KernelCall& c) {
   d.alpha = c.attr_float("alpha", 1e-4f);
   d.beta = c.attr_float("beta", 0.75f);
   d.k = c.attr_float("bias", 1.0f);
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
   return dnn::lrn_forward(c.h, d, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -63,7 +63,7 @@ Status prelu_kernel(KernelCall& c) {
   std::memset(zero.data(), 0, zero.nbytes());
   TESSERA_ASSIGN_OR_RETURN(Tensor neg, like(x, DType::kBool));
   TESSERA_RETURN_IF_ERROR(dnn::binary(c.h, dnn::BinaryOp::kLess, desc(x), x.data(), desc(zero), zero.data(), desc(neg), neg.data()));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], like(x, x.dtype()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
   return dnn::where(c.h, desc(neg), neg.data(), desc(scaled), scaled.data(), desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 

@@ -132,7 +132,7 @@ Status rnn_kernel(KernelCall& c) {
     if (k > 0 && batch_major) {
       TESSERA_ASSIGN_OR_RETURN(t, t.transpose(0, 1));
     }
-    TESSERA_ASSIGN_OR_RETURN(c.out[k], like(t, xt.dtype()));
+    TESSERA_ASSIGN_OR_RETURN(c.out[k], c.output(k, t.shape().dims(), xt.dtype()));
     TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(t), t.data(), desc(c.out[k]), c.out[k].data()));
   }
   return Status::ok();

@@ -2,13 +2,33 @@
 // as tensors), then run node by node; each intermediate tensor is dropped after its last use.
 #include <algorithm>
 #include <climits>
+#include <map>
 #include <set>
 #include <string>
 
 #include "kernels.hpp"
+#include "memory_plan.hpp"
 #include "tessera/session.hpp"
 
 namespace tessera::exec {
+
+using Dims = std::vector<std::int64_t>;
+
+namespace {
+
+// The memory plan in use: the input signature it was learned from, and a tensor over each
+// planned value's slot (its own Buffer object, so that a kernel's output can be told apart by
+// the Buffer it points into).
+struct Arena {
+  std::vector<std::pair<Dims, DType>> signature;  // per graph input
+  std::vector<detail::ValueUse> use;              // per value, as recorded
+  detail::MemoryPlan plan;
+  std::vector<Tensor> slot;                        // per value (undefined where none)
+  std::map<const Buffer*, graph::ValueId> owner;   // slot Buffer -> its value
+  bool made = false;
+};
+
+}  // namespace
 
 struct Session::State {
   graph::Model model;
@@ -22,12 +42,70 @@ struct Session::State {
   std::set<const Buffer*> constant_buffers;  // the memory of every constant
   std::vector<std::unique_ptr<detail::NodeCache>> caches;  // per node
   std::vector<graph::PassReport> reports;
+  bool plan_memory = true;
+  Arena arena;
 };
 
 namespace {
 
 std::string node_name(const graph::Node& n, std::size_t i) {
   return "node " + std::to_string(i) + (n.name.empty() ? "" : " '" + n.name + "'") + " (" + n.op_type + ")";
+}
+
+// What the recording run saw of output k: its bytes, whether it is a view of an input, whether
+// it is the tensor output() gave the kernel (packed, from its start).
+void note_use(const detail::KernelCall& call, std::size_t k, detail::ValueUse& u) {
+  const Tensor& t = call.out[k];
+  u.bytes = t.nbytes();
+  for (std::size_t j = 0; j < call.in.size() && u.view_of == graph::kNoValue; ++j)
+    if (call.in[j] && call.in[j]->buffer() == t.buffer()) u.view_of = call.node.inputs[j];
+  u.plannable = u.view_of == graph::kNoValue && k < call.given.size() && call.given[k].defined() &&
+                call.given[k].buffer() == t.buffer() && t.offset_bytes() == 0 && t.is_contiguous();
+}
+
+// A kernel's output in the arena must lie in its own slot or, for a view the plan knows of,
+// in its root's; any other (a view the recording run did not see) is copied out, since that
+// slot may be reused while the view is still read.
+Status keep_out_of_reused_slots(const Arena& a, graph::ValueId v, Tensor& t) {
+  const auto it = a.owner.find(t.buffer().get());
+  if (it == a.owner.end()) return Status::ok();
+  graph::ValueId r = v;
+  for (std::size_t hops = 0; a.use[static_cast<std::size_t>(r)].view_of != graph::kNoValue && hops < a.use.size(); ++hops)
+    r = a.use[static_cast<std::size_t>(r)].view_of;
+  if (it->second == v || it->second == r) return Status::ok();
+  TESSERA_ASSIGN_OR_RETURN(t, t.clone());
+  return Status::ok();
+}
+
+// The plan of what a run recorded, with its arena allocated and a tensor over each slot. When
+// the arena cannot be allocated the session goes on without a plan.
+void make_arena(const graph::Graph& g, std::vector<std::pair<Dims, DType>> signature, std::vector<detail::ValueUse> use,
+                const std::vector<std::pair<Dims, DType>>& layout, Arena& a, bool& plan_memory) {
+  a = Arena{};
+  a.signature = std::move(signature);
+  a.use = std::move(use);
+  a.plan = detail::plan_memory(g, a.use);
+  Result<std::shared_ptr<Buffer>> memory = host_allocator().allocate(a.plan.arena_bytes);
+  if (!memory.is_ok()) {
+    a = Arena{};
+    plan_memory = false;
+    return;
+  }
+  const std::shared_ptr<Buffer> buf = std::move(memory).value();
+  a.slot.resize(g.values.size());
+  for (std::size_t v = 0; v < g.values.size(); ++v) {
+    if (a.plan.offset[v] == detail::MemoryPlan::kNone) continue;
+    const std::size_t bytes = a.plan.slot_bytes[static_cast<std::size_t>(a.plan.slot[v])];
+    // Each slot its own Buffer over the arena's memory, keeping the arena alive.
+    auto b = std::make_shared<Buffer>(static_cast<char*>(buf->data()) + a.plan.offset[v], bytes, buf->device(),
+                                      [buf](void*, std::size_t) {});
+    const Shape shape(layout[v].first);
+    Result<Tensor> t = Tensor::view_of(b, 0, layout[v].second, shape, contiguous_strides(shape));
+    if (!t.is_ok()) continue;
+    a.owner[b.get()] = static_cast<graph::ValueId>(v);
+    a.slot[v] = std::move(t).value();
+  }
+  a.made = true;
 }
 
 }  // namespace
@@ -41,6 +119,13 @@ const std::vector<IoInfo>& Session::inputs() const { return s_->inputs; }
 const std::vector<IoInfo>& Session::outputs() const { return s_->outputs; }
 const graph::Model& Session::model() const { return s_->model; }
 const std::vector<graph::PassReport>& Session::pass_reports() const { return s_->reports; }
+
+MemoryPlanReport Session::memory_plan() const {
+  const Arena& a = s_->arena;
+  if (!a.made) return {};
+  const detail::MemoryPlan& p = a.plan;
+  return {true, p.arena_bytes, p.naive_bytes, p.unplanned_bytes, p.planned, p.in_place, p.views};
+}
 
 std::vector<std::string> supported_ops() { return detail::kernel_names(); }
 
@@ -98,6 +183,7 @@ Result<Session> Session::create(graph::Model model, const SessionOptions& option
   s->reports = std::move(reports).value();
   if (options.threads < 0) return invalid_argument("session: threads " + std::to_string(options.threads) + " (0 for the thread pool)");
   if (options.threads > 0) TESSERA_RETURN_IF_ERROR(s->h.set_num_threads(options.threads));
+  s->plan_memory = options.plan_memory;
   s->model = std::move(model);
   s->opset = s->model.opsets.at("");
   const graph::Graph& g = s->model.graph;
@@ -166,6 +252,18 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
   for (const IoInfo& io : s_->inputs)
     if (!io.has_default && !given.count(io.name)) return invalid_argument("run: input '" + io.name + "' is missing");
 
+  // The memory plan: learned from this run when the input dims are new, used when they match.
+  std::vector<std::pair<Dims, DType>> signature;
+  for (graph::ValueId v : g.inputs) {
+    const Tensor& t = vals[static_cast<std::size_t>(v)];
+    signature.emplace_back(t.shape().dims(), t.dtype());
+  }
+  Arena& arena = s_->arena;
+  const bool planned = s_->plan_memory && arena.made && arena.signature == signature;
+  const bool record = s_->plan_memory && !planned;
+  std::vector<detail::ValueUse> use(record ? g.values.size() : 0);
+  std::vector<std::pair<Dims, DType>> layout(record ? g.values.size() : 0);
+
   try {
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
       const graph::Node& n = g.nodes[i];
@@ -183,26 +281,40 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
       }
       std::vector<Tensor> out(n.outputs.size());
       detail::KernelCall call{n, s_->opset, std::move(in), out, s_->h, std::move(constant), s_->caches[i]};
+      call.record = record;
+      if (planned) {
+        call.given.resize(n.outputs.size());
+        for (std::size_t k = 0; k < n.outputs.size(); ++k)
+          if (n.outputs[k] != graph::kNoValue) call.given[k] = arena.slot[static_cast<std::size_t>(n.outputs[k])];
+      }
       const Status st = s_->kernels[i](call);
       if (!st.is_ok()) return Status(st.code(), "run: " + node_name(n, i) + ": " + st.message());
       for (std::size_t k = 0; k < n.outputs.size(); ++k) {
         const graph::ValueId v = n.outputs[k];
         if (v == graph::kNoValue) continue;
         if (!out[k].defined()) return internal_error("run: " + node_name(n, i) + " left output " + std::to_string(k) + " empty");
+        if (record) {
+          note_use(call, k, use[static_cast<std::size_t>(v)]);
+          layout[static_cast<std::size_t>(v)] = {out[k].shape().dims(), out[k].dtype()};
+        }
+        if (planned) TESSERA_RETURN_IF_ERROR(keep_out_of_reused_slots(arena, v, out[k]));
         vals[static_cast<std::size_t>(v)] = std::move(out[k]);
       }
-      for (graph::ValueId v : n.inputs)
-        if (v != graph::kNoValue && s_->last_use[static_cast<std::size_t>(v)] == static_cast<int>(i)) vals[static_cast<std::size_t>(v)] = Tensor();
+      if (!planned)  // planned slots are reused, not freed
+        for (graph::ValueId v : n.inputs)
+          if (v != graph::kNoValue && s_->last_use[static_cast<std::size_t>(v)] == static_cast<int>(i)) vals[static_cast<std::size_t>(v)] = Tensor();
     }
   } catch (const std::bad_alloc&) {
     return out_of_memory("run: out of memory");
   }
+  if (record) make_arena(g, signature, std::move(use), layout, arena, s_->plan_memory);
   // Outputs that share memory with the model's constants (an initializer, or a view of one)
-  // are copied: writing into them must not change the next run.
+  // or lie in the arena are copied: writing into them must not change the next run, nor the
+  // next run them.
   std::vector<NamedTensor> result;
   for (graph::ValueId v : g.outputs) {
     Tensor t = vals[static_cast<std::size_t>(v)];
-    if (s_->constant_buffers.count(t.buffer().get())) {
+    if (s_->constant_buffers.count(t.buffer().get()) || arena.owner.count(t.buffer().get())) {
       TESSERA_ASSIGN_OR_RETURN(t, t.clone());
     }
     result.push_back({g.values[static_cast<std::size_t>(v)].name, std::move(t)});

@@ -60,6 +60,43 @@ TEST_P(Models, MatchPyTorch) {
   }
 }
 
+// The memory plan: after the first run with some input dims (which records sizes) the runs use
+// one arena. Their outputs are bitwise those of a session without a plan, on other input
+// values too; outputs handed back are not in the arena (a later run leaves them alone); the
+// arena is at most half the naive sum of the intermediate tensors.
+TEST_P(Models, PlannedArenaMatchesUnplannedRuns) {
+  const auto dir = model_dir(GetParam());
+  exec::SessionOptions no_plan;
+  no_plan.plan_memory = false;
+  exec::Session planned = exec::Session::open(dir / "model.onnx").value_or_throw();
+  exec::Session plain = exec::Session::open(dir / "model.onnx", no_plan).value_or_throw();
+  const Tensor x = read_npy((dir / "input.npy").string()).value_or_throw();
+  Tensor y = x.clone().value_or_throw();
+  for (std::int64_t i = 0; i < y.numel(); ++i) y.data<float>()[i] = 0.25f - 0.5f * y.data<float>()[i];
+  std::vector<float> first;
+  Tensor kept;
+  int run = 0;
+  for (const Tensor* in : std::initializer_list<const Tensor*>{&x, &y, &x, &y}) {
+    auto a = planned.run({{"input", *in}});
+    auto b = plain.run({{"input", *in}});
+    ASSERT_TRUE(a.is_ok() && b.is_ok()) << a.status().to_string() << b.status().to_string();
+    const auto got = a.value()[0].tensor.to_vector<float>(), want = b.value()[0].tensor.to_vector<float>();
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << "run " << run;
+    if (run++ == 0) {
+      first = got;
+      kept = a.value()[0].tensor;
+    }
+  }
+  const auto later = kept.to_vector<float>();
+  EXPECT_EQ(std::memcmp(later.data(), first.data(), later.size() * sizeof(float)), 0) << "a later run changed an output";
+  const exec::MemoryPlanReport p = planned.memory_plan();
+  EXPECT_TRUE(p.made);
+  EXPECT_GT(p.planned, 0);
+  EXPECT_LE(p.arena_bytes * 2, p.naive_bytes) << "arena " << p.arena_bytes << " of " << p.naive_bytes;
+  EXPECT_FALSE(plain.memory_plan().made);
+}
+
 TEST_P(Models, TypesAgreeWithOnnxShapeInference) {
   const auto path = model_dir(GetParam()) / "model.onnx";
   graph::Model m = graph::import_onnx(path).value_or_throw();

@@ -5,6 +5,9 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <random>
+
+#include <tessera/session.hpp>
 
 namespace tessera::cli {
 
@@ -21,6 +24,12 @@ void add_tune_dnn_command(CLI::App& tune, std::function<std::string()> db_path);
 // The `tessera bench dnn conv ...` line of a convolution's tuning-database signature ("" when
 // the signature is not one).
 std::string conv_replay_line(const std::string& signature);
+
+// A tensor for an input given no file (run.cpp): symbolic and unknown dims take `batch` (the
+// first) or 1; floats uniform in [-1, 1), integers in [0, 10), bools half true.
+Tensor random_input(const exec::IoInfo& io, std::int64_t batch, std::mt19937& rng);
+// A session's memory plan in one line: arena vs the naive sum, counts.
+std::string memory_plan_line(const exec::MemoryPlanReport& p);
 
 // Thrown by a command to exit with a one-line "tessera: <message>" and status `code`.
 struct CommandError {

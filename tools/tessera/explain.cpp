@@ -1,7 +1,8 @@
 // `tessera explain MODEL.onnx [--opt-level L] [--disable-pass P] [--dump-dir DIR]`: the model
 // as tessera runs it: the passes of the level (each with what it changed, the fusions applied
 // and those refused with the reason), then the IR after them with the inferred types (opsets,
-// inputs, constants, one line per node with its types and attributes, subgraphs).
+// inputs, constants, one line per node with its types and attributes, subgraphs), and the
+// memory plan of one run on random inputs (`--batch` for a symbolic first dim).
 //
 // `tessera optimize IN.onnx -o OUT.onnx [--opt-level L] [--disable-pass P]`: the passes' result
 // written back as ONNX, tessera's fused ops in the domain "tessera"; OUT is written beside
@@ -24,6 +25,7 @@ struct PassArgs {
   std::vector<std::string> disabled;
   std::string dump_dir;
   std::string output;
+  std::int64_t batch = 1;
 };
 
 void add_pass_options(CLI::App* cmd, PassArgs& a) {
@@ -49,6 +51,25 @@ graph::Model optimised(const PassArgs& a, std::vector<graph::PassReport>& report
   return std::move(m).value();
 }
 
+// The memory plan of one run of the optimised model on random inputs (or why there is none).
+std::string planned_memory(const graph::Model& m, std::int64_t batch) {
+  exec::SessionOptions o;
+  o.opt_level = 0;  // the passes have run
+  Result<exec::Session> s = exec::Session::create(m, o);
+  if (!s.is_ok()) return "none: " + s.status().message();
+  std::mt19937 rng(1234);
+  std::vector<exec::NamedTensor> inputs;
+  try {
+    for (const exec::IoInfo& io : s.value().inputs())
+      if (!io.has_default) inputs.push_back({io.name, random_input(io, batch, rng)});
+  } catch (const CommandError& e) {
+    return "none: " + e.message;
+  }
+  const auto r = s.value().run(inputs);
+  if (!r.is_ok()) return "none: " + r.status().message();
+  return memory_plan_line(s.value().memory_plan());
+}
+
 }  // namespace
 
 void add_explain_command(CLI::App& app) {
@@ -56,6 +77,7 @@ void add_explain_command(CLI::App& app) {
   auto a = std::make_shared<PassArgs>();
   add_pass_options(cmd, *a);
   cmd->add_option("--dump-dir", a->dump_dir, "write the model before and after each pass that changed it");
+  cmd->add_option("--batch", a->batch, "the first dim of the inputs for the memory plan where the model leaves it symbolic (default 1)");
   cmd->callback([a] {
     std::vector<graph::PassReport> reports;
     const graph::Model m = optimised(*a, reports);
@@ -66,6 +88,7 @@ void add_explain_command(CLI::App& app) {
       for (const std::string& s : r.applied) std::cout << "    fused: " << s << "\n";
       for (const std::string& s : r.refused) std::cout << "    refused: " << s << "\n";
     }
+    std::cout << "memory plan (one run on random inputs, batch " << a->batch << "): " << planned_memory(m, a->batch) << "\n";
     const graph::Graph& g = m.graph;
     std::cout << a->model << ": " << g.nodes.size() << " nodes, " << g.inputs.size() << " inputs, " << g.initializers.size()
               << " constants, " << g.outputs.size() << " outputs\n"

@@ -39,37 +39,13 @@ struct RunArgs {
   bool json_out = false;
   int opt_level = 2;
   std::vector<std::string> disabled;
+  bool no_memory_plan = false;
 };
 
 template <typename T>
 T or_throw(Result<T> r) {
   if (!r.is_ok()) throw CommandError{r.status().message()};
   return std::move(r).value();
-}
-
-// A tensor for an input given no file: symbolic and unknown dims take `batch` (the first) or
-// 1; floats uniform in [-1, 1), integers in [0, 10), bools half true; from a fixed seed.
-Tensor random_input(const exec::IoInfo& io, std::int64_t batch, std::mt19937& rng) {
-  std::vector<std::int64_t> dims;
-  if (io.type.shape)
-    for (std::size_t i = 0; i < io.type.shape->size(); ++i) {
-      const graph::Dim& d = (*io.type.shape)[i];
-      dims.push_back(d.has_size() ? d.size : i == 0 ? batch : 1);
-    }
-  const auto dtype = graph::to_dtype(io.type.elem);
-  if (!dtype) throw CommandError{"input '" + io.name + "' has type " + graph::to_text(io.type) + ", which needs a file (--input " + io.name + "=FILE.npy)"};
-  Tensor t = or_throw(Tensor::empty(Shape(dims), DType::kF64));
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::uniform_int_distribution<int> k(0, 9);
-  auto* p = t.data<double>();
-  for (std::int64_t i = 0; i < t.numel(); ++i)
-    p[i] = is_floating(*dtype) ? u(rng) : *dtype == DType::kBool ? static_cast<double>(k(rng) % 2) : static_cast<double>(k(rng));
-  Tensor out = or_throw(Tensor::empty(Shape(dims), *dtype));
-  dnn::Handle h;
-  const Status s = dnn::cast(h, dnn::TensorDesc{t.dtype(), t.shape().dims(), t.strides()}, t.data(),
-                             dnn::TensorDesc{out.dtype(), out.shape().dims(), out.strides()}, out.data());
-  if (!s.is_ok()) throw CommandError{s.message()};
-  return out;
 }
 
 std::string file_name(const std::string& value) {
@@ -86,6 +62,7 @@ void run_model(const RunArgs& a) {
   options.threads = a.threads;
   options.opt_level = a.opt_level;
   options.disabled_passes.insert(a.disabled.begin(), a.disabled.end());
+  options.plan_memory = !a.no_memory_plan;
   exec::Session session = or_throw(exec::Session::open(path, options));
 
   std::map<std::string, std::string> files;
@@ -131,6 +108,11 @@ void run_model(const RunArgs& a) {
     jout.push_back({{"name", o.name}, {"dims", o.tensor.shape().dims()}, {"dtype", dtype_name(o.tensor.dtype())}, {"file", file}});
   }
   const double throughput = median > 0 ? 1000.0 * static_cast<double>(batch) / median : 0;
+  const exec::MemoryPlanReport mp = session.memory_plan();
+  json jplan = nullptr;
+  if (mp.made)
+    jplan = {{"arena_bytes", mp.arena_bytes}, {"naive_bytes", mp.naive_bytes}, {"unplanned_bytes", mp.unplanned_bytes},
+             {"planned", mp.planned}, {"in_place", mp.in_place}, {"views", mp.views}};
   if (a.json_out) {
     std::cout << json{{"model", path},
                       {"nodes", session.model().graph.nodes.size()},
@@ -140,7 +122,8 @@ void run_model(const RunArgs& a) {
                       {"warmup", a.warmup},
                       {"threads", a.threads},
                       {"latency_ms", {{"min", ms.front()}, {"median", median}, {"p90", p90}}},
-                      {"throughput_per_s", throughput}}
+                      {"throughput_per_s", throughput},
+                      {"memory_plan", jplan}}
                      .dump(2)
               << "\n";
     return;
@@ -155,9 +138,43 @@ void run_model(const RunArgs& a) {
   }
   std::printf("latency %.3f ms min, %.3f ms median, %.3f ms p90 over %d runs (%d warm-up)\n", ms.front(), median, p90, a.iterations, a.warmup);
   std::printf("throughput %.1f inferences/s (batch %lld)\n", throughput, static_cast<long long>(batch));
+  if (mp.made) std::cout << "memory  " << memory_plan_line(mp) << "\n";
 }
 
 }  // namespace
+
+Tensor random_input(const exec::IoInfo& io, std::int64_t batch, std::mt19937& rng) {
+  std::vector<std::int64_t> dims;
+  if (io.type.shape)
+    for (std::size_t i = 0; i < io.type.shape->size(); ++i) {
+      const graph::Dim& d = (*io.type.shape)[i];
+      dims.push_back(d.has_size() ? d.size : i == 0 ? batch : 1);
+    }
+  const auto dtype = graph::to_dtype(io.type.elem);
+  if (!dtype) throw CommandError{"input '" + io.name + "' has type " + graph::to_text(io.type) + ", which needs a file (--input " + io.name + "=FILE.npy)"};
+  Tensor t = or_throw(Tensor::empty(Shape(dims), DType::kF64));
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::uniform_int_distribution<int> k(0, 9);
+  auto* p = t.data<double>();
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    p[i] = is_floating(*dtype) ? u(rng) : *dtype == DType::kBool ? static_cast<double>(k(rng) % 2) : static_cast<double>(k(rng));
+  Tensor out = or_throw(Tensor::empty(Shape(dims), *dtype));
+  dnn::Handle h;
+  const Status s = dnn::cast(h, dnn::TensorDesc{t.dtype(), t.shape().dims(), t.strides()}, t.data(),
+                             dnn::TensorDesc{out.dtype(), out.shape().dims(), out.strides()}, out.data());
+  if (!s.is_ok()) throw CommandError{s.message()};
+  return out;
+}
+
+std::string memory_plan_line(const exec::MemoryPlanReport& p) {
+  if (!p.made) return "no plan";
+  const auto mib = [](std::size_t b) { return std::to_string(static_cast<double>(b) / (1 << 20)).substr(0, 6) + " MiB"; };
+  std::string s = "arena " + mib(p.arena_bytes) + " for " + mib(p.naive_bytes) + " of intermediate tensors (" +
+                  std::to_string(p.naive_bytes ? 100 * p.arena_bytes / p.naive_bytes : 0) + "%); " + std::to_string(p.planned) +
+                  " planned, " + std::to_string(p.in_place) + " in place, " + std::to_string(p.views) + " views";
+  if (p.unplanned_bytes) s += "; " + mib(p.unplanned_bytes) + " allocated by kernels outside it";
+  return s;
+}
 
 void add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
@@ -172,6 +189,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--json", a->json_out, "print the result as JSON");
   cmd->add_option("--opt-level", a->opt_level, "graph passes: 0 none, 1 clean-up and folding, 2-3 fusions too (default 2)")->check(CLI::Range(0, 3));
   cmd->add_option("--disable-pass", a->disabled, "a pass not to run (repeatable; `tessera explain` lists them)");
+  cmd->add_flag("--no-memory-plan", a->no_memory_plan, "allocate every intermediate tensor on its own (no arena)");
   cmd->callback([a] { run_model(*a); });
 }
 
