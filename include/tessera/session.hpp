@@ -40,6 +40,22 @@ struct SessionOptions {
   std::set<std::string> disabled_passes;  // pass names
   std::filesystem::path dump_dir;         // when set, the model before and after each pass that changed it
   bool plan_memory = true;  // intermediate tensors in one planned arena (see run())
+  bool profile = false;     // time every node of every run (profiles())
+};
+
+// One node of a profiled run: what ran, on what, and when (microseconds since the session was
+// made, steady clock).
+struct NodeProfile {
+  std::size_t node = 0;  // its index in model().graph.nodes
+  std::string name, op;  // the node's name and op ("domain:op" outside ai.onnx)
+  std::string kernel;    // the implementation chosen, where the kernel names one (else empty)
+  std::vector<std::vector<std::int64_t>> inputs, outputs;  // dims ({} for an omitted input)
+  double start_us = 0, duration_us = 0;
+};
+struct RunProfile {
+  double start_us = 0, duration_us = 0;
+  bool planned = false;  // ran in the memory plan's arena
+  std::vector<NodeProfile> nodes;
 };
 
 // The memory plan of a session (run()): what the arena holds and what it saves.
@@ -83,6 +99,9 @@ class Session {
   Result<std::vector<NamedTensor>> run(const std::vector<NamedTensor>& inputs);
   // The plan the runs use now (made by the first run() with the current input dims).
   MemoryPlanReport memory_plan() const;
+  // With options.profile: every run() so far, in order (clear_profiles() forgets them).
+  const std::vector<RunProfile>& profiles() const;
+  void clear_profiles();
 
   struct State;
 

@@ -34,6 +34,8 @@ struct KernelCall {
   // keeps what it allocated here, so the session can see which outputs were written in place.
   std::vector<Tensor> given = {};
   bool record = false;
+  // The implementation the kernel chose, where it is worth naming (profiles show it).
+  std::string chosen = {};
 
   // Output k's tensor: the planned slot when it has these dims and dtype, else a new one.
   // Kernels allocate their outputs through this so the memory plan can place them.

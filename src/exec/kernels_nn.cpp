@@ -102,7 +102,10 @@ Status conv_kernel(KernelCall& c) {
       post.residual = residual.data();
     }
   }
-  if (!c.is_constant(1)) return dnn::conv_forward(c.h, d, desc(x), x.data(), desc(w), w.data(), desc(c.out[0]), c.out[0].data(), post);
+  if (!c.is_constant(1)) {
+    c.chosen = "conv_forward (immediate mode)";
+    return dnn::conv_forward(c.h, d, desc(x), x.data(), desc(w), w.data(), desc(c.out[0]), c.out[0].data(), post);
+  }
   // Constant weights: a forward plan per input layout (dims, strides, dtype), made on first
   // use, which chose the algorithm and packed the weights once.
   if (!c.cache) c.cache = std::make_unique<ConvPlans>();
@@ -114,6 +117,7 @@ Status conv_kernel(KernelCall& c) {
     TESSERA_ASSIGN_OR_RETURN(dnn::ConvForwardPlan plan, dnn::ConvForwardPlan::create(c.h, d, xd, desc(w), w.data(), desc(c.out[0])));
     it = plans.emplace(key, std::move(plan)).first;
   }
+  c.chosen = it->second.impl();
   return it->second.run(c.h, x.data(), c.out[0].data(), post);
 }
 

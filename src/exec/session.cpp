@@ -1,6 +1,7 @@
 // Sessions: a model checked once (verify, type inference, a kernel for every node, constants
 // as tensors), then run node by node; each intermediate tensor is dropped after its last use.
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <map>
 #include <set>
@@ -44,6 +45,11 @@ struct Session::State {
   std::vector<graph::PassReport> reports;
   bool plan_memory = true;
   Arena arena;
+  bool profile = false;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  std::vector<RunProfile> profiles;
+
+  double now_us() const { return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count(); }
 };
 
 namespace {
@@ -120,6 +126,9 @@ const std::vector<IoInfo>& Session::outputs() const { return s_->outputs; }
 const graph::Model& Session::model() const { return s_->model; }
 const std::vector<graph::PassReport>& Session::pass_reports() const { return s_->reports; }
 
+const std::vector<RunProfile>& Session::profiles() const { return s_->profiles; }
+void Session::clear_profiles() { s_->profiles.clear(); }
+
 MemoryPlanReport Session::memory_plan() const {
   const Arena& a = s_->arena;
   if (!a.made) return {};
@@ -184,6 +193,7 @@ Result<Session> Session::create(graph::Model model, const SessionOptions& option
   if (options.threads < 0) return invalid_argument("session: threads " + std::to_string(options.threads) + " (0 for the thread pool)");
   if (options.threads > 0) TESSERA_RETURN_IF_ERROR(s->h.set_num_threads(options.threads));
   s->plan_memory = options.plan_memory;
+  s->profile = options.profile;
   s->model = std::move(model);
   s->opset = s->model.opsets.at("");
   const graph::Graph& g = s->model.graph;
@@ -263,6 +273,9 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
   const bool record = s_->plan_memory && !planned;
   std::vector<detail::ValueUse> use(record ? g.values.size() : 0);
   std::vector<std::pair<Dims, DType>> layout(record ? g.values.size() : 0);
+  RunProfile prof;
+  prof.planned = planned;
+  prof.start_us = s_->profile ? s_->now_us() : 0;
 
   try {
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
@@ -287,8 +300,15 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
         for (std::size_t k = 0; k < n.outputs.size(); ++k)
           if (n.outputs[k] != graph::kNoValue) call.given[k] = arena.slot[static_cast<std::size_t>(n.outputs[k])];
       }
+      const double start = s_->profile ? s_->now_us() : 0;
       const Status st = s_->kernels[i](call);
       if (!st.is_ok()) return Status(st.code(), "run: " + node_name(n, i) + ": " + st.message());
+      if (s_->profile) {
+        NodeProfile np{i, n.name, n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type, call.chosen, {}, {}, start, s_->now_us() - start};
+        for (const Tensor* t : call.in) np.inputs.push_back(t ? t->shape().dims() : Dims{});
+        for (const Tensor& t : out) np.outputs.push_back(t.defined() ? t.shape().dims() : Dims{});
+        prof.nodes.push_back(std::move(np));
+      }
       for (std::size_t k = 0; k < n.outputs.size(); ++k) {
         const graph::ValueId v = n.outputs[k];
         if (v == graph::kNoValue) continue;
@@ -318,6 +338,10 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
       TESSERA_ASSIGN_OR_RETURN(t, t.clone());
     }
     result.push_back({g.values[static_cast<std::size_t>(v)].name, std::move(t)});
+  }
+  if (s_->profile) {
+    prof.duration_us = s_->now_us() - prof.start_us;
+    s_->profiles.push_back(std::move(prof));
   }
   return result;
 }

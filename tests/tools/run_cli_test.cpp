@@ -35,6 +35,44 @@ TEST(RunCli, DefaultModelRunsAndReports) {
   EXPECT_NE(text.out.find("latency "), std::string::npos) << text.out;
 }
 
+// --profile: a Chrome trace with one run slice per timed run and, inside each, one slice per
+// node naming its op, dims and (for convolutions) the implementation; the memory plan reported.
+TEST(RunCli, ProfileWritesChromeTrace) {
+  TempDir dir;
+  const Outcome r = run("run --iterations 2 --warmup 1 --json --profile " + dir.file("trace.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& plan = j["memory_plan"];
+  ASSERT_TRUE(plan.is_object()) << r.out;
+  EXPECT_GT(plan["planned"].get<int>(), 0);
+  EXPECT_LT(plan["arena_bytes"].get<std::size_t>(), plan["naive_bytes"].get<std::size_t>());
+  std::ifstream f(dir.file("trace.json"));
+  const json trace = json::parse(f);
+  int runs = 0, nodes = 0, convs = 0;
+  double run_end = 0;
+  for (const json& e : trace["traceEvents"]) {
+    EXPECT_EQ(e["ph"], "X");
+    if (e["cat"] == "run") {
+      ++runs;
+      EXPECT_TRUE(e["args"]["memory_plan"].get<bool>());  // the warm-up run recorded the sizes
+      run_end = e["ts"].get<double>() + e["dur"].get<double>();
+      continue;
+    }
+    ++nodes;
+    EXPECT_GE(e["dur"].get<double>(), 0);
+    EXPECT_LE(e["ts"].get<double>() + e["dur"].get<double>(), run_end + 1);
+    EXPECT_TRUE(e["args"]["outputs"].is_array());
+    if (e["name"] == "tessera:FusedConv") {
+      ++convs;
+      EXPECT_FALSE(e["args"]["kernel"].get<std::string>().empty());
+      EXPECT_EQ(e["args"]["inputs"][0].size(), 4u);
+    }
+  }
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(nodes % 2, 0);
+  EXPECT_GT(convs, 0);
+}
+
 TEST(RunCli, InputsFromFilesOutputsToFiles) {
   TempDir dir;
   std::vector<float> x(2 * 3 * 32 * 32);
@@ -94,6 +132,7 @@ TEST(RunCli, ExplainAndOptimize) {
   EXPECT_NE(r.out.find("passes (level 2):"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fused: Conv + Relu -> FusedConv 'relu0'"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("opsets ai.onnx:17 tessera:1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memory plan (one run on random inputs, batch 1): arena "), std::string::npos) << r.out;
   r = run("optimize " TESSERA_DEFAULT_MODEL " -o " + dir.file("opt.onnx"));
   ASSERT_EQ(r.code, 0) << r.err;
   std::vector<float> x(3 * 32 * 32);

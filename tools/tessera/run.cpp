@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <random>
@@ -40,7 +41,33 @@ struct RunArgs {
   int opt_level = 2;
   std::vector<std::string> disabled;
   bool no_memory_plan = false;
+  std::string profile;
 };
+
+// The profiled runs as a Chrome trace (chrome://tracing, Perfetto): one slice per run and,
+// inside it, one per node with its op, dims and the kernel chosen; times in microseconds.
+void write_trace(const std::string& file, const std::vector<exec::RunProfile>& runs) {
+  json events = json::array();
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    events.push_back({{"name", "run " + std::to_string(r)}, {"cat", "run"}, {"ph", "X"}, {"pid", 1}, {"tid", 1},
+                      {"ts", runs[r].start_us}, {"dur", runs[r].duration_us}, {"args", {{"memory_plan", runs[r].planned}}}});
+    for (const exec::NodeProfile& n : runs[r].nodes) {
+      json args = {{"node", n.name}, {"index", n.node}, {"inputs", n.inputs}, {"outputs", n.outputs}};
+      if (!n.kernel.empty()) args["kernel"] = n.kernel;
+      events.push_back({{"name", n.op}, {"cat", "node"}, {"ph", "X"}, {"pid", 1}, {"tid", 1},
+                        {"ts", n.start_us}, {"dur", n.duration_us}, {"args", args}});
+    }
+  }
+  const std::string tmp = file + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+    if (!f) throw CommandError{"cannot write the profile '" + file + "'"};
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) throw CommandError{"cannot write the profile '" + file + "': " + ec.message()};
+}
 
 template <typename T>
 T or_throw(Result<T> r) {
@@ -63,6 +90,7 @@ void run_model(const RunArgs& a) {
   options.opt_level = a.opt_level;
   options.disabled_passes.insert(a.disabled.begin(), a.disabled.end());
   options.plan_memory = !a.no_memory_plan;
+  options.profile = !a.profile.empty();
   exec::Session session = or_throw(exec::Session::open(path, options));
 
   std::map<std::string, std::string> files;
@@ -86,12 +114,14 @@ void run_model(const RunArgs& a) {
 
   std::vector<exec::NamedTensor> outputs;
   for (int i = 0; i < a.warmup; ++i) outputs = or_throw(session.run(inputs));
+  session.clear_profiles();  // the timed runs only
   std::vector<double> ms;
   for (int i = 0; i < a.iterations; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     outputs = or_throw(session.run(inputs));
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
+  if (!a.profile.empty()) write_trace(a.profile, session.profiles());
   std::sort(ms.begin(), ms.end());
   const double median = ms[ms.size() / 2], p90 = ms[std::min(ms.size() - 1, ms.size() * 9 / 10)];
   const std::int64_t batch = inputs.empty() || inputs[0].tensor.rank() == 0 ? 1 : inputs[0].tensor.shape()[0];
@@ -189,6 +219,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--json", a->json_out, "print the result as JSON");
   cmd->add_option("--opt-level", a->opt_level, "graph passes: 0 none, 1 clean-up and folding, 2-3 fusions too (default 2)")->check(CLI::Range(0, 3));
   cmd->add_option("--disable-pass", a->disabled, "a pass not to run (repeatable; `tessera explain` lists them)");
+  cmd->add_option("--profile", a->profile, "write a Chrome trace (Perfetto) of the timed runs: one slice per node");
   cmd->add_flag("--no-memory-plan", a->no_memory_plan, "allocate every intermediate tensor on its own (no arena)");
   cmd->callback([a] { run_model(*a); });
 }
