@@ -12,6 +12,9 @@ function(tessera_target_defaults target)
     target_compile_options(${target} PRIVATE ${TESSERA_SANITIZER_FLAGS})
     target_link_options(${target} PRIVATE ${TESSERA_SANITIZER_FLAGS})
   endif()
+  if(TESSERA_FUZZ)  # coverage for libFuzzer's guidance; the fuzz_* binaries add its main
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
 endfunction()
 
 # Each instruction-set file is its own object with its own flags; generic code never sees them.

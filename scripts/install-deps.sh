@@ -7,6 +7,8 @@ packages=(
   g++                  # GCC 12: the C++20 compiler of every target
   cmake                # the build (presets need 3.25, Debian 12 ships 3.25)
   ninja-build          # the generator the presets use
+  clang                # the libFuzzer build (the `fuzz` preset; CI fuzzes the ONNX loader)
+  libclang-rt-14-dev   # libFuzzer and clang's sanitizer runtimes
   ccache               # compiler cache named by the presets (CMAKE_CXX_COMPILER_LAUNCHER)
   libsqlite3-dev       # the tuning database (src/tune)
   nlohmann-json3-dev   # JSON for tuning-db export/import and `--json` output
