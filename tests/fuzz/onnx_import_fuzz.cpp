@@ -1,12 +1,14 @@
 // Fuzz target for ONNX import: any bytes must import or fail with one of the expected status
 // codes, never crash; whatever imports must pass verify(), survive type inference (an error
-// at most) and print.
+// at most), print, and go through the graph passes of level 2 (without an evaluator: no node
+// is computed) to a model that verifies.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <span>
 
 #include <tessera/graph.hpp>
+#include <tessera/graph/passes.hpp>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using tessera::StatusCode;
@@ -23,5 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!inferred.is_ok() && inferred.code() != StatusCode::kInvalidArgument) std::abort();
   if (!tessera::graph::verify(model.value()).is_ok()) std::abort();
   if (tessera::graph::to_text(model.value()).empty()) std::abort();
+  if (!inferred.is_ok()) return 0;
+  auto optimised = tessera::graph::optimize(model.value());
+  if (optimised.is_ok() && !tessera::graph::verify(model.value()).is_ok()) std::abort();
   return 0;
 }

@@ -32,12 +32,12 @@ int count_op(const Model& m, const std::string& op) {
   return n;
 }
 
-OptimizeOptions only(const std::string& keep) {
+OptimizeOptions only(const std::string& keep, const std::string& also = "") {
   OptimizeOptions o;
   o.level = 3;
   o.evaluate = &exec::evaluate_node;
   for (const PassInfo& p : pass_list())
-    if (p.name != keep) o.disabled.insert(p.name);
+    if (p.name != keep && p.name != also) o.disabled.insert(p.name);
   return o;
 }
 
@@ -161,6 +161,82 @@ TEST(Passes, ConvFusionRefusesWithReasons) {
   ASSERT_EQ(r[0].refused.size(), 2u);
   EXPECT_NE(r[0].refused[0].find("is not known to equal the output's"), std::string::npos) << r[0].refused[0];
   EXPECT_NE(r[0].refused[1].find("Clip's bounds are not f32 constants"), std::string::npos) << r[0].refused[1];
+}
+
+TEST(Passes, SimplifyMergesTransposeAndReshapeChains) {
+  OnnxBuilder b;
+  b.input("x", {"2", "3", "4"});
+  b.ints("flat", {6, 4});
+  b.ints("back", {2, 12});
+  b.ints("keep_dim", {0, -1});  // 0: copies a dim of its input, so this chain stays
+  b.ints("same", {2, 3, 4});
+  // Transpose(Transpose(x)) back to x's layout: both go, Relu reads x.
+  OnnxBuilder::attr(b.node("Transpose", {"x"}, {"t1"}), "perm", Dims{1, 2, 0});
+  OnnxBuilder::attr(b.node("Transpose", {"t1"}, {"t2"}), "perm", Dims{2, 0, 1});
+  b.node("Relu", {"t2"}, {"r"});
+  // Two transposes that compose to a third permutation: one Transpose of x.
+  OnnxBuilder::attr(b.node("Transpose", {"r"}, {"u1"}), "perm", Dims{1, 0, 2});
+  OnnxBuilder::attr(b.node("Transpose", {"u1"}, {"u2"}), "perm", Dims{0, 2, 1});
+  b.node("Reshape", {"u2", "flat"}, {"f1"});
+  b.node("Reshape", {"f1", "back"}, {"f2"});
+  b.node("Reshape", {"f2", "keep_dim"}, {"f3"});
+  b.node("Reshape", {"f3", "same"}, {"f4"});
+  b.node("Reshape", {"f4", "same"}, {"y"});  // a graph output: its name stays
+  b.output("y");
+  Model m = imported(b);
+  auto r = optimize(m, only("simplify", "dead-code")).value_or_throw();  // dead code: the chains' unread heads
+  EXPECT_TRUE(verify(m).is_ok());
+  EXPECT_EQ(count_op(m, "Transpose"), 1);
+  for (const Node& n : m.graph.nodes)
+    if (n.op_type == "Transpose") {
+      EXPECT_EQ(n.attrs.at("perm").ints, (Dims{1, 2, 0}));  // u1 then u2: [1,0,2][[0,2,1]]
+      EXPECT_EQ(m.graph.values[static_cast<std::size_t>(n.inputs[0])].name, "r");
+    }
+  for (const Node& n : m.graph.nodes) {
+    if (n.op_type == "Relu") {
+      EXPECT_EQ(m.graph.values[static_cast<std::size_t>(n.inputs[0])].name, "x");
+    }
+  }
+  // f2 reads u2 (f1 goes); f3 ([0, -1]: not merged) gives f2's own dims and goes; f4 then reads
+  // u2, and y (a graph output: kept, by name) reads u2 too.
+  ASSERT_EQ(count_op(m, "Reshape"), 1);
+  for (const Node& n : m.graph.nodes) {
+    if (n.op_type == "Reshape") {
+      EXPECT_EQ(m.graph.values[static_cast<std::size_t>(n.inputs[0])].name, "u2");
+    }
+  }
+  EXPECT_EQ(r[1].changes, 7);  // transposes: two merges and one drop; reshapes: three merges and one drop
+  expect_same_outputs(b, {2, 3, 4});
+}
+
+TEST(Passes, CseMergesEqualNodesAndConstantsButNotRandomOnes) {
+  OnnxBuilder b;
+  b.input("x", {"2", "3"});
+  b.floats("k1", {3}, {1, 2, 3});
+  b.floats("k2", {3}, {1, 2, 3});  // equal to k1
+  b.floats("k3", {3}, {1, 2, 4});
+  b.node("Add", {"x", "k1"}, {"a1"});
+  b.node("Add", {"x", "k2"}, {"a2"});  // = a1 once k2 is k1
+  b.node("Add", {"x", "k3"}, {"a3"});
+  OnnxBuilder::attr(b.node("Softmax", {"a1"}, {"s1"}), "axis", std::int64_t{1});
+  OnnxBuilder::attr(b.node("Softmax", {"a2"}, {"s2"}), "axis", std::int64_t{1});
+  OnnxBuilder::attr(b.node("Softmax", {"a2"}, {"s3"}), "axis", std::int64_t{0});  // another axis
+  b.node("Mul", {"s1", "s2"}, {"m1"});
+  b.node("Mul", {"m1", "s3"}, {"m2"});
+  b.node("Mul", {"m2", "a3"}, {"y"});
+  b.node("RandomNormalLike", {"x"}, {"n1"});
+  b.node("RandomNormalLike", {"x"}, {"n2"});
+  b.node("Add", {"n1", "n2"}, {"noise"});
+  b.output("y");
+  b.output("noise");
+  Model m = imported(b);
+  auto r = optimize(m, only("cse")).value_or_throw();
+  EXPECT_TRUE(verify(m).is_ok());
+  EXPECT_EQ(r[0].changes, 3);  // k2, the second Add, the second Softmax over axis 1
+  EXPECT_EQ(count_op(m, "Add"), 3);
+  EXPECT_EQ(count_op(m, "Softmax"), 2);
+  EXPECT_EQ(count_op(m, "RandomNormalLike"), 2);
+  EXPECT_EQ(m.graph.initializers.size(), 2u);
 }
 
 TEST(Passes, OptionsLevelsNamesAndDumps) {

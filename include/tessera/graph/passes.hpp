@@ -9,6 +9,10 @@
 //   identity              1  Identity, inference Dropout, Cast to the same type: their uses read the input
 //   constant-folding      1  nodes whose inputs are all constants, evaluated once (needs an evaluator),
 //                            and Shape/Size of inputs whose dims are all known
+//   simplify              1  Transpose(Transpose) and Reshape(Reshape) chains merged; identity
+//                            Transposes and Reshape/Flatten/Squeeze/Unsqueeze to the same dims dropped
+//   cse                   1  equal constants merged; a node with the op, attributes and inputs of an
+//                            earlier one dropped (not random ops, subgraph nodes or graph outputs)
 //   conv-fusion           2  Conv [+ Add residual] [+ activation] -> tessera.FusedConv (one pass over
 //                            the output: bias, residual and activation applied as it is written)
 //

@@ -22,6 +22,8 @@ const std::vector<Entry>& entries() {
       {{"identity", 1, "let the uses of Identity, inference Dropout and same-type Cast read their input"}, &passes::identity},
       {{"constant-folding", 1, "evaluate nodes whose inputs are all constants; Shape and Size of fully known dims"},
        &passes::constant_folding},
+      {{"simplify", 1, "merge Transpose and Reshape chains; drop identity Transposes and no-op reshapes"}, &passes::simplify},
+      {{"cse", 1, "merge equal constants and nodes computing the same op on the same inputs"}, &passes::cse},
       {{"conv-fusion", 2, "Conv [+ Add residual] [+ activation] into tessera.FusedConv"}, &passes::conv_fusion},
       dead_code,
   };

@@ -15,6 +15,8 @@ using PassFn = Status (*)(Model& m, const OptimizeOptions& options, PassReport& 
 Status dead_code(Model& m, const OptimizeOptions& options, PassReport& report);
 Status identity(Model& m, const OptimizeOptions& options, PassReport& report);
 Status constant_folding(Model& m, const OptimizeOptions& options, PassReport& report);
+Status simplify(Model& m, const OptimizeOptions& options, PassReport& report);
+Status cse(Model& m, const OptimizeOptions& options, PassReport& report);
 Status conv_fusion(Model& m, const OptimizeOptions& options, PassReport& report);
 
 // Per value: how many node inputs read it, plus one for each graph output it is.

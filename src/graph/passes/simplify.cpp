@@ -1,0 +1,129 @@
+// simplify: reshape and transpose chains.
+//   Transpose(Transpose(x, p), q)   -> Transpose(x, p[q[j]]) (dropped when that is the identity)
+//   Transpose(x, identity)          -> x
+//   Reshape(Reshape(x, s), t)       -> Reshape(x, t) when t is a constant without 0 entries
+//                                      (0 copies a dim of the inner result) or allowzero is set
+//   Reshape, Flatten, Squeeze, Unsqueeze whose input and output have the same known dims -> x
+// A node whose output is a graph output or read by a subgraph is kept (its name must stay),
+// though it may read further up a chain; an inner node left unread goes with the dead-code pass.
+#include <numeric>
+
+#include "pass.hpp"
+
+namespace tessera::graph::passes {
+namespace {
+
+std::optional<std::vector<std::int64_t>> static_dims(const Value& v) {
+  if (!v.type.shape) return std::nullopt;
+  std::vector<std::int64_t> d;
+  for (const Dim& x : *v.type.shape) {
+    if (!x.has_size()) return std::nullopt;
+    d.push_back(x.size);
+  }
+  return d;
+}
+
+// A Transpose's permutation (its attribute, or the reversal of a known rank), if valid.
+std::optional<std::vector<std::int64_t>> permutation(const Graph& g, const Node& n) {
+  std::vector<std::int64_t> p;
+  if (const auto it = n.attrs.find("perm"); it != n.attrs.end()) {
+    p = it->second.ints;
+  } else {
+    const Value& x = g.values[static_cast<std::size_t>(n.inputs[0])];
+    if (!x.type.shape) return std::nullopt;
+    p.resize(x.type.shape->size());
+    std::iota(p.rbegin(), p.rend(), std::int64_t{0});
+  }
+  std::vector<char> seen(p.size(), 0);
+  for (std::int64_t a : p) {
+    if (a < 0 || a >= static_cast<std::int64_t>(p.size()) || seen[static_cast<std::size_t>(a)]) return std::nullopt;
+    seen[static_cast<std::size_t>(a)] = 1;
+  }
+  return p;
+}
+
+bool is_identity(const std::vector<std::int64_t>& p) {
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (p[i] != static_cast<std::int64_t>(i)) return false;
+  return true;
+}
+
+bool one_input(const Node& n) { return !n.inputs.empty() && n.inputs[0] != kNoValue && n.outputs.size() == 1 && n.domain.empty(); }
+
+}  // namespace
+
+Status simplify(Model& m, const OptimizeOptions&, PassReport& report) {
+  Graph& g = m.graph;
+  const std::set<std::string> captured = captured_names(g);
+  std::vector<char> is_output(g.values.size(), 0);
+  for (ValueId v : g.outputs) is_output[static_cast<std::size_t>(v)] = 1;
+  const auto pinned = [&](ValueId v) {
+    return is_output[static_cast<std::size_t>(v)] || captured.count(g.values[static_cast<std::size_t>(v)].name);
+  };
+  const auto producer = [&](ValueId v) -> Node* {
+    const int p = g.values[static_cast<std::size_t>(v)].producer;
+    return p < 0 ? nullptr : &g.nodes[static_cast<std::size_t>(p)];
+  };
+  std::vector<char> keep(g.nodes.size(), 1);
+  const auto drop = [&](std::size_t i, const std::string& what) {
+    const Node& n = g.nodes[i];
+    replace_uses(g, n.outputs[0], n.inputs[0]);
+    keep[i] = 0;
+    ++report.changes;
+    report.applied.push_back(what + " '" + n.name + "' removed");
+  };
+
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& n = g.nodes[i];
+    if (!one_input(n) || n.outputs[0] == kNoValue) continue;
+    const bool pin = pinned(n.outputs[0]);  // may read another input, may not go
+    if (n.op_type == "Transpose") {
+      std::optional<std::vector<std::int64_t>> q = permutation(g, n);
+      if (!q) continue;
+      Node* inner = producer(n.inputs[0]);
+      if (inner && keep[static_cast<std::size_t>(inner - g.nodes.data())] && one_input(*inner) && inner->op_type == "Transpose") {
+        const std::optional<std::vector<std::int64_t>> p = permutation(g, *inner);
+        if (p && p->size() == q->size()) {
+          std::vector<std::int64_t> r(q->size());
+          for (std::size_t j = 0; j < r.size(); ++j) r[j] = (*p)[static_cast<std::size_t>((*q)[j])];
+          n.inputs[0] = inner->inputs[0];
+          Attribute a;
+          a.kind = Attribute::Kind::kInts;
+          a.ints = r;
+          n.attrs["perm"] = a;
+          *q = r;
+          ++report.changes;
+          report.applied.push_back("Transpose '" + inner->name + "' + Transpose '" + n.name + "' -> one Transpose");
+        }
+      }
+      if (!pin && is_identity(*q)) drop(i, "identity Transpose");
+      continue;
+    }
+    if (n.op_type == "Reshape" && n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
+      const Value& shape = g.values[static_cast<std::size_t>(n.inputs[1])];
+      const auto az = n.attrs.find("allowzero");
+      const bool allowzero = az != n.attrs.end() && az->second.i != 0;
+      bool no_zero = allowzero;
+      if (!no_zero && shape.constant && shape.constant->elem == ElemType::kI64) {
+        no_zero = true;
+        const auto* d = reinterpret_cast<const std::int64_t*>(shape.constant->bytes.data());
+        for (std::int64_t k = 0; k < shape.constant->numel(); ++k) no_zero = no_zero && d[k] != 0;
+      }
+      Node* inner = producer(n.inputs[0]);
+      if (no_zero && inner && keep[static_cast<std::size_t>(inner - g.nodes.data())] && one_input(*inner) && inner->op_type == "Reshape") {
+        n.inputs[0] = inner->inputs[0];
+        ++report.changes;
+        report.applied.push_back("Reshape '" + inner->name + "' + Reshape '" + n.name + "' -> one Reshape");
+      }
+    }
+    if (n.op_type == "Reshape" || n.op_type == "Flatten" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze") {
+      const auto in = static_dims(g.values[static_cast<std::size_t>(n.inputs[0])]);
+      const auto out = static_dims(g.values[static_cast<std::size_t>(n.outputs[0])]);
+      if (!pin && in && out && *in == *out) drop(i, "no-op " + n.op_type);
+    }
+  }
+  compact(g, keep);
+  return Status::ok();
+}
+
+}  // namespace tessera::graph::passes
