@@ -11,13 +11,17 @@ std::size_t dtype_size(DType t) {
       return 1;
     case DType::kF16:
     case DType::kBF16:
+    case DType::kI16:
+    case DType::kU16:
       return 2;
     case DType::kI32:
     case DType::kF32:
+    case DType::kU32:
       return 4;
     case DType::kI64:
     case DType::kF64:
     case DType::kC64:
+    case DType::kU64:
       return 8;
     case DType::kC128:
       return 16;
@@ -49,6 +53,14 @@ std::string_view dtype_name(DType t) {
       return "c64";
     case DType::kC128:
       return "c128";
+    case DType::kI16:
+      return "i16";
+    case DType::kU16:
+      return "u16";
+    case DType::kU32:
+      return "u32";
+    case DType::kU64:
+      return "u64";
   }
   TESSERA_ASSERT(false, "unknown DType");
 }
@@ -66,7 +78,8 @@ bool is_complex(DType t) {
   return t == DType::kC64 || t == DType::kC128;
 }
 bool is_integer(DType t) {
-  return t == DType::kI8 || t == DType::kU8 || t == DType::kI32 || t == DType::kI64;
+  return t == DType::kI8 || t == DType::kU8 || t == DType::kI32 || t == DType::kI64 || t == DType::kI16 ||
+         t == DType::kU16 || t == DType::kU32 || t == DType::kU64;
 }
 
 }  // namespace tessera

@@ -33,7 +33,8 @@ struct DescrCode {
 constexpr DescrCode kDescrCodes[] = {{"b1", DType::kBool}, {"i1", DType::kI8},  {"u1", DType::kU8},
                                      {"i4", DType::kI32},  {"i8", DType::kI64}, {"f2", DType::kF16},
                                      {"f4", DType::kF32},  {"f8", DType::kF64}, {"c8", DType::kC64},
-                                     {"c16", DType::kC128}};
+                                     {"c16", DType::kC128}, {"i2", DType::kI16}, {"u2", DType::kU16},
+                                     {"u4", DType::kU32},  {"u8", DType::kU64}};
 constexpr std::string_view kBf16Descr = "bfloat16";
 
 std::string errno_text(int err) {

@@ -88,7 +88,8 @@ Result<graph::Constant> tensor_constant(dnn::Handle& h, const Tensor& t) {
       {DType::kBool, graph::ElemType::kBool}, {DType::kI8, graph::ElemType::kI8},     {DType::kU8, graph::ElemType::kU8},
       {DType::kI32, graph::ElemType::kI32},   {DType::kI64, graph::ElemType::kI64},   {DType::kF16, graph::ElemType::kF16},
       {DType::kBF16, graph::ElemType::kBF16}, {DType::kF32, graph::ElemType::kF32},   {DType::kF64, graph::ElemType::kF64},
-      {DType::kC64, graph::ElemType::kC64},   {DType::kC128, graph::ElemType::kC128}};
+      {DType::kC64, graph::ElemType::kC64},   {DType::kC128, graph::ElemType::kC128}, {DType::kI16, graph::ElemType::kI16},
+      {DType::kU16, graph::ElemType::kU16},   {DType::kU32, graph::ElemType::kU32},   {DType::kU64, graph::ElemType::kU64}};
   graph::Constant c;
   for (const auto& [d, e] : kElems)
     if (d == t.dtype()) c.elem = e;
@@ -112,6 +113,29 @@ Result<Tensor> constant_tensor(const graph::Constant& c, const std::string& what
 }
 
 Result<Tensor> like(const Tensor& x, DType dtype) { return new_tensor(x.shape().dims(), dtype); }
+
+DType widened(DType t) {
+  switch (t) {
+    case DType::kI16:
+    case DType::kU16: return DType::kI32;
+    case DType::kU32:
+    case DType::kU64: return DType::kI64;
+    default: return t;
+  }
+}
+
+Result<Tensor> widen(dnn::Handle& h, const Tensor& x, bool ordered, const std::string& what) {
+  const DType to = widened(x.dtype());
+  if (to == x.dtype()) return x;
+  TESSERA_ASSIGN_OR_RETURN(Tensor w, like(x, to));
+  TESSERA_RETURN_IF_ERROR(dnn::cast(h, desc(x), x.data(), desc(w), w.data()));
+  if (ordered && x.dtype() == DType::kU64) {
+    const std::int64_t* p = w.data<std::int64_t>();
+    for (std::int64_t i = 0; i < w.numel(); ++i)
+      if (p[i] < 0) return unsupported(what + ": u64 values from 2^63 on are not supported here (they are computed as i64)");
+  }
+  return w;
+}
 
 Result<int> norm_axis(std::int64_t a, int rank, const std::string& what) {
   if (a < -rank || a >= rank) return invalid_argument(what + " " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
@@ -159,6 +183,21 @@ std::string lower(std::string_view s) {
 Status binary_op(KernelCall& c, dnn::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& y) {
   TESSERA_ASSIGN_OR_RETURN(Dims dims, dnn::broadcast_dims(a.shape().dims(), b.shape().dims()));
   const bool cmp = op >= dnn::BinaryOp::kEqual && op <= dnn::BinaryOp::kGreaterEqual;
+  if (widened(a.dtype()) != a.dtype() || widened(b.dtype()) != b.dtype()) {
+    // Wrapping ops keep u64's bits through i64; the others need values below 2^63.
+    const bool ordered = op != dnn::BinaryOp::kAdd && op != dnn::BinaryOp::kSub && op != dnn::BinaryOp::kMul &&
+                         op != dnn::BinaryOp::kEqual;
+    TESSERA_ASSIGN_OR_RETURN(Tensor aw, widen(c.h, a, ordered, "A"));
+    TESSERA_ASSIGN_OR_RETURN(Tensor bw, widen(c.h, b, ordered, "B"));
+    Tensor yw;
+    TESSERA_RETURN_IF_ERROR(binary_op(c, op, aw, bw, yw));
+    if (cmp) {
+      y = std::move(yw);
+      return Status::ok();
+    }
+    TESSERA_ASSIGN_OR_RETURN(y, c.output_for(y, dims, a.dtype()));
+    return dnn::cast(c.h, desc(yw), yw.data(), desc(y), y.data());
+  }
   TESSERA_ASSIGN_OR_RETURN(y, c.output_for(y, dims, cmp ? DType::kBool : a.dtype()));
   return dnn::binary(c.h, op, desc(a), a.data(), desc(b), b.data(), desc(y), y.data());
 }
@@ -222,6 +261,13 @@ Status unary_kernel(KernelCall& c) {
   const std::optional<dnn::UnaryOp> op = dnn::parse_unary(lower(c.node.op_type));
   const Tensor& x = *c.input(0);
   const bool to_bool = *op == dnn::UnaryOp::kIsNan || *op == dnn::UnaryOp::kIsInf;
+  if (widened(x.dtype()) != x.dtype()) {
+    TESSERA_ASSIGN_OR_RETURN(Tensor xw, widen(c.h, x, false, "X"));
+    TESSERA_ASSIGN_OR_RETURN(Tensor yw, like(xw, to_bool ? DType::kBool : xw.dtype()));
+    TESSERA_RETURN_IF_ERROR(dnn::unary(c.h, *op, desc(xw), xw.data(), desc(yw), yw.data()));
+    TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), to_bool ? DType::kBool : x.dtype()));
+    return dnn::cast(c.h, desc(yw), yw.data(), desc(c.out[0]), c.out[0].data());
+  }
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), to_bool ? DType::kBool : x.dtype()));
   return dnn::unary(c.h, *op, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }

@@ -157,8 +157,16 @@ Status top_k_kernel(KernelCall& c) {
   if (k < 0 || k > x.shape()[axis]) return invalid_argument("K = " + std::to_string(k) + " for an axis of " + std::to_string(x.shape()[axis]));
   Dims dims = x.shape().dims();
   dims[static_cast<std::size_t>(axis)] = k;
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, x.dtype()));
   TESSERA_ASSIGN_OR_RETURN(c.out[1], c.output(1, dims, DType::kI64));
+  if (widened(x.dtype()) != x.dtype()) {
+    TESSERA_ASSIGN_OR_RETURN(Tensor xw, widen(c.h, x, true, "X"));
+    TESSERA_ASSIGN_OR_RETURN(Tensor yw, new_tensor(dims, xw.dtype()));
+    TESSERA_RETURN_IF_ERROR(dnn::top_k(c.h, axis, k, c.attr_int("largest", 1) != 0, desc(xw), xw.data(), desc(yw), yw.data(),
+                                       desc(c.out[1]), c.out[1].data()));
+    TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, x.dtype()));
+    return dnn::cast(c.h, desc(yw), yw.data(), desc(c.out[0]), c.out[0].data());
+  }
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, x.dtype()));
   return dnn::top_k(c.h, axis, k, c.attr_int("largest", 1) != 0, desc(x), x.data(), desc(c.out[0]), c.out[0].data(), desc(c.out[1]),
                     c.out[1].data());
 }

@@ -29,6 +29,12 @@ Status broadcast_pair(KernelCall& c, const Tensor& a, const Tensor& b, Tensor& a
 enum class BitOp { kNot, kAnd, kOr, kXor, kShiftLeft, kShiftRight };
 
 template <typename T>
+bool negative(T v) {
+  if constexpr (std::is_signed_v<T>) return v < 0;
+  else return false;
+}
+
+template <typename T>
 void bitwise_loop(BitOp op, const Tensor& a, const Tensor* b, Tensor& y) {
   const T* x = a.data<T>();
   const T* z = b ? b->data<T>() : nullptr;
@@ -42,11 +48,11 @@ void bitwise_loop(BitOp op, const Tensor& a, const Tensor* b, Tensor& y) {
     case BitOp::kXor: for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(x[i] ^ z[i]); break;
     case BitOp::kShiftLeft:  // wraps, signed or not; out of range gives 0
       for (std::int64_t i = 0; i < n; ++i)
-        o[i] = z[i] < 0 || static_cast<std::uint64_t>(z[i]) >= width ? T(0) : static_cast<T>(static_cast<std::make_unsigned_t<T>>(x[i]) << z[i]);
+        o[i] = negative(z[i]) || static_cast<std::uint64_t>(z[i]) >= width ? T(0) : static_cast<T>(static_cast<std::make_unsigned_t<T>>(x[i]) << z[i]);
       break;
     case BitOp::kShiftRight:  // arithmetic for signed types; out of range gives 0 (-1 for a negative value)
       for (std::int64_t i = 0; i < n; ++i)
-        o[i] = z[i] < 0 || static_cast<std::uint64_t>(z[i]) >= width ? (x[i] < 0 ? T(-1) : T(0)) : static_cast<T>(x[i] >> z[i]);
+        o[i] = negative(z[i]) || static_cast<std::uint64_t>(z[i]) >= width ? (negative(x[i]) ? T(-1) : T(0)) : static_cast<T>(x[i] >> z[i]);
       break;
   }
 }
@@ -80,6 +86,10 @@ Status bitwise_kernel(KernelCall& c) {
     case DType::kI8: bitwise_loop<std::int8_t>(bop, ae, b, c.out[0]); break;
     case DType::kI32: bitwise_loop<std::int32_t>(bop, ae, b, c.out[0]); break;
     case DType::kI64: bitwise_loop<std::int64_t>(bop, ae, b, c.out[0]); break;
+    case DType::kI16: bitwise_loop<std::int16_t>(bop, ae, b, c.out[0]); break;
+    case DType::kU16: bitwise_loop<std::uint16_t>(bop, ae, b, c.out[0]); break;
+    case DType::kU32: bitwise_loop<std::uint32_t>(bop, ae, b, c.out[0]); break;
+    case DType::kU64: bitwise_loop<std::uint64_t>(bop, ae, b, c.out[0]); break;
     default: return unsupported(op + " of " + std::string(dtype_name(a.dtype())));
   }
   return Status::ok();

@@ -80,9 +80,15 @@ Status quantize_kernel(KernelCall& c) {
   const Tensor* zp_t = c.input(2);
   DType to = zp_t ? zp_t->dtype() : output_dtype(c).value_or(DType::kU8);
   if (c.attr("output_dtype") && !output_dtype(c)) return unsupported("QuantizeLinear to element type " + std::to_string(c.attr_int("output_dtype", 0)));
-  if (to != DType::kU8 && to != DType::kI8 && to != DType::kI32) return unsupported("QuantizeLinear to " + std::string(dtype_name(to)));
-  const double lo = to == DType::kU8 ? 0 : to == DType::kI8 ? -128 : std::numeric_limits<std::int32_t>::min();
-  const double hi = to == DType::kU8 ? 255 : to == DType::kI8 ? 127 : std::numeric_limits<std::int32_t>::max();
+  double lo = 0, hi = 0;
+  switch (to) {
+    case DType::kU8: hi = 255; break;
+    case DType::kI8: lo = -128, hi = 127; break;
+    case DType::kU16: hi = 65535; break;
+    case DType::kI16: lo = -32768, hi = 32767; break;
+    case DType::kI32: lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max(); break;
+    default: return unsupported("QuantizeLinear to " + std::string(dtype_name(to)));
+  }
   return per_element(c, to, [lo, hi](double v, double scale, double zp) {
     return std::clamp(std::nearbyint(static_cast<double>(static_cast<float>(v / scale))) + zp, lo, hi);
   });
@@ -91,7 +97,8 @@ Status quantize_kernel(KernelCall& c) {
 Status dequantize_kernel(KernelCall& c) {
   const Tensor &x = *c.input(0), &scale_t = *c.input(1);
   const Tensor* zp_t = c.input(2);
-  if (x.dtype() != DType::kU8 && x.dtype() != DType::kI8 && x.dtype() != DType::kI32) return unsupported("DequantizeLinear of " + std::string(dtype_name(x.dtype())));
+  if (x.dtype() != DType::kU8 && x.dtype() != DType::kI8 && x.dtype() != DType::kI32 && x.dtype() != DType::kU16 && x.dtype() != DType::kI16)
+    return unsupported("DequantizeLinear of " + std::string(dtype_name(x.dtype())));
   if (zp_t && zp_t->dtype() != x.dtype()) return invalid_argument("the zero point's dtype differs from x's");
   if (c.attr("output_dtype") && !output_dtype(c)) return unsupported("DequantizeLinear to element type " + std::to_string(c.attr_int("output_dtype", 0)));
   const DType to = output_dtype(c).value_or(scale_t.dtype());

@@ -153,6 +153,10 @@ std::optional<DType> to_dtype(ElemType t) {
     case ElemType::kF64: return DType::kF64;
     case ElemType::kC64: return DType::kC64;
     case ElemType::kC128: return DType::kC128;
+    case ElemType::kI16: return DType::kI16;
+    case ElemType::kU16: return DType::kU16;
+    case ElemType::kU32: return DType::kU32;
+    case ElemType::kU64: return DType::kU64;
     default: return std::nullopt;
   }
 }

@@ -17,7 +17,8 @@ import numpy as np
 SHAPE = (2, 3, 4)
 # tessera name -> numpy type code; bf16 has no numpy dtype (tessera writes descr 'bfloat16').
 CODES = {"bool": "b1", "i8": "i1", "u8": "u1", "i32": "i4", "i64": "i8", "f16": "f2",
-         "f32": "f4", "f64": "f8", "c64": "c8", "c128": "c16"}
+         "f32": "f4", "f64": "f8", "c64": "c8", "c128": "c16", "i16": "i2", "u16": "u2", "u32": "u4",
+         "u64": "u8"}
 
 
 def values(name, shape=SHAPE):
@@ -33,6 +34,14 @@ def values(name, shape=SHAPE):
         return (k * 100003 - 1000000).astype(np.int32)
     if name == "i64":
         return k * (1 << 40) - 3
+    if name == "i16":
+        return (k * 1001 - 12000).astype(np.int16)
+    if name == "u16":
+        return (k * 2731 + 7).astype(np.uint16)
+    if name == "u32":
+        return (k * 150000007 + 11).astype(np.uint32)
+    if name == "u64":
+        return (k.astype(np.uint64) * np.uint64(1 << 59) + np.uint64(13)).astype(np.uint64)
     real = k * 0.5 - 3.625  # exact in f16, bf16, f32 and f64
     if name in ("c64", "c128"):
         return (real - 0.25j * k).astype(CODES[name].replace("c", "<c"))

@@ -350,7 +350,7 @@ TEST(NpyRead, MalformedFiles) {
       {"duplicate key",
        with_dict("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (6,)}"),
        "duplicate key 'descr'"},
-      {"unknown descr", npy_file(header_dict("<u2", false, "(12,)"), d24), "unknown descr '<u2'"},
+      {"unknown descr", npy_file(header_dict("<U2", false, "(12,)"), d24), "unknown descr '<U2'"},
       {"descr no order", npy_file(header_dict("f4", false, "(6,)"), d24), "unknown descr 'f4'"},
       {"descr | multi-byte", npy_file(header_dict("|i4", false, "(6,)"), d24),
        "byte order '|' is only valid for 1-byte types"},
@@ -515,6 +515,18 @@ Tensor oracle_values(DType dtype, const Shape& shape) {
         break;
       case DType::kC128:
         t.data<std::complex<double>>()[k] = {real, imag};
+        break;
+      case DType::kI16:
+        t.data<std::int16_t>()[k] = static_cast<std::int16_t>(k * 1001 - 12000);
+        break;
+      case DType::kU16:
+        t.data<std::uint16_t>()[k] = static_cast<std::uint16_t>(k * 2731 + 7);
+        break;
+      case DType::kU32:
+        t.data<std::uint32_t>()[k] = static_cast<std::uint32_t>(k * 150000007 + 11);
+        break;
+      case DType::kU64:
+        t.data<std::uint64_t>()[k] = static_cast<std::uint64_t>(k) * (std::uint64_t{1} << 59) + 13;
         break;
     }
   }

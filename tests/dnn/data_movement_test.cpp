@@ -96,6 +96,20 @@ TEST(DataMovement, CastFollowsTheWrittenRules) {
        bytes_of(f32_to_bf16_bits(std::ldexp(1.0f + 0x1p-7f, 24))), "i32 to bf16 rounds once"},
       {DType::kF16, bytes_of(U16{0x3C01}), DType::kBF16, bytes_of(U16{0x3F80}), "f16 to bf16"},
       {DType::kBF16, bytes_of(U16{0xC2F7}), DType::kI8, bytes_of(I8{-123}), "bf16 to i8"},
+      // ONNX's other integer types (element by element, the same rules).
+      {DType::kU16, bytes_of(U16{65535}), DType::kI16, bytes_of(std::int16_t{-1}), "u16 to i16 wraps"},
+      {DType::kI16, bytes_of(std::int16_t{-1}), DType::kU64, bytes_of(~std::uint64_t{0}), "i16 sign extends to u64"},
+      {DType::kU64, bytes_of((std::uint64_t{1} << 63) + 5), DType::kI32, bytes_of(I32{5}), "u64 wraps to i32"},
+      {DType::kU64, bytes_of(~std::uint64_t{0}), DType::kF32, bytes_of(18446744073709551616.0f), "u64 max to f32"},
+      {DType::kU64, bytes_of((std::uint64_t{1} << 53) + 1), DType::kF64, bytes_of(9007199254740992.0), "u64 ties to even"},
+      {DType::kU64, bytes_of((std::uint64_t{1} << 40) + (std::uint64_t{1} << 32) + 1), DType::kBF16,
+       bytes_of(f32_to_bf16_bits(std::ldexp(1.0f + 0x1p-7f, 40))), "u64 to bf16 rounds once"},
+      {DType::kU32, bytes_of(std::uint32_t{4294967295u}), DType::kF32, bytes_of(4294967296.0f), "u32 max to f32"},
+      {DType::kF32, bytes_of(70000.0f), DType::kU16, bytes_of(U16{65535}), "u16 saturates"},
+      {DType::kF32, bytes_of(-3.5f), DType::kU32, bytes_of(std::uint32_t{0}), "u32 low"},
+      {DType::kF64, bytes_of(1e30), DType::kU64, bytes_of(~std::uint64_t{0}), "u64 saturates"},
+      {DType::kI16, bytes_of(std::int16_t{-32768}), DType::kF16, bytes_of(U16{0xF800}), "i16 to f16"},
+      {DType::kF16, bytes_of(U16{0xC500}), DType::kI16, bytes_of(std::int16_t{-5}), "f16 to i16"},
   };
   for_each_isa([&](Isa) {
     Handle h;
@@ -127,8 +141,10 @@ TEST(DataMovement, CastEveryPairOnEveryLayout) {
                     {{}, Lay::kPacked, Lay::kPacked},       {{0, 5}, Lay::kPacked, Lay::kPacked}};
   for_each_isa([&](Isa) {
     Handle h;
-    for (DType from : kTypes)
-      for (DType to : kTypes)
+    std::vector<DType> types(std::begin(kTypes), std::end(kTypes));
+    types.insert(types.end(), std::begin(kStorageTypes), std::end(kStorageTypes));
+    for (DType from : types)
+      for (DType to : types)
         for (const L& l : lays) {
           T x = random(from, l.dims, l.x, rng), y = make(to, l.dims, l.y);
           ASSERT_TRUE(cast(h, x.d, x.p(), y.d, y.p()).is_ok());

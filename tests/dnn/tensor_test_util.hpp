@@ -22,6 +22,8 @@ using i64 = std::int64_t;
 
 constexpr DType kTypes[] = {DType::kBool, DType::kI8,   DType::kU8,  DType::kI32, DType::kI64,
                             DType::kF16,  DType::kBF16, DType::kF32, DType::kF64};
+// ONNX's other integer types: storage and casts only (the executor widens them to compute).
+constexpr DType kStorageTypes[] = {DType::kI16, DType::kU16, DType::kU32, DType::kU64};
 
 // A host tensor: dims, strides (packed row-major, dims reversed in memory, or with gaps) and
 // storage covering its span.
@@ -74,6 +76,10 @@ inline void fill(T& x, std::mt19937& rng, bool plain = false) {
       case DType::kBF16: *static_cast<std::uint16_t*>(at) = f32_to_bf16_bits(static_cast<float>(v)); break;
       case DType::kF32: *static_cast<float*>(at) = static_cast<float>(v); break;
       case DType::kF64: *static_cast<double*>(at) = v; break;
+      case DType::kI16: *static_cast<std::int16_t*>(at) = static_cast<std::int16_t>(k == 5 ? INT16_MIN : k == 6 ? INT16_MAX : iv); break;
+      case DType::kU16: *static_cast<std::uint16_t*>(at) = static_cast<std::uint16_t>(k == 5 ? UINT16_MAX : iv + 9); break;
+      case DType::kU32: *static_cast<std::uint32_t*>(at) = k == 5 ? UINT32_MAX : static_cast<std::uint32_t>(iv + 9); break;
+      case DType::kU64: *static_cast<std::uint64_t*>(at) = k == 5 ? UINT64_MAX : k == 6 ? (std::uint64_t{1} << 63) + 1 : static_cast<std::uint64_t>(iv + 9); break;
       default: break;
     }
   }

@@ -2,7 +2,8 @@
 // loops written here: ConvTranspose with an output_shape beyond the input's reach, Attention
 // with a fully masked row and a causal mask, Einsum on diagonals and broadcast batches, a
 // reverse LSTM against the forward one on the reversed sequence, QuantizeLinear's rounding and
-// saturation, and the losses' label checks.
+// saturation, the losses' label checks, and ONNX's other integer types (i16, u16, u32, u64)
+// through the widened paths.
 #include <cmath>
 #include <random>
 #include <string>
@@ -171,6 +172,64 @@ TEST(ExecOps, LossLabelsOutOfRangeAreNamed) {
   // ignore_index -1 counts nowhere in the loss but, as ONNX's reference has it, in the mean's count.
   const auto ok = m.run({{"x", x}, {"t", Tensor::from_vector<std::int64_t>(Shape({2}), {2, -1}).value_or_throw()}}).value_or_throw();
   EXPECT_FLOAT_EQ(ok[0].tensor.to_vector<float>()[0], -0.3f / 2);
+}
+
+// The integer types the primitives do not compute on: widened, computed, narrowed modulo 2^bits.
+template <typename T>
+void check_integer_ops(int onnx_type) {
+  const std::vector<T> a = {T(0), T(1), T(7), std::numeric_limits<T>::max(), T(100), T(3)};
+  const std::vector<T> b = {T(5), T(1), T(2), T(1), T(100), T(9)};
+  Builder m(18);
+  m.input("a", {"6"}, onnx_type);
+  m.input("b", {"6"}, onnx_type);
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Less", "Max", "BitwiseXor"}) m.node(op, {"a", "b"}, {std::string(op) + "_y"});
+  m.output("Add_y");
+  m.output("Sub_y");
+  m.output("Mul_y");
+  m.output("Div_y");
+  m.output("Less_y");
+  m.output("Max_y");
+  m.output("BitwiseXor_y");
+  const auto A = Tensor::from_vector<T>(Shape{6}, a).value_or_throw(), B = Tensor::from_vector<T>(Shape{6}, b).value_or_throw();
+  const auto out = m.run({{"a", A}, {"b", B}}).value_or_throw();
+  const std::string type(dtype_name(dtype_of<T>()));
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(out[0].tensor.template to_vector<T>()[i], static_cast<T>(a[i] + b[i])) << type << " Add " << i;  // wraps
+    EXPECT_EQ(out[1].tensor.template to_vector<T>()[i], static_cast<T>(a[i] - b[i])) << type << " Sub " << i;
+    EXPECT_EQ(out[2].tensor.template to_vector<T>()[i], static_cast<T>(a[i] * b[i])) << type << " Mul " << i;
+    EXPECT_EQ(out[3].tensor.template to_vector<T>()[i], static_cast<T>(a[i] / b[i])) << type << " Div " << i;
+    EXPECT_EQ(out[4].tensor.template to_vector<bool>()[i], a[i] < b[i]) << type << " Less " << i;
+    EXPECT_EQ(out[5].tensor.template to_vector<T>()[i], std::max(a[i], b[i])) << type << " Max " << i;
+    EXPECT_EQ(out[6].tensor.template to_vector<T>()[i], static_cast<T>(a[i] ^ b[i])) << type << " BitwiseXor " << i;
+  }
+}
+
+TEST(ExecOps, WidenedIntegerTypes) {
+  check_integer_ops<std::int16_t>(5);    // INT16
+  check_integer_ops<std::uint16_t>(4);   // UINT16
+  check_integer_ops<std::uint32_t>(12);  // UINT32
+  // u64: max() is 2^64 - 1, which the ordered ops refuse (they compute in i64); the wrapping ops keep its bits.
+  const std::vector<std::uint64_t> big = {~std::uint64_t{0}, 3};
+  Builder m(18);
+  m.input("a", {"2"}, 13);
+  m.input("b", {"2"}, 13);
+  m.node("Add", {"a", "b"}, {"sum"});
+  m.node("Div", {"a", "b"}, {"q"});
+  m.output("sum");
+  m.output("q");
+  const auto A = Tensor::from_vector<std::uint64_t>(Shape{2}, big).value_or_throw();
+  const auto B = Tensor::from_vector<std::uint64_t>(Shape{2}, {2, 2}).value_or_throw();
+  const auto r = m.run({{"a", A}, {"b", B}});
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("u64 values from 2^63 on are not supported"), std::string::npos) << r.status().to_string();
+  Builder ok(18);
+  ok.input("a", {"2"}, 13);
+  ok.input("b", {"2"}, 13);
+  ok.node("Add", {"a", "b"}, {"sum"});
+  ok.output("sum");
+  EXPECT_EQ(ok.run({{"a", A}, {"b", B}}).value_or_throw()[0].tensor.to_vector<std::uint64_t>(), (std::vector<std::uint64_t>{1, 5}));
+  const auto small = Tensor::from_vector<std::uint64_t>(Shape{2}, {10, 3}).value_or_throw();
+  EXPECT_EQ(m.run({{"a", small}, {"b", B}}).value_or_throw()[1].tensor.to_vector<std::uint64_t>(), (std::vector<std::uint64_t>{5, 1}));
 }
 
 }  // namespace

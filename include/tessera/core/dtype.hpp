@@ -23,15 +23,22 @@ enum class DType : std::uint8_t {
   kF64,
   kC64,   // complex<float>
   kC128,  // complex<double>
+  // The rest of ONNX's integer types (after the others, so existing numbers stay): storage,
+  // casts and the executor's integer ops; the dnn primitives compute on the types above.
+  kI16,
+  kU16,
+  kU32,
+  kU64,
 };
 
 inline constexpr DType kAllDTypes[] = {DType::kBool, DType::kI8,  DType::kU8,   DType::kI32,
                                        DType::kI64,  DType::kF16, DType::kBF16, DType::kF32,
-                                       DType::kF64,  DType::kC64, DType::kC128};
+                                       DType::kF64,  DType::kC64, DType::kC128, DType::kI16,
+                                       DType::kU16,  DType::kU32, DType::kU64};
 
 std::size_t dtype_size(DType t);
 // Short names used everywhere (CLI, logs, npy errors): bool i8 u8 i32 i64 f16 bf16 f32 f64 c64
-// c128.
+// c128 i16 u16 u32 u64.
 std::string_view dtype_name(DType t);
 std::optional<DType> parse_dtype(std::string_view name);
 bool is_floating(DType t);  // f16 bf16 f32 f64
@@ -84,6 +91,22 @@ constexpr DType dtype_of<std::complex<float>>() {
 template <>
 constexpr DType dtype_of<std::complex<double>>() {
   return DType::kC128;
+}
+template <>
+constexpr DType dtype_of<std::int16_t>() {
+  return DType::kI16;
+}
+template <>
+constexpr DType dtype_of<std::uint16_t>() {
+  return DType::kU16;
+}
+template <>
+constexpr DType dtype_of<std::uint32_t>() {
+  return DType::kU32;
+}
+template <>
+constexpr DType dtype_of<std::uint64_t>() {
+  return DType::kU64;
 }
 
 }  // namespace tessera

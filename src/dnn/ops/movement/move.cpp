@@ -75,6 +75,10 @@ void store_as(From v, DType to, void* d) {
     case DType::kBF16: put(d, f32_to_bf16_bits(to_half_source(v))); break;
     case DType::kF32: put(d, convert_value<float>(v)); break;
     case DType::kF64: put(d, convert_value<double>(v)); break;
+    case DType::kI16: put(d, convert_value<std::int16_t>(v)); break;
+    case DType::kU16: put(d, convert_value<std::uint16_t>(v)); break;
+    case DType::kU32: put(d, convert_value<std::uint32_t>(v)); break;
+    case DType::kU64: put(d, convert_value<std::uint64_t>(v)); break;
     default: break;
   }
 }
@@ -89,6 +93,12 @@ void convert_row(const mk::Kernels& K, DType xt, const void* s, DType yt, void* 
   const int xi = type_index(xt), yi = type_index(yt);
   if (xi >= 0 && yi >= 0) {
     K.convert[xi][yi](n, s, d);
+    return;
+  }
+  const auto no_kernels = [](DType t) { return t == DType::kI16 || t == DType::kU16 || t == DType::kU32 || t == DType::kU64; };
+  if (no_kernels(xt) || no_kernels(yt)) {
+    // The rest of ONNX's integer types have no vector kernels: element by element.
+    for (i64 i = 0; i < n; ++i) convert_element(xt, at_elem(s, xt, i), yt, at_elem(d, yt, i));
     return;
   }
   if (yi < 0 && (xt == DType::kI32 || xt == DType::kI64 || xt == DType::kF64)) {
@@ -403,6 +413,10 @@ void convert_element(DType from, const void* s, DType to, void* d) {
     case DType::kBF16: store_as(bf16_bits_to_f32(get<std::uint16_t>(s)), to, d); break;
     case DType::kF32: store_as(get<float>(s), to, d); break;
     case DType::kF64: store_as(get<double>(s), to, d); break;
+    case DType::kI16: store_as(get<std::int16_t>(s), to, d); break;
+    case DType::kU16: store_as(get<std::uint16_t>(s), to, d); break;
+    case DType::kU32: store_as(get<std::uint32_t>(s), to, d); break;
+    case DType::kU64: store_as(get<std::uint64_t>(s), to, d); break;
     default: break;
   }
 }
