@@ -8,6 +8,10 @@ std::size_t dtype_size(DType t) {
     case DType::kBool:
     case DType::kI8:
     case DType::kU8:
+    case DType::kF8E4M3FN:
+    case DType::kF8E4M3FNUZ:
+    case DType::kF8E5M2:
+    case DType::kF8E5M2FNUZ:
       return 1;
     case DType::kF16:
     case DType::kBF16:
@@ -61,6 +65,14 @@ std::string_view dtype_name(DType t) {
       return "u32";
     case DType::kU64:
       return "u64";
+    case DType::kF8E4M3FN:
+      return "f8e4m3fn";
+    case DType::kF8E4M3FNUZ:
+      return "f8e4m3fnuz";
+    case DType::kF8E5M2:
+      return "f8e5m2";
+    case DType::kF8E5M2FNUZ:
+      return "f8e5m2fnuz";
   }
   TESSERA_ASSERT(false, "unknown DType");
 }

@@ -36,6 +36,11 @@ constexpr DescrCode kDescrCodes[] = {{"b1", DType::kBool}, {"i1", DType::kI8},  
                                      {"c16", DType::kC128}, {"i2", DType::kI16}, {"u2", DType::kU16},
                                      {"u4", DType::kU32},  {"u8", DType::kU64}};
 constexpr std::string_view kBf16Descr = "bfloat16";
+// numpy has no 8-bit floats either: ml_dtypes' names, one byte each.
+constexpr std::pair<std::string_view, DType> kFloat8Descrs[] = {{"float8_e4m3fn", DType::kF8E4M3FN},
+                                                                 {"float8_e4m3fnuz", DType::kF8E4M3FNUZ},
+                                                                 {"float8_e5m2", DType::kF8E5M2},
+                                                                 {"float8_e5m2fnuz", DType::kF8E5M2FNUZ}};
 
 std::string errno_text(int err) {
   return std::error_code(err, std::generic_category()).message();
@@ -330,6 +335,8 @@ Result<std::pair<DType, bool>> decode_descr(const PyValue& v) {
     return parse_error("'descr' is " + std::string(kind_name(v.kind)) + where +
                        "; tessera reads only plain dtypes given as a string");
   if (v.text == kBf16Descr) return std::pair{DType::kBF16, kHostBigEndian};
+  for (const auto& [name, t] : kFloat8Descrs)
+    if (v.text == name) return std::pair{t, false};
   const char order = v.text.empty() ? '\0' : v.text[0];
   std::string_view code = v.text.empty() ? std::string_view() : std::string_view(v.text).substr(1);
   for (const DescrCode& c : kDescrCodes) {
@@ -602,6 +609,8 @@ Status write_file(const std::string& path, const Tensor& t) {
 
 std::string npy_descr(DType dtype) {
   if (dtype == DType::kBF16) return std::string(kBf16Descr);
+  for (const auto& [name, t] : kFloat8Descrs)
+    if (t == dtype) return std::string(name);
   for (const DescrCode& c : kDescrCodes)
     if (c.dtype == dtype) return (dtype_size(dtype) == 1 ? "|" : "<") + std::string(c.code);
   TESSERA_ASSERT(false, "npy_descr: unknown DType");

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "kernels.hpp"
+#include "tessera/core/float8.hpp"
 #include "tessera/dnn/data_movement.hpp"
 #include "tessera/dnn/tensor_ops.hpp"
 #include "tessera/dnn/training.hpp"
@@ -89,7 +90,9 @@ Result<graph::Constant> tensor_constant(dnn::Handle& h, const Tensor& t) {
       {DType::kI32, graph::ElemType::kI32},   {DType::kI64, graph::ElemType::kI64},   {DType::kF16, graph::ElemType::kF16},
       {DType::kBF16, graph::ElemType::kBF16}, {DType::kF32, graph::ElemType::kF32},   {DType::kF64, graph::ElemType::kF64},
       {DType::kC64, graph::ElemType::kC64},   {DType::kC128, graph::ElemType::kC128}, {DType::kI16, graph::ElemType::kI16},
-      {DType::kU16, graph::ElemType::kU16},   {DType::kU32, graph::ElemType::kU32},   {DType::kU64, graph::ElemType::kU64}};
+      {DType::kU16, graph::ElemType::kU16},   {DType::kU32, graph::ElemType::kU32},   {DType::kU64, graph::ElemType::kU64},
+      {DType::kF8E4M3FN, graph::ElemType::kF8E4M3FN}, {DType::kF8E4M3FNUZ, graph::ElemType::kF8E4M3FNUZ},
+      {DType::kF8E5M2, graph::ElemType::kF8E5M2},     {DType::kF8E5M2FNUZ, graph::ElemType::kF8E5M2FNUZ}};
   graph::Constant c;
   for (const auto& [d, e] : kElems)
     if (d == t.dtype()) c.elem = e;
@@ -332,6 +335,16 @@ Status cast_kernel(KernelCall& c) {
   if (!to) return unsupported("Cast to element type " + std::to_string(c.attr_int("to", 0)));
   const Tensor& x = *c.input(0);
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), *to));
+  const std::optional<Float8> f8 = float8_of(*to);
+  if (f8 && x.dtype() != *to && c.attr_int("saturate", 1) == 0) {
+    // Out-of-range values to inf or NaN instead of the largest value: from f32 (an f64 source
+    // is rounded to f32 first, which may round twice).
+    TESSERA_ASSIGN_OR_RETURN(Tensor f, as_f32(c.h, x));
+    const float* p = f.data<float>();
+    auto* y = static_cast<std::uint8_t*>(c.out[0].data());
+    for (std::int64_t i = 0; i < f.numel(); ++i) y[i] = f32_to_f8_bits(p[i], *f8, false);
+    return Status::ok();
+  }
   return dnn::cast(c.h, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 

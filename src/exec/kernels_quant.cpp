@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels.hpp"
+#include "tessera/core/float8.hpp"
 
 namespace tessera::exec::detail {
 namespace {
@@ -80,6 +81,19 @@ Status quantize_kernel(KernelCall& c) {
   const Tensor* zp_t = c.input(2);
   DType to = zp_t ? zp_t->dtype() : output_dtype(c).value_or(DType::kU8);
   if (c.attr("output_dtype") && !output_dtype(c)) return unsupported("QuantizeLinear to element type " + std::to_string(c.attr_int("output_dtype", 0)));
+  if (const std::optional<Float8> f8 = float8_of(to)) {
+    // 8-bit floats: x / scale + zero point, in f32, converted (not rounded to an integer);
+    // `saturate` (default 1) as in Cast.
+    const bool saturate = c.attr_int("saturate", 1) != 0;
+    TESSERA_RETURN_IF_ERROR(per_element(c, DType::kF32, [](double v, double scale, double zp) {
+      return static_cast<double>(static_cast<float>(v / scale) + static_cast<float>(zp));
+    }));
+    const Tensor f = c.out[0];
+    TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, f.shape().dims(), to));
+    auto* y = static_cast<std::uint8_t*>(c.out[0].data());
+    for (std::int64_t i = 0; i < f.numel(); ++i) y[i] = f32_to_f8_bits(f.data<float>()[i], *f8, saturate);
+    return Status::ok();
+  }
   double lo = 0, hi = 0;
   switch (to) {
     case DType::kU8: hi = 255; break;
@@ -97,7 +111,8 @@ Status quantize_kernel(KernelCall& c) {
 Status dequantize_kernel(KernelCall& c) {
   const Tensor &x = *c.input(0), &scale_t = *c.input(1);
   const Tensor* zp_t = c.input(2);
-  if (x.dtype() != DType::kU8 && x.dtype() != DType::kI8 && x.dtype() != DType::kI32 && x.dtype() != DType::kU16 && x.dtype() != DType::kI16)
+  if (x.dtype() != DType::kU8 && x.dtype() != DType::kI8 && x.dtype() != DType::kI32 && x.dtype() != DType::kU16 &&
+      x.dtype() != DType::kI16 && !float8_of(x.dtype()))
     return unsupported("DequantizeLinear of " + std::string(dtype_name(x.dtype())));
   if (zp_t && zp_t->dtype() != x.dtype()) return invalid_argument("the zero point's dtype differs from x's");
   if (c.attr("output_dtype") && !output_dtype(c)) return unsupported("DequantizeLinear to element type " + std::to_string(c.attr_int("output_dtype", 0)));

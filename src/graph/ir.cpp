@@ -157,6 +157,10 @@ std::optional<DType> to_dtype(ElemType t) {
     case ElemType::kU16: return DType::kU16;
     case ElemType::kU32: return DType::kU32;
     case ElemType::kU64: return DType::kU64;
+    case ElemType::kF8E4M3FN: return DType::kF8E4M3FN;
+    case ElemType::kF8E4M3FNUZ: return DType::kF8E4M3FNUZ;
+    case ElemType::kF8E5M2: return DType::kF8E5M2;
+    case ElemType::kF8E5M2FNUZ: return DType::kF8E5M2FNUZ;
     default: return std::nullopt;
   }
 }

@@ -29,16 +29,23 @@ enum class DType : std::uint8_t {
   kU16,
   kU32,
   kU64,
+  // ONNX's 8-bit floats (tessera/core/float8.hpp): storage and casts; ops compute on them
+  // through f32.
+  kF8E4M3FN,
+  kF8E4M3FNUZ,
+  kF8E5M2,
+  kF8E5M2FNUZ,
 };
 
 inline constexpr DType kAllDTypes[] = {DType::kBool, DType::kI8,  DType::kU8,   DType::kI32,
                                        DType::kI64,  DType::kF16, DType::kBF16, DType::kF32,
                                        DType::kF64,  DType::kC64, DType::kC128, DType::kI16,
-                                       DType::kU16,  DType::kU32, DType::kU64};
+                                       DType::kU16,  DType::kU32, DType::kU64, DType::kF8E4M3FN,
+                                       DType::kF8E4M3FNUZ, DType::kF8E5M2, DType::kF8E5M2FNUZ};
 
 std::size_t dtype_size(DType t);
 // Short names used everywhere (CLI, logs, npy errors): bool i8 u8 i32 i64 f16 bf16 f32 f64 c64
-// c128 i16 u16 u32 u64.
+// c128 i16 u16 u32 u64 f8e4m3fn f8e4m3fnuz f8e5m2 f8e5m2fnuz.
 std::string_view dtype_name(DType t);
 std::optional<DType> parse_dtype(std::string_view name);
 bool is_floating(DType t);  // f16 bf16 f32 f64

@@ -20,6 +20,8 @@
 #include <numeric>
 #include <type_traits>
 
+#include <tessera/core/float8.hpp>
+
 #include "../../common.hpp"
 #include "../activation/dense.hpp"
 #include "../eltwise/kernels.hpp"
@@ -79,6 +81,10 @@ void store_as(From v, DType to, void* d) {
     case DType::kU16: put(d, convert_value<std::uint16_t>(v)); break;
     case DType::kU32: put(d, convert_value<std::uint32_t>(v)); break;
     case DType::kU64: put(d, convert_value<std::uint64_t>(v)); break;
+    case DType::kF8E4M3FN:
+    case DType::kF8E4M3FNUZ:
+    case DType::kF8E5M2:
+    case DType::kF8E5M2FNUZ: put(d, f32_to_f8_bits(to_half_source(v), *float8_of(to))); break;  // saturating
     default: break;
   }
 }
@@ -95,7 +101,9 @@ void convert_row(const mk::Kernels& K, DType xt, const void* s, DType yt, void* 
     K.convert[xi][yi](n, s, d);
     return;
   }
-  const auto no_kernels = [](DType t) { return t == DType::kI16 || t == DType::kU16 || t == DType::kU32 || t == DType::kU64; };
+  const auto no_kernels = [](DType t) {
+    return t == DType::kI16 || t == DType::kU16 || t == DType::kU32 || t == DType::kU64 || float8_of(t).has_value();
+  };
   if (no_kernels(xt) || no_kernels(yt)) {
     // The rest of ONNX's integer types have no vector kernels: element by element.
     for (i64 i = 0; i < n; ++i) convert_element(xt, at_elem(s, xt, i), yt, at_elem(d, yt, i));
@@ -417,6 +425,10 @@ void convert_element(DType from, const void* s, DType to, void* d) {
     case DType::kU16: store_as(get<std::uint16_t>(s), to, d); break;
     case DType::kU32: store_as(get<std::uint32_t>(s), to, d); break;
     case DType::kU64: store_as(get<std::uint64_t>(s), to, d); break;
+    case DType::kF8E4M3FN:
+    case DType::kF8E4M3FNUZ:
+    case DType::kF8E5M2:
+    case DType::kF8E5M2FNUZ: store_as(f8_bits_to_f32(get<std::uint8_t>(s), *float8_of(from)), to, d); break;
     default: break;
   }
 }
