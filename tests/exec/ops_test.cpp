@@ -232,5 +232,32 @@ TEST(ExecOps, WidenedIntegerTypes) {
   EXPECT_EQ(m.run({{"a", small}, {"b", B}}).value_or_throw()[1].tensor.to_vector<std::uint64_t>(), (std::vector<std::uint64_t>{5, 1}));
 }
 
+// 8-bit floats through Cast (saturating and not), Transpose and Concat, back to f32.
+TEST(ExecOps, Float8ThroughCastAndDataMovement) {
+  Builder m(21);
+  m.input("x", {"2", "3"});
+  Builder::attr(m.node("Cast", {"x"}, {"q"}), "to", std::int64_t{17});  // FLOAT8E4M3FN, saturating
+  auto* raw = m.node("Cast", {"x"}, {"r"});
+  Builder::attr(raw, "to", std::int64_t{17});
+  Builder::attr(raw, "saturate", std::int64_t{0});
+  Builder::attr(m.node("Transpose", {"q"}, {"t"}), "perm", Dims{1, 0});
+  Builder::attr(m.node("Concat", {"q", "r"}, {"c"}), "axis", std::int64_t{0});
+  Builder::attr(m.node("Cast", {"t"}, {"tf"}), "to", std::int64_t{1});
+  Builder::attr(m.node("Cast", {"c"}, {"cf"}), "to", std::int64_t{1});
+  m.output("tf");
+  m.output("cf");
+  const std::vector<float> x = {1.0f, 0.3f, -500.0f, 1000.0f, 17.0f, -0.0f};
+  const auto out = m.run({{"x", tensor({2, 3}, x)}}).value_or_throw();
+  // e4m3fn: 0.3 -> 0.3125 (nearest of 0.28125, 0.3125); 17 -> 16 (a tie to the even pattern);
+  // beyond 448: 448 saturating, NaN not.
+  const std::vector<float> sat = {1.0f, 0.3125f, -448.0f, 448.0f, 16.0f, -0.0f};
+  EXPECT_EQ(out[0].tensor.to_vector<float>(), (std::vector<float>{sat[0], sat[3], sat[1], sat[4], sat[2], sat[5]}));
+  const auto c = out[1].tensor.to_vector<float>();
+  ASSERT_EQ(c.size(), 12u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(c[static_cast<std::size_t>(i)], sat[static_cast<std::size_t>(i)]) << i;
+  EXPECT_TRUE(std::isnan(c[8]) && std::isnan(c[9]));
+  EXPECT_EQ(c[10], 16.0f);
+}
+
 }  // namespace
 }  // namespace tessera::exec
