@@ -639,6 +639,10 @@ Status bitwise_kernel(KernelCall& c);  // kernels_misc.cpp
 Status cumprod_kernel(KernelCall& c);
 Status einsum_kernel(KernelCall& c);
 Status reverse_sequence_kernel(KernelCall& c);
+Status bitcast_kernel(KernelCall& c);
+Status window_kernel(KernelCall& c);
+Status center_crop_pad_kernel(KernelCall& c);
+Status lp_pool_kernel(KernelCall& c);  // kernels_nn.cpp
 
 namespace {
 const std::map<std::string, Kernel, std::less<>>& table() {
@@ -674,6 +678,10 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["ConvTranspose"] = &conv_transpose_kernel;
     m["tessera:FusedConv"] = &conv_kernel;
     m["MaxPool"] = &pool_kernel;
+    m["LpPool"] = &lp_pool_kernel;
+    m["BitCast"] = &bitcast_kernel;
+    for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"}) m[op] = &window_kernel;
+    m["CenterCropPad"] = &center_crop_pad_kernel;
     m["AveragePool"] = &pool_kernel;
     m["GlobalAveragePool"] = &global_pool_kernel;
     m["GlobalMaxPool"] = &global_pool_kernel;

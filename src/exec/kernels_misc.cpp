@@ -1,8 +1,10 @@
 // The executor's less common ops: Einsum (any equation, ellipses included, summed in f64),
 // CumProd, the bitwise ops and BitShift on the integer dtypes (a shift by a negative count or
-// by the width or more gives 0, or -1 for a negative value shifted right), ReverseSequence.
+// by the width or more gives 0, or -1 for a negative value shifted right), ReverseSequence,
+// BitCast, the window generators (Hann, Hamming, Blackman), CenterCropPad.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <type_traits>
 #include <cstring>
@@ -247,6 +249,83 @@ Status reverse_sequence_kernel(KernelCall& c) {
       auto at = [&](std::int64_t step) { return static_cast<std::size_t>(time_axis == 0 ? step * batch + b : b * steps + step) * row; };
       std::memcpy(dst + at(t), src + at(from), row);
     }
+  }
+  return Status::ok();
+}
+
+// BitCast: the same bytes seen as another dtype of the same width (a view).
+Status bitcast_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  const auto to = graph::to_dtype(static_cast<graph::ElemType>(c.attr_int("to", 0)));
+  if (!to) return unsupported("BitCast to element type " + std::to_string(c.attr_int("to", 0)));
+  if (dtype_size(*to) != x.element_size())
+    return invalid_argument("BitCast from " + std::string(dtype_name(x.dtype())) + " to " + std::string(dtype_name(*to)) + ": the widths differ");
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], Tensor::view_of(x.buffer(), x.offset_bytes(), *to, x.shape(), x.strides()));
+  return Status::ok();
+}
+
+// HannWindow, HammingWindow, BlackmanWindow: the cosine sums a0 - a1 cos(2 pi n / N) + a2
+// cos(4 pi n / N) for n in [0, size), N = size (periodic, the default) or size - 1
+// (symmetric); computed in f64, of output_datatype (f32 by default).
+Status window_kernel(KernelCall& c) {
+  TESSERA_ASSIGN_OR_RETURN(const double sv, scalar_value(c.h, *c.input(0), "size"));
+  const auto size = static_cast<std::int64_t>(sv);
+  if (size < 0) return invalid_argument("size " + std::to_string(size));
+  const auto to = graph::to_dtype(static_cast<graph::ElemType>(c.attr_int("output_datatype", 1)));
+  if (!to) return unsupported("a window of element type " + std::to_string(c.attr_int("output_datatype", 1)));
+  const std::string& op = c.node.op_type;
+  const double a0 = op == "HannWindow" ? 0.5 : op == "HammingWindow" ? 25.0 / 46.0 : 0.42;
+  const double a1 = op == "BlackmanWindow" ? 0.5 : 1.0 - a0, a2 = op == "BlackmanWindow" ? 0.08 : 0.0;
+  const double big_n = static_cast<double>(c.attr_int("periodic", 1) ? size : size - 1);
+  TESSERA_ASSIGN_OR_RETURN(Tensor y, new_tensor({size}, DType::kF64));
+  constexpr double kTwoPi = 6.283185307179586476925286766559;
+  for (std::int64_t i = 0; i < size; ++i) {
+    const double t = big_n > 0 ? kTwoPi * static_cast<double>(i) / big_n : 0.0;
+    y.data<double>()[i] = a0 - a1 * std::cos(t) + a2 * std::cos(2 * t);
+  }
+  return from_f64(c.h, y, *to, c.out[0]);
+}
+
+// CenterCropPad: each listed axis (all by default) cropped or zero-padded to its target size
+// about the centre: the start of a crop, or the padding before, is half the difference rounded
+// down.
+Status center_crop_pad_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  TESSERA_ASSIGN_OR_RETURN(const Dims shape, int_values(*c.input(1), "shape"));
+  Dims axes = c.attr_ints("axes").value_or(Dims{});
+  if (axes.empty())
+    for (int i = 0; i < x.rank(); ++i) axes.push_back(i);
+  if (axes.size() != shape.size()) return invalid_argument("shape has " + std::to_string(shape.size()) + " values for " + std::to_string(axes.size()) + " axes");
+  Dims ydims = x.shape().dims(), shift(static_cast<std::size_t>(x.rank()), 0);  // shift: y index - x index
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(axes[i], x.rank(), "axis"));
+    if (shape[i] < 0) return invalid_argument("a target size of " + std::to_string(shape[i]));
+    const std::int64_t in = x.shape()[a];
+    ydims[static_cast<std::size_t>(a)] = shape[i];
+    shift[static_cast<std::size_t>(a)] = in > shape[i] ? -((in - shape[i]) / 2) : (shape[i] - in) / 2;
+  }
+  TESSERA_ASSIGN_OR_RETURN(Tensor xp, like(x, x.dtype()));
+  TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(x), x.data(), desc(xp), xp.data()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, ydims, x.dtype()));
+  const std::size_t es = x.element_size();
+  auto* dst = static_cast<std::byte*>(c.out[0].data());
+  const auto* src = static_cast<const std::byte*>(xp.data());
+  const std::int64_t total = c.out[0].numel();
+  Dims idx(ydims.size());
+  for (std::int64_t yi = 0; yi < total; ++yi) {
+    for (std::int64_t r = yi, i = static_cast<std::int64_t>(ydims.size()) - 1; i >= 0; --i) {
+      idx[static_cast<std::size_t>(i)] = r % ydims[static_cast<std::size_t>(i)];
+      r /= ydims[static_cast<std::size_t>(i)];
+    }
+    std::int64_t off = 0;
+    bool inside = true;
+    for (std::size_t i = 0; i < idx.size() && inside; ++i) {
+      const std::int64_t at = idx[i] - shift[i];
+      inside = at >= 0 && at < x.shape()[static_cast<int>(i)];
+      off = off * x.shape()[static_cast<int>(i)] + at;
+    }
+    if (inside) std::memcpy(dst + yi * static_cast<std::int64_t>(es), src + off * static_cast<std::int64_t>(es), es);
+    else std::memset(dst + yi * static_cast<std::int64_t>(es), 0, es);
   }
   return Status::ok();
 }

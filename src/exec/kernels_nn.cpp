@@ -1,5 +1,6 @@
 // The executor's network kernels: convolution (bias fused as a post-op), pooling, batch
 // normalisation (inference), softmax, Gemm and MatMul.
+#include <cmath>
 #include <map>
 #include <string>
 #include <tuple>
@@ -192,6 +193,68 @@ Status conv_transpose_kernel(KernelCall& c) {
   }
   c.out[0] = std::move(y);
   return Status::ok();
+}
+
+// LpPool: (sum of |x|^p over the window)^(1/p), in f64; padding counts as 0. Output dims as
+// the other pools: floor (or ceil_mode's ceil, a window starting in the end padding dropped)
+// of (in + pads - dilated kernel) / stride + 1.
+Status lp_pool_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  const Dims kernel = c.attr_ints("kernel_shape").value_or(Dims{});
+  if (kernel.empty() || x.rank() != static_cast<int>(kernel.size()) + 2) return invalid_argument("kernel_shape does not match the input's rank " + std::to_string(x.rank()));
+  const std::size_t n = kernel.size();
+  const Dims stride = ints_or(c, "strides", n, 1), dilation = ints_or(c, "dilations", n, 1);
+  if (stride.size() != n || dilation.size() != n) return invalid_argument("strides or dilations do not have one entry per spatial dim");
+  Dims pb, pe;
+  TESSERA_RETURN_IF_ERROR(spatial_pads(c, x, kernel, stride, dilation, pb, pe));
+  const double p = static_cast<double>(c.attr_int("p", 2));
+  if (p <= 0) return invalid_argument("p must be positive");
+  const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  Dims ydims = {x.shape()[0], x.shape()[1]};
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t in = x.shape()[static_cast<int>(i) + 2], span = (kernel[i] - 1) * dilation[i] + 1;
+    if (stride[i] < 1 || dilation[i] < 1 || kernel[i] < 1) return invalid_argument("kernel_shape, strides and dilations must be positive");
+    const std::int64_t room = in + pb[i] + pe[i] - span;
+    if (room < 0) return invalid_argument("the window is larger than the padded input");
+    std::int64_t out = (ceil_mode ? (room + stride[i] - 1) / stride[i] : room / stride[i]) + 1;
+    if (ceil_mode && (out - 1) * stride[i] >= in + pb[i]) --out;
+    ydims.push_back(out);
+  }
+  TESSERA_ASSIGN_OR_RETURN(Tensor xd, as_f64(c.h, x));
+  TESSERA_ASSIGN_OR_RETURN(Tensor yd, new_tensor(ydims, DType::kF64));
+  const double* xp = xd.data<double>();
+  double* yp = yd.data<double>();
+  std::int64_t kvol = 1, yvol = 1, xvol = 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    kvol *= kernel[i];
+    yvol *= ydims[i + 2];
+    xvol *= x.shape()[static_cast<int>(i) + 2];
+  }
+  Dims o(n), k(n);
+  for (std::int64_t plane = 0; plane < x.shape()[0] * x.shape()[1]; ++plane)
+    for (std::int64_t yi = 0; yi < yvol; ++yi) {
+      for (std::int64_t r = yi, i = static_cast<std::int64_t>(n) - 1; i >= 0; --i) {
+        o[static_cast<std::size_t>(i)] = r % ydims[static_cast<std::size_t>(i) + 2];
+        r /= ydims[static_cast<std::size_t>(i) + 2];
+      }
+      double sum = 0;
+      for (std::int64_t ki = 0; ki < kvol; ++ki) {
+        for (std::int64_t r = ki, i = static_cast<std::int64_t>(n) - 1; i >= 0; --i) {
+          k[static_cast<std::size_t>(i)] = r % kernel[static_cast<std::size_t>(i)];
+          r /= kernel[static_cast<std::size_t>(i)];
+        }
+        std::int64_t off = 0;
+        bool inside = true;
+        for (std::size_t i = 0; i < n && inside; ++i) {
+          const std::int64_t at = o[i] * stride[i] - pb[i] + k[i] * dilation[i];
+          inside = at >= 0 && at < x.shape()[static_cast<int>(i) + 2];
+          off = off * x.shape()[static_cast<int>(i) + 2] + at;
+        }
+        if (inside) sum += std::pow(std::fabs(xp[plane * xvol + off]), p);
+      }
+      yp[plane * yvol + yi] = std::pow(sum, 1.0 / p);
+    }
+  return from_f64(c.h, yd, x.dtype(), c.out[0]);
 }
 
 Status pool_kernel(KernelCall& c) {
