@@ -1,13 +1,15 @@
 // The executor's indexing and rearranging kernels: ArgMax/ArgMin, Hardmax, GatherElements,
 // GatherND, Scatter/ScatterElements, ScatterND, OneHot, CumSum, TopK, DepthToSpace,
-// SpaceToDepth, Resize/Upsample, Trilu, EyeLike, NonZero, Compress; and the rare elementwise
+// SpaceToDepth, Resize/Upsample, Trilu, EyeLike, NonZero, Compress, Unique; and the rare elementwise
 // ops computed through f64 (Acosh, Asinh, Atanh, Shrink, ThresholdedRelu, Swish, IsInf).
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "kernels.hpp"
+#include "tessera/core/float8.hpp"
 #include "tessera/dnn/data_movement.hpp"
 #include "tessera/dnn/tensor_ops.hpp"
 
@@ -27,7 +29,103 @@ Status map_f64(KernelCall& c, const std::function<double(double)>& f, bool integ
   return from_f64(c.h, d, x.dtype(), c.out[0]);
 }
 
+// Unique's keys: the slices along the axis (single elements without one) as values of T (f64
+// for floats, i64 for integers, so comparisons are exact); NaN sorts last, equal to NaN.
+template <typename T>
+struct SliceLess {
+  bool operator()(const std::vector<T>& a, const std::vector<T>& b) const {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const bool an = a[i] != a[i], bn = b[i] != b[i];
+      if (an || bn) {
+        if (an != bn) return bn;
+        continue;
+      }
+      if (a[i] != b[i]) return a[i] < b[i];
+    }
+    return false;
+  }
+};
+
+template <typename T>
+Status unique_of(KernelCall& c, const Tensor& x, const Tensor& xv, std::int64_t outer, std::int64_t n, std::int64_t inner,
+                 const std::optional<int>& axis) {
+  const T* p = xv.data<T>();
+  std::map<std::vector<T>, std::int64_t, SliceLess<T>> first;  // key -> its unique index in first-occurrence order
+  std::vector<std::vector<T>> keys;
+  std::vector<std::int64_t> firsts, counts, inverse(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) {
+    std::vector<T> key;
+    key.reserve(static_cast<std::size_t>(outer * inner));
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t i = 0; i < inner; ++i) key.push_back(p[(o * n + k) * inner + i]);
+    const auto [it, fresh] = first.emplace(key, static_cast<std::int64_t>(keys.size()));
+    if (fresh) {
+      keys.push_back(std::move(key));
+      firsts.push_back(k);
+      counts.push_back(0);
+    }
+    ++counts[static_cast<std::size_t>(it->second)];
+    inverse[static_cast<std::size_t>(k)] = it->second;
+  }
+  // The order of Y: sorted (the map's) or first occurrence.
+  const auto u = static_cast<std::int64_t>(keys.size());
+  std::vector<std::int64_t> order, rank(static_cast<std::size_t>(u));
+  if (c.attr_int("sorted", 1)) {
+    for (const auto& [key, id] : first) order.push_back(id);
+  } else {
+    for (std::int64_t j = 0; j < u; ++j) order.push_back(j);
+  }
+  for (std::int64_t j = 0; j < u; ++j) rank[static_cast<std::size_t>(order[static_cast<std::size_t>(j)])] = j;
+  Dims ydims = {u};
+  if (axis) {
+    ydims = x.shape().dims();
+    ydims[static_cast<std::size_t>(*axis)] = u;
+  }
+  TESSERA_ASSIGN_OR_RETURN(Tensor packed, like(x, x.dtype()));
+  TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(x), x.data(), desc(packed), packed.data()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, ydims, x.dtype()));
+  const std::size_t es = x.element_size();
+  const auto* src = static_cast<const std::byte*>(packed.data());
+  auto* dst = static_cast<std::byte*>(c.out[0].data());
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t j = 0; j < u; ++j)
+      std::memcpy(dst + static_cast<std::size_t>((o * u + j) * inner) * es,
+                  src + static_cast<std::size_t>((o * n + firsts[static_cast<std::size_t>(order[static_cast<std::size_t>(j)])]) * inner) * es,
+                  static_cast<std::size_t>(inner) * es);
+  std::vector<std::int64_t> idx, cnt, inv;
+  for (std::int64_t j = 0; j < u; ++j) {
+    idx.push_back(firsts[static_cast<std::size_t>(order[static_cast<std::size_t>(j)])]);
+    cnt.push_back(counts[static_cast<std::size_t>(order[static_cast<std::size_t>(j)])]);
+  }
+  for (std::int64_t k = 0; k < n; ++k) inv.push_back(rank[static_cast<std::size_t>(inverse[static_cast<std::size_t>(k)])]);
+  const std::vector<std::int64_t>* outs[] = {&idx, &inv, &cnt};
+  for (std::size_t k = 1; k < 4 && k < c.out.size(); ++k) {
+    TESSERA_ASSIGN_OR_RETURN(c.out[k], Tensor::from_vector<std::int64_t>(Shape{static_cast<std::int64_t>(outs[k - 1]->size())}, *outs[k - 1]));
+  }
+  return Status::ok();
+}
+
 }  // namespace
+
+// Unique: the distinct elements (or slices along `axis`), sorted (the default) or in order of
+// first occurrence, with each one's first index, every input's index into Y, and the counts.
+Status unique_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  std::optional<int> axis;
+  if (c.attr("axis")) {
+    TESSERA_ASSIGN_OR_RETURN(axis, norm_axis(c.attr_int("axis", 0), x.rank(), "axis"));
+  }
+  std::int64_t outer = 1, n = x.numel(), inner = 1;
+  if (axis) {
+    n = x.shape()[*axis];
+    for (int i = 0; i < *axis; ++i) outer *= x.shape()[i];
+    for (int i = *axis + 1; i < x.rank(); ++i) inner *= x.shape()[i];
+  }
+  const bool floating = is_floating(x.dtype()) || float8_of(x.dtype()).has_value();
+  TESSERA_ASSIGN_OR_RETURN(Tensor xv, like(x, floating ? DType::kF64 : DType::kI64));
+  TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(x), x.data(), desc(xv), xv.data()));
+  return floating ? unique_of<double>(c, x, xv, outer, n, inner, axis) : unique_of<std::int64_t>(c, x, xv, outer, n, inner, axis);
+}
 
 Status rare_unary_kernel(KernelCall& c) {
   const std::string& op = c.node.op_type;
