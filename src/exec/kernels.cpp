@@ -641,6 +641,7 @@ Status einsum_kernel(KernelCall& c);
 Status reverse_sequence_kernel(KernelCall& c);
 Status bitcast_kernel(KernelCall& c);
 Status unique_kernel(KernelCall& c);  // kernels_index.cpp
+Status dft_kernel(KernelCall& c);
 Status window_kernel(KernelCall& c);
 Status center_crop_pad_kernel(KernelCall& c);
 Status lp_pool_kernel(KernelCall& c);  // kernels_nn.cpp
@@ -682,6 +683,7 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["LpPool"] = &lp_pool_kernel;
     m["BitCast"] = &bitcast_kernel;
     m["Unique"] = &unique_kernel;
+    m["DFT"] = &dft_kernel;
     for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"}) m[op] = &window_kernel;
     m["CenterCropPad"] = &center_crop_pad_kernel;
     m["AveragePool"] = &pool_kernel;

@@ -1,10 +1,11 @@
 // The executor's less common ops: Einsum (any equation, ellipses included, summed in f64),
 // CumProd, the bitwise ops and BitShift on the integer dtypes (a shift by a negative count or
 // by the width or more gives 0, or -1 for a negative value shifted right), ReverseSequence,
-// BitCast, the window generators (Hann, Hamming, Blackman), CenterCropPad.
+// BitCast, the window generators (Hann, Hamming, Blackman), CenterCropPad, DFT.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <complex>
 #include <map>
 #include <type_traits>
 #include <cstring>
@@ -284,6 +285,74 @@ Status window_kernel(KernelCall& c) {
     y.data<double>()[i] = a0 - a1 * std::cos(t) + a2 * std::cos(2 * t);
   }
   return from_f64(c.h, y, *to, c.out[0]);
+}
+
+// DFT (opsets 17 and 20): a reference-grade transform in f64 along one axis of a real ([..., 1])
+// or complex ([..., 2]) signal, zero-padded or cut to dft_length: forward (onesided keeps
+// frequencies 0..n/2), inverse (scaled by 1/n), or inverse of a one-sided spectrum to a real
+// signal (the Hermitian rest implied; the imaginary parts of the DC and Nyquist terms unused).
+Status dft_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  const int r = x.rank();
+  if (r < 2 || (x.shape()[r - 1] != 1 && x.shape()[r - 1] != 2)) return invalid_argument("DFT's input must end in a dim of 1 (real) or 2 (complex), not " + x.shape().to_string());
+  std::int64_t axis = c.opset >= 20 ? -2 : c.attr_int("axis", 1);
+  if (c.opset >= 20 && c.input(2)) {
+    TESSERA_ASSIGN_OR_RETURN(const double a, scalar_value(c.h, *c.input(2), "axis"));
+    axis = static_cast<std::int64_t>(a);
+  }
+  TESSERA_ASSIGN_OR_RETURN(const int ax, norm_axis(axis, r, "axis"));
+  if (ax == r - 1) return invalid_argument("DFT's axis cannot be the last (real/imaginary) dim");
+  const bool inverse = c.attr_int("inverse", 0) != 0, onesided = c.attr_int("onesided", 0) != 0;
+  const bool complex_in = x.shape()[r - 1] == 2;
+  if (onesided && !inverse && complex_in) return invalid_argument("a one-sided DFT of a complex input");
+  const std::int64_t len = x.shape()[ax];
+  std::int64_t n = inverse && onesided ? 2 * (len - 1) : len;
+  if (const Tensor* dl = c.input(1)) {
+    TESSERA_ASSIGN_OR_RETURN(const double v, scalar_value(c.h, *dl, "dft_length"));
+    n = static_cast<std::int64_t>(v);
+  }
+  if (n < 1) return invalid_argument("dft_length " + std::to_string(n));
+  const bool real_out = inverse && onesided;
+  const std::int64_t out_len = !inverse && onesided ? n / 2 + 1 : n;
+  std::int64_t outer = 1, inner = 1;
+  for (int i = 0; i < ax; ++i) outer *= x.shape()[i];
+  for (int i = ax + 1; i < r - 1; ++i) inner *= x.shape()[i];
+  TESSERA_ASSIGN_OR_RETURN(Tensor xd, as_f64(c.h, x));
+  Dims ydims = x.shape().dims();
+  ydims[static_cast<std::size_t>(ax)] = out_len;
+  ydims.back() = real_out ? 1 : 2;
+  TESSERA_ASSIGN_OR_RETURN(Tensor yd, new_tensor(ydims, DType::kF64));
+  const double* xp = xd.data<double>();
+  double* yp = yd.data<double>();
+  const std::int64_t ci = complex_in ? 2 : 1, co = real_out ? 1 : 2;
+  constexpr double kTwoPi = 6.283185307179586476925286766559;
+  const double sign = inverse ? 1.0 : -1.0;
+  std::vector<std::complex<double>> sig(static_cast<std::size_t>(n)), tw(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) tw[static_cast<std::size_t>(k)] = std::polar(1.0, sign * kTwoPi * static_cast<double>(k) / static_cast<double>(n));
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i) {
+      std::fill(sig.begin(), sig.end(), std::complex<double>());
+      const auto at = [&](std::int64_t m) { return ((o * len + m) * inner + i) * ci; };
+      if (real_out) {  // the full spectrum from its first half: X[n - k] = conj(X[k])
+        for (std::int64_t k = 0; k <= n / 2 && k < len; ++k) {
+          std::complex<double> v(xp[at(k)], complex_in ? xp[at(k) + 1] : 0.0);
+          if (k == 0 || 2 * k == n) v.imag(0.0);
+          sig[static_cast<std::size_t>(k)] = v;
+          if (k > 0) sig[static_cast<std::size_t>(n - k)] = std::conj(v);
+        }
+      } else {
+        for (std::int64_t m = 0; m < std::min(len, n); ++m) sig[static_cast<std::size_t>(m)] = {xp[at(m)], complex_in ? xp[at(m) + 1] : 0.0};
+      }
+      for (std::int64_t k = 0; k < out_len; ++k) {
+        std::complex<double> s;
+        for (std::int64_t m = 0; m < n; ++m) s += sig[static_cast<std::size_t>(m)] * tw[static_cast<std::size_t>((k * m) % n)];
+        if (inverse) s /= static_cast<double>(n);
+        double* y = yp + ((o * out_len + k) * inner + i) * co;
+        y[0] = s.real();
+        if (!real_out) y[1] = s.imag();
+      }
+    }
+  return from_f64(c.h, yd, x.dtype(), c.out[0]);
 }
 
 // CenterCropPad: each listed axis (all by default) cropped or zero-padded to its target size
