@@ -320,9 +320,9 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
         if (planned) TESSERA_RETURN_IF_ERROR(keep_out_of_reused_slots(arena, v, out[k]));
         vals[static_cast<std::size_t>(v)] = std::move(out[k]);
       }
-      if (!planned)  // planned slots are reused, not freed
-        for (graph::ValueId v : n.inputs)
-          if (v != graph::kNoValue && s_->last_use[static_cast<std::size_t>(v)] == static_cast<int>(i)) vals[static_cast<std::size_t>(v)] = Tensor();
+      // Dropping a value frees a tensor of its own; a slot's memory stays with the arena.
+      for (graph::ValueId v : n.inputs)
+        if (v != graph::kNoValue && s_->last_use[static_cast<std::size_t>(v)] == static_cast<int>(i)) vals[static_cast<std::size_t>(v)] = Tensor();
     }
   } catch (const std::bad_alloc&) {
     return out_of_memory("run: out of memory");
