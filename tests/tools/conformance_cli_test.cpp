@@ -47,7 +47,7 @@ struct Suite {
   Suite() {
     make_test(dir, "test_relu", "Relu", {-1, 0, 2, -3}, {0, 0, 2, 0});
     make_test(dir, "test_neg_wrong", "Neg", {1, 2, 3, 4}, {-1, -2, -3, -5});
-    make_test(dir, "test_acosh_like", "Unique", {1, 2, 3, 4}, {0, 1, 1, 2});
+    make_test(dir, "test_acosh_like", "ImageDecoder", {1, 2, 3, 4}, {0, 1, 1, 2});
     make_test(dir, "test_relu_nodata", "Relu", {1, 2, 3, 4}, {1, 2, 3, 4});
     fs::remove(dir / "test_relu_nodata" / "test_data_set_0" / "output_0.pb");
   }
@@ -63,7 +63,7 @@ TEST(ConformanceCli, CountsPassesAndFailuresWithReasons) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("1 passed, 3 failed, 0 skipped"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("FAIL test_neg_wrong  test_data_set_0: output 'y'[3] is -4, expected -5"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("FAIL test_acosh_like  session: node 0 'Unique1' (Unique): the op Unique is not supported"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL test_acosh_like  session: node 0 'ImageDecoder1' (ImageDecoder): the op ImageDecoder is not supported"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("FAIL test_relu_nodata  test_data_set_0: no output_0.pb"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("test_relu "), std::string::npos) << r.out;
   const Outcome v = run("conformance --verbose " + s.dir.string() + " --filter relu");
@@ -73,19 +73,19 @@ TEST(ConformanceCli, CountsPassesAndFailuresWithReasons) {
 
 TEST(ConformanceCli, ExclusionsSkipAndAreRewritten) {
   Suite s;
-  const std::string ex = s.exclusions("# comment\ntest_neg_wrong  the expected output is wrong\ntest_acosh*  Unique is not built\n"
+  const std::string ex = s.exclusions("# comment\ntest_neg_wrong  the expected output is wrong\ntest_acosh*  ImageDecoder is not built\n"
                                       "test_relu_nodata\tno output file  # trailing comment\n");
   const Outcome r = run("conformance " + s.dir.string() + " --exclude " + ex);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("1 passed, 0 failed, 3 skipped"), std::string::npos) << r.out;
 
-  const std::string fewer = s.exclusions("test_acosh_like  Unique is not built\n");
+  const std::string fewer = s.exclusions("test_acosh_like  ImageDecoder is not built\n");
   const std::string written = s.tmp.file("written.txt");
   const Outcome w = run("conformance " + s.dir.string() + " --exclude " + fewer + " --write-exclusions " + written);
   EXPECT_EQ(w.code, 1);
   std::ifstream in(written);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("test_acosh_like  Unique is not built\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("test_acosh_like  ImageDecoder is not built\n"), std::string::npos) << text;
   EXPECT_NE(text.find("test_neg_wrong  test_data_set_0: output 'y'[3] is -4, expected -5\n"), std::string::npos) << text;
   const Outcome again = run("conformance " + s.dir.string() + " --exclude " + written);
   EXPECT_EQ(again.code, 0) << again.out;
