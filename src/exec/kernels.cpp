@@ -140,6 +140,20 @@ Result<Tensor> widen(dnn::Handle& h, const Tensor& x, bool ordered, const std::s
   return w;
 }
 
+AxisSplit split_at(const Tensor& x, int axis) {
+  AxisSplit s;
+  for (int d = 0; d < x.rank(); ++d) (d < axis ? s.outer : d == axis ? s.n : s.inner) *= x.shape()[d];
+  return s;
+}
+
+void unravel(std::int64_t flat, std::span<const std::int64_t> dims, std::vector<std::int64_t>& idx) {
+  idx.resize(dims.size());
+  for (std::size_t i = dims.size(); i-- > 0;) {
+    idx[i] = flat % dims[i];
+    flat /= dims[i];
+  }
+}
+
 Result<int> norm_axis(std::int64_t a, int rank, const std::string& what) {
   if (a < -rank || a >= rank) return invalid_argument(what + " " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
   return static_cast<int>(a < 0 ? a + rank : a);

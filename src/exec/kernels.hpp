@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,13 @@ Result<Tensor> new_tensor(const std::vector<std::int64_t>& dims, DType dtype);
 Result<Tensor> reshaped(dnn::Handle& h, const Tensor& t, const std::vector<std::int64_t>& dims);
 // A new packed tensor of x's dims and `dtype`.
 Result<Tensor> like(const Tensor& x, DType dtype);
+// x's dims around `axis`: the product of those before, the axis's own, the product of those after.
+struct AxisSplit {
+  std::int64_t outer = 1, n = 1, inner = 1;
+};
+AxisSplit split_at(const Tensor& x, int axis);
+// The row-major multi-index of `flat` over `dims`, into idx (resized to dims' size).
+void unravel(std::int64_t flat, std::span<const std::int64_t> dims, std::vector<std::int64_t>& idx);
 // An axis in [-rank, rank), made non-negative; the error names `what`.
 Result<int> norm_axis(std::int64_t a, int rank, const std::string& what);
 // t as a packed f32 tensor (t itself when it is one): the parameters the primitives take as float*.

@@ -115,12 +115,8 @@ Status unique_kernel(KernelCall& c) {
   if (c.attr("axis")) {
     TESSERA_ASSIGN_OR_RETURN(axis, norm_axis(c.attr_int("axis", 0), x.rank(), "axis"));
   }
-  std::int64_t outer = 1, n = x.numel(), inner = 1;
-  if (axis) {
-    n = x.shape()[*axis];
-    for (int i = 0; i < *axis; ++i) outer *= x.shape()[i];
-    for (int i = *axis + 1; i < x.rank(); ++i) inner *= x.shape()[i];
-  }
+  const AxisSplit s = axis ? split_at(x, *axis) : AxisSplit{1, x.numel(), 1};
+  const std::int64_t outer = s.outer, n = s.n, inner = s.inner;
   const bool floating = is_floating(x.dtype()) || float8_of(x.dtype()).has_value();
   TESSERA_ASSIGN_OR_RETURN(Tensor xv, like(x, floating ? DType::kF64 : DType::kI64));
   TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(x), x.data(), desc(xv), xv.data()));

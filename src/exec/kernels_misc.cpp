@@ -104,10 +104,7 @@ Status cumprod_kernel(KernelCall& c) {
   TESSERA_ASSIGN_OR_RETURN(const int axis, norm_axis(static_cast<std::int64_t>(a), x.rank(), "axis"));
   const bool exclusive = c.attr_int("exclusive", 0) != 0, reverse = c.attr_int("reverse", 0) != 0;
   TESSERA_ASSIGN_OR_RETURN(Tensor y, as_f64(c.h, x));
-  std::int64_t outer = 1, inner = 1;
-  for (int d = 0; d < x.rank(); ++d)
-    if (d != axis) (d < axis ? outer : inner) *= x.shape()[d];
-  const std::int64_t n = x.shape()[axis];
+  const auto [outer, n, inner] = split_at(x, axis);
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t i = 0; i < inner; ++i) {
       double* p = y.data<double>() + o * n * inner + i;
@@ -314,9 +311,8 @@ Status dft_kernel(KernelCall& c) {
   if (n < 1) return invalid_argument("dft_length " + std::to_string(n));
   const bool real_out = inverse && onesided;
   const std::int64_t out_len = !inverse && onesided ? n / 2 + 1 : n;
-  std::int64_t outer = 1, inner = 1;
-  for (int i = 0; i < ax; ++i) outer *= x.shape()[i];
-  for (int i = ax + 1; i < r - 1; ++i) inner *= x.shape()[i];
+  const AxisSplit split = split_at(x, ax);
+  const std::int64_t outer = split.outer, inner = split.inner / x.shape()[r - 1];  // the last dim is re/im
   TESSERA_ASSIGN_OR_RETURN(Tensor xd, as_f64(c.h, x));
   Dims ydims = x.shape().dims();
   ydims[static_cast<std::size_t>(ax)] = out_len;
@@ -382,10 +378,7 @@ Status center_crop_pad_kernel(KernelCall& c) {
   const std::int64_t total = c.out[0].numel();
   Dims idx(ydims.size());
   for (std::int64_t yi = 0; yi < total; ++yi) {
-    for (std::int64_t r = yi, i = static_cast<std::int64_t>(ydims.size()) - 1; i >= 0; --i) {
-      idx[static_cast<std::size_t>(i)] = r % ydims[static_cast<std::size_t>(i)];
-      r /= ydims[static_cast<std::size_t>(i)];
-    }
+    unravel(yi, ydims, idx);
     std::int64_t off = 0;
     bool inside = true;
     for (std::size_t i = 0; i < idx.size() && inside; ++i) {

@@ -233,16 +233,10 @@ Status lp_pool_kernel(KernelCall& c) {
   Dims o(n), k(n);
   for (std::int64_t plane = 0; plane < x.shape()[0] * x.shape()[1]; ++plane)
     for (std::int64_t yi = 0; yi < yvol; ++yi) {
-      for (std::int64_t r = yi, i = static_cast<std::int64_t>(n) - 1; i >= 0; --i) {
-        o[static_cast<std::size_t>(i)] = r % ydims[static_cast<std::size_t>(i) + 2];
-        r /= ydims[static_cast<std::size_t>(i) + 2];
-      }
+      unravel(yi, std::span(ydims).subspan(2), o);
       double sum = 0;
       for (std::int64_t ki = 0; ki < kvol; ++ki) {
-        for (std::int64_t r = ki, i = static_cast<std::int64_t>(n) - 1; i >= 0; --i) {
-          k[static_cast<std::size_t>(i)] = r % kernel[static_cast<std::size_t>(i)];
-          r /= kernel[static_cast<std::size_t>(i)];
-        }
+        unravel(ki, kernel, k);
         std::int64_t off = 0;
         bool inside = true;
         for (std::size_t i = 0; i < n && inside; ++i) {

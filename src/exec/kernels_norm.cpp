@@ -97,10 +97,7 @@ Status lp_norm_kernel(KernelCall& c) {
   const std::int64_t p = c.attr_int("p", 2);
   if (p != 1 && p != 2) return invalid_argument("p = " + std::to_string(p) + " (1 or 2)");
   TESSERA_ASSIGN_OR_RETURN(Tensor y, as_f64(c.h, x));
-  std::int64_t outer = 1, inner = 1;
-  for (int i = 0; i < x.rank(); ++i)
-    if (i != axis) (i < axis ? outer : inner) *= x.shape()[i];
-  const std::int64_t n = x.shape()[axis];
+  const auto [outer, n, inner] = split_at(x, axis);
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t i = 0; i < inner; ++i) {
       double* q = y.data<double>() + o * n * inner + i;
