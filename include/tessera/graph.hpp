@@ -146,6 +146,10 @@ struct Graph {
   ValueId find(std::string_view name) const;
 };
 
+// The values of g that node n's subgraphs read (their captures, which include what subgraphs
+// nested in them read from g), each once, in id order; none for a node without subgraphs.
+std::vector<ValueId> subgraph_reads(const Graph& g, const Node& n);
+
 struct Model {
   std::int64_t ir_version = 0;
   std::map<std::string, std::int64_t> opsets;  // domain ("" for ai.onnx) -> version

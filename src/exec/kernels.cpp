@@ -659,6 +659,7 @@ Status dft_kernel(KernelCall& c);
 Status window_kernel(KernelCall& c);
 Status center_crop_pad_kernel(KernelCall& c);
 Status lp_pool_kernel(KernelCall& c);  // kernels_nn.cpp
+Status control_flow_kernel(KernelCall& c);  // kernels_control.cpp
 
 namespace {
 const std::map<std::string, Kernel, std::less<>>& table() {
@@ -698,6 +699,7 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["BitCast"] = &bitcast_kernel;
     m["Unique"] = &unique_kernel;
     m["DFT"] = &dft_kernel;
+    for (const char* op : {"If", "Loop", "Scan"}) m[op] = &control_flow_kernel;
     for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"}) m[op] = &window_kernel;
     m["CenterCropPad"] = &center_crop_pad_kernel;
     m["AveragePool"] = &pool_kernel;

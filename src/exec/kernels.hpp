@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tessera/core/tensor.hpp"
@@ -21,6 +22,9 @@ namespace tessera::exec::detail {
 struct NodeCache {
   virtual ~NodeCache() = default;
 };
+
+// The values a node's subgraphs read from the graphs around it, by name.
+using Captured = std::vector<std::pair<std::string, const Tensor*>>;
 
 struct KernelCall {
   const graph::Node& node;
@@ -37,6 +41,8 @@ struct KernelCall {
   bool record = false;
   // The implementation the kernel chose, where it is worth naming (profiles show it).
   std::string chosen = {};
+  // If, Loop, Scan: the values their subgraphs read from the graphs around them.
+  Captured captured = {};
 
   // Output k's tensor: the planned slot when it has these dims and dtype, else a new one.
   // Kernels allocate their outputs through this so the memory plan can place them.

@@ -54,6 +54,7 @@ MemoryPlan plan_memory(const graph::Graph& g, const std::vector<ValueUse>& use) 
       if (v != graph::kNoValue) producer[at(v)] = i;
     for (graph::ValueId v : g.nodes[static_cast<std::size_t>(i)].inputs)
       if (v != graph::kNoValue) last[at(v)] = i;
+    for (graph::ValueId v : graph::subgraph_reads(g, g.nodes[static_cast<std::size_t>(i)])) last[at(v)] = i;
   }
   for (graph::ValueId v : g.outputs) {
     is_output[at(v)] = 1;

@@ -4,7 +4,8 @@
 // What a value needs is learned from a run (the sizes of that input signature, which outputs
 // are views of an input, which kernels write into the output they are given), then:
 //   - lifetimes: a value lives from the node that writes it to the last node that reads it or
-//     any view of it (a view of a graph output, or a graph output itself, to the end);
+//     any view of it, itself or through its subgraphs (a view of a graph output, or a graph
+//     output itself, to the end);
 //   - in place: a node's output takes the slot of an input of the same bytes that dies at that
 //     node, where the op's kernel allows it (elementwise ops, the fused convolution's residual);
 //   - placement: slots by size, largest first, each at the lowest 64-byte aligned offset that

@@ -9,6 +9,7 @@
 
 #include "kernels.hpp"
 #include "memory_plan.hpp"
+#include "program.hpp"
 #include "tessera/session.hpp"
 
 namespace tessera::exec {
@@ -34,29 +35,17 @@ struct Arena {
 struct Session::State {
   graph::Model model;
   dnn::Handle h;
-  std::int64_t opset = 0;
+  std::unique_ptr<detail::Program> program;  // the model's graph
   std::vector<IoInfo> inputs, outputs;
-  std::vector<detail::Kernel> kernels;  // per node
-  std::vector<Tensor> constants;        // per value (initializers; undefined elsewhere)
-  std::vector<int> last_use;            // per value: the last node reading it (INT_MAX: an output)
-  std::vector<char> is_constant;        // per value: an initializer run() cannot replace
-  std::set<const Buffer*> constant_buffers;  // the memory of every constant
-  std::vector<std::unique_ptr<detail::NodeCache>> caches;  // per node
   std::vector<graph::PassReport> reports;
   bool plan_memory = true;
   Arena arena;
   bool profile = false;
-  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();  // profiles count from here
   std::vector<RunProfile> profiles;
-
-  double now_us() const { return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count(); }
 };
 
 namespace {
-
-std::string node_name(const graph::Node& n, std::size_t i) {
-  return "node " + std::to_string(i) + (n.name.empty() ? "" : " '" + n.name + "'") + " (" + n.op_type + ")";
-}
 
 // What the recording run saw of output k: its bytes, whether it is a view of an input, whether
 // it is the tensor output() gave the kernel (packed, from its start).
@@ -82,6 +71,61 @@ Status keep_out_of_reused_slots(const Arena& a, graph::ValueId v, Tensor& t) {
   TESSERA_ASSIGN_OR_RETURN(t, t.clone());
   return Status::ok();
 }
+
+using Clock = std::chrono::steady_clock;
+double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+
+// The session's part in running each node: the memory plan's slots for its outputs (planned
+// runs) or what its outputs show (recording runs), and its profile.
+struct RunHooks final : detail::NodeHooks {
+  RunHooks(const Arena& a, std::size_t values, bool planned_run, bool record_run, bool profile_run, Clock::time_point start)
+      : arena(a), planned(planned_run), record(record_run), profile(profile_run), t0(start) {
+    prof.planned = planned;
+    if (record) {
+      use.resize(values);
+      layout.resize(values);
+    }
+  }
+
+  void before(std::size_t, detail::KernelCall& call) override {
+    const graph::Node& n = call.node;
+    call.record = record;
+    if (planned) {
+      call.given.resize(n.outputs.size());
+      for (std::size_t k = 0; k < n.outputs.size(); ++k)
+        if (n.outputs[k] != graph::kNoValue) call.given[k] = arena.slot[static_cast<std::size_t>(n.outputs[k])];
+    }
+    if (profile) node_start = us_since(t0);
+  }
+
+  Status after(std::size_t i, detail::KernelCall& call) override {
+    const graph::Node& n = call.node;
+    if (profile) {
+      NodeProfile np{i, n.name, n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type, call.chosen, {}, {}, node_start, us_since(t0) - node_start};
+      for (const Tensor* t : call.in) np.inputs.push_back(t ? t->shape().dims() : Dims{});
+      for (const Tensor& t : call.out) np.outputs.push_back(t.defined() ? t.shape().dims() : Dims{});
+      prof.nodes.push_back(std::move(np));
+    }
+    for (std::size_t k = 0; k < n.outputs.size(); ++k) {
+      const graph::ValueId v = n.outputs[k];
+      if (v == graph::kNoValue) continue;
+      if (record) {
+        note_use(call, k, use[static_cast<std::size_t>(v)]);
+        layout[static_cast<std::size_t>(v)] = {call.out[k].shape().dims(), call.out[k].dtype()};
+      }
+      if (planned) TESSERA_RETURN_IF_ERROR(keep_out_of_reused_slots(arena, v, call.out[k]));
+    }
+    return Status::ok();
+  }
+
+  const Arena& arena;
+  bool planned, record, profile;
+  Clock::time_point t0;
+  double node_start = 0;
+  std::vector<detail::ValueUse> use;                 // recording: per value
+  std::vector<std::pair<Dims, DType>> layout;        // recording: per value
+  RunProfile prof;
+};
 
 // The plan of what a run recorded, with its arena allocated and a tensor over each slot. When
 // the arena cannot be allocated the session goes on without a plan.
@@ -195,45 +239,22 @@ Result<Session> Session::create(graph::Model model, const SessionOptions& option
   s->plan_memory = options.plan_memory;
   s->profile = options.profile;
   s->model = std::move(model);
-  s->opset = s->model.opsets.at("");
   const graph::Graph& g = s->model.graph;
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-    const graph::Node& n = g.nodes[i];
-    if (!n.domain.empty() && n.domain != graph::kTesseraDomain)
-      return unsupported("session: " + node_name(n, i) + ": the domain '" + n.domain + "' is not supported");
-    const detail::Kernel k = detail::find_kernel(n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type);
-    if (!k) return unsupported("session: " + node_name(n, i) + ": the op " + n.op_type + " is not supported yet");
-    s->kernels.push_back(k);
-  }
-  s->constants.resize(g.values.size());
-  for (graph::ValueId v : g.initializers) {
-    const graph::Value& val = g.values[static_cast<std::size_t>(v)];
-    TESSERA_ASSIGN_OR_RETURN(s->constants[static_cast<std::size_t>(v)], detail::constant_tensor(*val.constant, "session: constant '" + val.name + "'"));
-    s->constant_buffers.insert(s->constants[static_cast<std::size_t>(v)].buffer().get());
-  }
-  s->is_constant.assign(g.values.size(), 0);
-  for (graph::ValueId v : g.initializers) s->is_constant[static_cast<std::size_t>(v)] = 1;
+  TESSERA_ASSIGN_OR_RETURN(s->program, detail::compile(g, s->model.opsets.at(""), "session"));
   for (graph::ValueId v : g.inputs) {
     const graph::Value& val = g.values[static_cast<std::size_t>(v)];
     s->inputs.push_back(IoInfo{val.name, val.type, val.constant != nullptr});
-    s->is_constant[static_cast<std::size_t>(v)] = 0;  // a default the caller may replace
   }
-  s->caches.resize(g.nodes.size());
   for (graph::ValueId v : g.outputs) {
     const graph::Value& val = g.values[static_cast<std::size_t>(v)];
     s->outputs.push_back(IoInfo{val.name, val.type, false});
   }
-  s->last_use.assign(g.values.size(), -1);
-  for (std::size_t i = 0; i < g.nodes.size(); ++i)
-    for (graph::ValueId v : g.nodes[i].inputs)
-      if (v != graph::kNoValue) s->last_use[static_cast<std::size_t>(v)] = static_cast<int>(i);
-  for (graph::ValueId v : g.outputs) s->last_use[static_cast<std::size_t>(v)] = INT_MAX;
   return Session(std::move(s));
 }
 
 Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& inputs) {
   const graph::Graph& g = s_->model.graph;
-  std::vector<Tensor> vals = s_->constants;
+  std::vector<Tensor> vals = s_->program->constants;
   std::set<std::string> given;
   for (const NamedTensor& in : inputs) {
     const graph::ValueId v = g.find(in.name);
@@ -271,77 +292,28 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
   Arena& arena = s_->arena;
   const bool planned = s_->plan_memory && arena.made && arena.signature == signature;
   const bool record = s_->plan_memory && !planned;
-  std::vector<detail::ValueUse> use(record ? g.values.size() : 0);
-  std::vector<std::pair<Dims, DType>> layout(record ? g.values.size() : 0);
-  RunProfile prof;
-  prof.planned = planned;
-  prof.start_us = s_->profile ? s_->now_us() : 0;
-
+  RunHooks hooks(arena, g.values.size(), planned, record, s_->profile, s_->t0);
+  hooks.prof.start_us = s_->profile ? us_since(s_->t0) : 0;
   try {
-    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-      const graph::Node& n = g.nodes[i];
-      std::vector<const Tensor*> in;
-      std::vector<char> constant;
-      for (graph::ValueId v : n.inputs) {
-        constant.push_back(v != graph::kNoValue && s_->is_constant[static_cast<std::size_t>(v)]);
-        if (v == graph::kNoValue) {
-          in.push_back(nullptr);
-          continue;
-        }
-        if (!vals[static_cast<std::size_t>(v)].defined())
-          return internal_error("run: " + node_name(n, i) + ": input '" + g.values[static_cast<std::size_t>(v)].name + "' has no value");
-        in.push_back(&vals[static_cast<std::size_t>(v)]);
-      }
-      std::vector<Tensor> out(n.outputs.size());
-      detail::KernelCall call{n, s_->opset, std::move(in), out, s_->h, std::move(constant), s_->caches[i]};
-      call.record = record;
-      if (planned) {
-        call.given.resize(n.outputs.size());
-        for (std::size_t k = 0; k < n.outputs.size(); ++k)
-          if (n.outputs[k] != graph::kNoValue) call.given[k] = arena.slot[static_cast<std::size_t>(n.outputs[k])];
-      }
-      const double start = s_->profile ? s_->now_us() : 0;
-      const Status st = s_->kernels[i](call);
-      if (!st.is_ok()) return Status(st.code(), "run: " + node_name(n, i) + ": " + st.message());
-      if (s_->profile) {
-        NodeProfile np{i, n.name, n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type, call.chosen, {}, {}, start, s_->now_us() - start};
-        for (const Tensor* t : call.in) np.inputs.push_back(t ? t->shape().dims() : Dims{});
-        for (const Tensor& t : out) np.outputs.push_back(t.defined() ? t.shape().dims() : Dims{});
-        prof.nodes.push_back(std::move(np));
-      }
-      for (std::size_t k = 0; k < n.outputs.size(); ++k) {
-        const graph::ValueId v = n.outputs[k];
-        if (v == graph::kNoValue) continue;
-        if (!out[k].defined()) return internal_error("run: " + node_name(n, i) + " left output " + std::to_string(k) + " empty");
-        if (record) {
-          note_use(call, k, use[static_cast<std::size_t>(v)]);
-          layout[static_cast<std::size_t>(v)] = {out[k].shape().dims(), out[k].dtype()};
-        }
-        if (planned) TESSERA_RETURN_IF_ERROR(keep_out_of_reused_slots(arena, v, out[k]));
-        vals[static_cast<std::size_t>(v)] = std::move(out[k]);
-      }
-      // Dropping a value frees a tensor of its own; a slot's memory stays with the arena.
-      for (graph::ValueId v : n.inputs)
-        if (v != graph::kNoValue && s_->last_use[static_cast<std::size_t>(v)] == static_cast<int>(i)) vals[static_cast<std::size_t>(v)] = Tensor();
-    }
+    if (const Status st = detail::run_nodes(*s_->program, s_->h, vals, &hooks); !st.is_ok()) return Status(st.code(), "run: " + st.message());
   } catch (const std::bad_alloc&) {
     return out_of_memory("run: out of memory");
   }
-  if (record) make_arena(g, signature, std::move(use), layout, arena, s_->plan_memory);
+  if (record) make_arena(g, signature, std::move(hooks.use), hooks.layout, arena, s_->plan_memory);
   // Outputs that share memory with the model's constants (an initializer, or a view of one)
   // or lie in the arena are copied: writing into them must not change the next run, nor the
   // next run them.
   std::vector<NamedTensor> result;
   for (graph::ValueId v : g.outputs) {
     Tensor t = vals[static_cast<std::size_t>(v)];
-    if (s_->constant_buffers.count(t.buffer().get()) || arena.owner.count(t.buffer().get())) {
+    if (s_->program->constant_buffers.count(t.buffer().get()) || arena.owner.count(t.buffer().get())) {
       TESSERA_ASSIGN_OR_RETURN(t, t.clone());
     }
     result.push_back({g.values[static_cast<std::size_t>(v)].name, std::move(t)});
   }
   if (s_->profile) {
-    prof.duration_us = s_->now_us() - prof.start_us;
-    s_->profiles.push_back(std::move(prof));
+    hooks.prof.duration_us = us_since(s_->t0) - hooks.prof.start_us;
+    s_->profiles.push_back(std::move(hooks.prof));
   }
   return result;
 }

@@ -187,7 +187,38 @@ class Inferer {
     return Status::ok();
   }
 
+  // If, Loop, Scan: element types from what the subgraphs declare (If: the then branch;
+  // Loop and Scan: carried values keep their inputs' types, scan outputs take the body's).
+  // Shapes are left unknown: a branch or an iteration count decides them at run time.
+  void infer_control_flow(const Node& n, std::vector<ValueType>& out) const {
+    const auto graph_attr = [&](const char* name) -> const Graph* {
+      const Attribute* a = attr(name);
+      return a && a->kind == Attribute::Kind::kGraph ? a->g.get() : nullptr;
+    };
+    const auto declared = [](const Graph& g, std::size_t k) {
+      return k < g.outputs.size() ? g.values[static_cast<std::size_t>(g.outputs[k])].type.elem : ElemType::kUndefined;
+    };
+    const Graph* body = graph_attr(n.op_type == "If" ? "then_branch" : "body");
+    if (!body) return;
+    if (n.op_type == "If") {
+      for (std::size_t k = 0; k < out.size(); ++k) out[k].elem = declared(*body, k);
+      return;
+    }
+    // Loop: inputs (M, cond, carried...), body outputs (cond, carried..., scans...).
+    // Scan: inputs (states..., scan inputs...) after opset 8's sequence_lens, body outputs (states..., scans...).
+    const std::size_t first = n.op_type == "Loop" ? 2 : opset_ < 9 ? 1 : 0;
+    const std::size_t scan_inputs = n.op_type == "Loop" ? 0 : static_cast<std::size_t>(std::max<std::int64_t>(attr_int("num_scan_inputs", 0), 0));
+    const std::size_t carried = n.inputs.size() >= first + scan_inputs ? n.inputs.size() - first - scan_inputs : 0;
+    const std::size_t skip = n.op_type == "Loop" ? 1 : 0;  // the body's condition
+    for (std::size_t k = 0; k < out.size(); ++k)
+      out[k].elem = k < carried ? in(first + k).elem : declared(*body, skip + k);
+  }
+
   Status infer(const Node& n, std::vector<ValueType>& out) {
+    if (n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan") {
+      infer_control_flow(n, out);
+      return Status::ok();
+    }
     static const std::set<std::string> kSame = {
         "Relu", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "Tanh", "Elu", "Selu", "Celu", "Gelu", "Softplus",
         "Softsign", "HardSwish", "Mish", "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Erf", "Floor", "Ceil",

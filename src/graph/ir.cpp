@@ -183,6 +183,21 @@ ValueId Graph::find(std::string_view value_name) const {
   return kNoValue;
 }
 
+std::vector<ValueId> subgraph_reads(const Graph& g, const Node& n) {
+  std::set<ValueId> reads;
+  const auto add = [&](const Graph& sub) {
+    for (ValueId c : sub.captures)
+      if (const ValueId v = g.find(sub.values[static_cast<std::size_t>(c)].name); v != kNoValue) reads.insert(v);
+  };
+  for (const auto& [name, a] : n.attrs) {
+    if (a.kind == Attribute::Kind::kGraph && a.g) add(*a.g);
+    if (a.kind == Attribute::Kind::kGraphs)
+      for (const auto& sg : a.graphs)
+        if (sg) add(*sg);
+  }
+  return {reads.begin(), reads.end()};
+}
+
 Status verify(const Graph& g) { return Verifier({}).run(g); }
 
 Status verify(const Model& m) {
