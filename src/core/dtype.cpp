@@ -12,6 +12,12 @@ std::size_t dtype_size(DType t) {
     case DType::kF8E4M3FNUZ:
     case DType::kF8E5M2:
     case DType::kF8E5M2FNUZ:
+    case DType::kI4:
+    case DType::kU4:
+    case DType::kI2:
+    case DType::kU2:
+    case DType::kF4E2M1:
+    case DType::kF8E8M0:
       return 1;
     case DType::kF16:
     case DType::kBF16:
@@ -73,6 +79,18 @@ std::string_view dtype_name(DType t) {
       return "f8e5m2";
     case DType::kF8E5M2FNUZ:
       return "f8e5m2fnuz";
+    case DType::kI4:
+      return "i4";
+    case DType::kU4:
+      return "u4";
+    case DType::kI2:
+      return "i2";
+    case DType::kU2:
+      return "u2";
+    case DType::kF4E2M1:
+      return "f4e2m1";
+    case DType::kF8E8M0:
+      return "f8e8m0";
   }
   TESSERA_ASSERT(false, "unknown DType");
 }
@@ -91,7 +109,12 @@ bool is_complex(DType t) {
 }
 bool is_integer(DType t) {
   return t == DType::kI8 || t == DType::kU8 || t == DType::kI32 || t == DType::kI64 || t == DType::kI16 ||
-         t == DType::kU16 || t == DType::kU32 || t == DType::kU64;
+         t == DType::kU16 || t == DType::kU32 || t == DType::kU64 || t == DType::kI4 || t == DType::kU4 ||
+         t == DType::kI2 || t == DType::kU2;
+}
+bool is_small_float(DType t) {
+  return t == DType::kF8E4M3FN || t == DType::kF8E4M3FNUZ || t == DType::kF8E5M2 || t == DType::kF8E5M2FNUZ ||
+         t == DType::kF4E2M1 || t == DType::kF8E8M0;
 }
 
 }  // namespace tessera

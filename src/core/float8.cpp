@@ -4,6 +4,8 @@
 #include <tessera/core/float8.hpp>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 
 namespace tessera {
@@ -78,6 +80,49 @@ std::optional<Float8> float8_of(DType t) {
     case DType::kF8E5M2FNUZ: return Float8::kE5M2FNUZ;
     default: return std::nullopt;
   }
+}
+
+namespace {
+constexpr std::array<float, 8> kF4Magnitudes = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+}  // namespace
+
+float f4e2m1_bits_to_f32(std::uint8_t bits) {
+  const float m = kF4Magnitudes[bits & 0x7];
+  return (bits & 0x8) ? -m : m;
+}
+
+std::uint8_t f32_to_f4e2m1_bits(float x) {
+  if (std::isnan(x)) return 0x8;
+  const std::uint8_t sign = std::signbit(x) ? 0x8 : 0;
+  const float a = std::fabs(x);
+  std::uint8_t code = 7;  // saturated
+  for (std::uint8_t c = 0; c < 7; ++c) {
+    const float mid = (kF4Magnitudes[c] + kF4Magnitudes[c + 1]) / 2;  // exact in f32
+    if (a < mid || (a == mid && c % 2 == 0)) {  // a tie goes to the even code (mantissa bit 0)
+      code = c;
+      break;
+    }
+  }
+  return static_cast<std::uint8_t>(sign | code);
+}
+
+float e8m0_bits_to_f32(std::uint8_t bits) { return bits == 0xFF ? NAN : std::ldexp(1.0f, static_cast<int>(bits) - 127); }
+
+std::uint8_t f32_to_e8m0_bits(float x, bool saturate, E8M0Round mode) {
+  const auto b = std::bit_cast<std::uint32_t>(x);
+  int e = static_cast<int>((b >> 23) & 0xFF);
+  if (e == 0xFF) return 0xFF;
+  const std::uint32_t frac = b & 0x7FFFFF;
+  bool up = false;
+  if (mode == E8M0Round::kUp) {
+    up = frac != 0;
+  } else if (mode == E8M0Round::kNearest) {
+    // The guard bit decides; an exact half goes up unless the exponent is 0 and nothing follows.
+    const bool guard = (frac & 0x400000) != 0, rest = (frac & 0x3FFFFF) != 0;
+    up = guard && (rest || e > 0);
+  }
+  if (up && !(saturate && e == 0xFE)) ++e;
+  return static_cast<std::uint8_t>(e);
 }
 
 }  // namespace tessera

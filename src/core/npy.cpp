@@ -36,11 +36,11 @@ constexpr DescrCode kDescrCodes[] = {{"b1", DType::kBool}, {"i1", DType::kI8},  
                                      {"c16", DType::kC128}, {"i2", DType::kI16}, {"u2", DType::kU16},
                                      {"u4", DType::kU32},  {"u8", DType::kU64}};
 constexpr std::string_view kBf16Descr = "bfloat16";
-// numpy has no 8-bit floats either: ml_dtypes' names, one byte each.
-constexpr std::pair<std::string_view, DType> kFloat8Descrs[] = {{"float8_e4m3fn", DType::kF8E4M3FN},
-                                                                 {"float8_e4m3fnuz", DType::kF8E4M3FNUZ},
-                                                                 {"float8_e5m2", DType::kF8E5M2},
-                                                                 {"float8_e5m2fnuz", DType::kF8E5M2FNUZ}};
+// numpy has no 8-bit floats nor sub-byte types either: ml_dtypes' names, one byte each.
+constexpr std::pair<std::string_view, DType> kFloat8Descrs[] = {
+    {"float8_e4m3fn", DType::kF8E4M3FN}, {"float8_e4m3fnuz", DType::kF8E4M3FNUZ}, {"float8_e5m2", DType::kF8E5M2},
+    {"float8_e5m2fnuz", DType::kF8E5M2FNUZ}, {"int4", DType::kI4}, {"uint4", DType::kU4}, {"int2", DType::kI2},
+    {"uint2", DType::kU2}, {"float4_e2m1fn", DType::kF4E2M1}, {"float8_e8m0fnu", DType::kF8E8M0}};
 
 std::string errno_text(int err) {
   return std::error_code(err, std::generic_category()).message();

@@ -92,7 +92,10 @@ Result<graph::Constant> tensor_constant(dnn::Handle& h, const Tensor& t) {
       {DType::kC64, graph::ElemType::kC64},   {DType::kC128, graph::ElemType::kC128}, {DType::kI16, graph::ElemType::kI16},
       {DType::kU16, graph::ElemType::kU16},   {DType::kU32, graph::ElemType::kU32},   {DType::kU64, graph::ElemType::kU64},
       {DType::kF8E4M3FN, graph::ElemType::kF8E4M3FN}, {DType::kF8E4M3FNUZ, graph::ElemType::kF8E4M3FNUZ},
-      {DType::kF8E5M2, graph::ElemType::kF8E5M2},     {DType::kF8E5M2FNUZ, graph::ElemType::kF8E5M2FNUZ}};
+      {DType::kF8E5M2, graph::ElemType::kF8E5M2},     {DType::kF8E5M2FNUZ, graph::ElemType::kF8E5M2FNUZ},
+      {DType::kI4, graph::ElemType::kI4},             {DType::kU4, graph::ElemType::kU4},
+      {DType::kI2, graph::ElemType::kI2},             {DType::kU2, graph::ElemType::kU2},
+      {DType::kF4E2M1, graph::ElemType::kF4E2M1},     {DType::kF8E8M0, graph::ElemType::kF8E8M0}};
   graph::Constant c;
   for (const auto& [d, e] : kElems)
     if (d == t.dtype()) c.elem = e;
@@ -102,6 +105,14 @@ Result<graph::Constant> tensor_constant(dnn::Handle& h, const Tensor& t) {
     TESSERA_RETURN_IF_ERROR(dnn::cast(h, desc(t), t.data(), desc(packed), packed.data()));
   }
   const auto* p = static_cast<const std::byte*>(packed.data());
+  if (const int bits = graph::elem_bits(c.elem); bits < 8) {
+    // Sub-byte types: the low `bits` of each byte, packed from the least significant bits up.
+    const auto n = static_cast<std::size_t>(t.numel()), b = static_cast<std::size_t>(bits);
+    c.bytes.assign((n * b + 7) / 8, std::byte{0});
+    for (std::size_t i = 0; i < n; ++i)
+      c.bytes[i * b / 8] |= static_cast<std::byte>((static_cast<unsigned>(p[i]) & ((1u << b) - 1)) << (i * b % 8));
+    return c;
+  }
   c.bytes.assign(p, p + packed.nbytes());
   return c;
 }
@@ -110,6 +121,19 @@ Result<Tensor> constant_tensor(const graph::Constant& c, const std::string& what
   const std::optional<DType> t = graph::to_dtype(c.elem);
   if (!t) return unsupported(what + ": element type " + std::string(graph::elem_type_name(c.elem)) + " is not supported");
   TESSERA_ASSIGN_OR_RETURN(Tensor x, new_tensor(c.dims, *t));
+  if (const int bits = graph::elem_bits(c.elem); bits < 8) {
+    // Sub-byte types: one element per byte, sign-extended for i4 and i2.
+    const auto n = static_cast<std::size_t>(x.numel()), b = static_cast<std::size_t>(bits);
+    if (c.bytes.size() != (n * b + 7) / 8) return invalid_argument(what + ": data size does not match its dims");
+    const bool sign = *t == DType::kI4 || *t == DType::kI2;
+    auto* y = static_cast<std::uint8_t*>(x.data());
+    for (std::size_t i = 0; i < n; ++i) {
+      unsigned v = (static_cast<unsigned>(c.bytes[i * b / 8]) >> (i * b % 8)) & ((1u << b) - 1);
+      if (sign && (v >> (b - 1)) != 0) v |= ~((1u << b) - 1);  // sign-extend into the byte
+      y[i] = static_cast<std::uint8_t>(v);
+    }
+    return x;
+  }
   if (c.bytes.size() != x.nbytes()) return invalid_argument(what + ": data size does not match its dims");
   if (!c.bytes.empty()) std::memcpy(x.data(), c.bytes.data(), c.bytes.size());
   return x;
@@ -120,7 +144,11 @@ Result<Tensor> like(const Tensor& x, DType dtype) { return new_tensor(x.shape().
 DType widened(DType t) {
   switch (t) {
     case DType::kI16:
-    case DType::kU16: return DType::kI32;
+    case DType::kU16:
+    case DType::kI4:
+    case DType::kU4:
+    case DType::kI2:
+    case DType::kU2: return DType::kI32;
     case DType::kU32:
     case DType::kU64: return DType::kI64;
     default: return t;
@@ -350,13 +378,18 @@ Status cast_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), *to));
   const std::optional<Float8> f8 = float8_of(*to);
-  if (f8 && x.dtype() != *to && c.attr_int("saturate", 1) == 0) {
-    // Out-of-range values to inf or NaN instead of the largest value: from f32 (an f64 source
-    // is rounded to f32 first, which may round twice).
+  const bool saturate = c.attr_int("saturate", 1) != 0;
+  if (x.dtype() != *to && ((f8 && !saturate) || *to == DType::kF8E8M0)) {
+    // f8 without saturation (out-of-range values to inf or NaN instead of the largest value)
+    // and e8m0 with its rounding mode: from f32 (an f64 source is rounded to f32 first, which
+    // may round twice).
+    const std::string mode = c.attr_string("round_mode", "up");
+    if (mode != "up" && mode != "down" && mode != "nearest") return invalid_argument("round_mode '" + mode + "' (up, down or nearest)");
+    const E8M0Round round = mode == "up" ? E8M0Round::kUp : mode == "down" ? E8M0Round::kDown : E8M0Round::kNearest;
     TESSERA_ASSIGN_OR_RETURN(Tensor f, as_f32(c.h, x));
     const float* p = f.data<float>();
     auto* y = static_cast<std::uint8_t*>(c.out[0].data());
-    for (std::int64_t i = 0; i < f.numel(); ++i) y[i] = f32_to_f8_bits(p[i], *f8, false);
+    for (std::int64_t i = 0; i < f.numel(); ++i) y[i] = f8 ? f32_to_f8_bits(p[i], *f8, false) : f32_to_e8m0_bits(p[i], saturate, round);
     return Status::ok();
   }
   return dnn::cast(c.h, desc(x), x.data(), desc(c.out[0]), c.out[0].data());

@@ -88,8 +88,10 @@ Result<Tensor> as_f32(dnn::Handle& h, const Tensor& t);
 // reference-grade kernels of rare ops, which compute in f64.
 Result<Tensor> as_f64(dnn::Handle& h, const Tensor& x);
 Status from_f64(dnn::Handle& h, const Tensor& d, DType dtype, Tensor& out);
-// ONNX's i16, u16, u32 and u64, on which the primitives do not compute, widen: to i32 (i16,
-// u16) or i64 (u32, u64); other dtypes stay. Results narrow back modulo 2^bits (dnn::cast).
+
+// ONNX's i16, u16, u32, u64 and sub-byte integers, on which the primitives do not compute,
+// widen: to i32 (i16, u16, i4, u4, i2, u2) or i64 (u32, u64); other dtypes stay. Results
+// narrow back modulo 2^bits (dnn::cast).
 DType widened(DType t);
 // x cast to widened(x.dtype()) (x itself when that is its dtype). u64 goes to i64 bit for bit,
 // so with `ordered` (the op compares, divides or orders) a value from 2^63 on is an error

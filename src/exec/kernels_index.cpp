@@ -9,7 +9,6 @@
 #include <string>
 
 #include "kernels.hpp"
-#include "tessera/core/float8.hpp"
 #include "tessera/dnn/data_movement.hpp"
 #include "tessera/dnn/tensor_ops.hpp"
 
@@ -117,7 +116,7 @@ Status unique_kernel(KernelCall& c) {
   }
   const AxisSplit s = axis ? split_at(x, *axis) : AxisSplit{1, x.numel(), 1};
   const std::int64_t outer = s.outer, n = s.n, inner = s.inner;
-  const bool floating = is_floating(x.dtype()) || float8_of(x.dtype()).has_value();
+  const bool floating = is_floating(x.dtype()) || is_small_float(x.dtype());
   TESSERA_ASSIGN_OR_RETURN(Tensor xv, like(x, floating ? DType::kF64 : DType::kI64));
   TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(x), x.data(), desc(xv), xv.data()));
   return floating ? unique_of<double>(c, x, xv, outer, n, inner, axis) : unique_of<std::int64_t>(c, x, xv, outer, n, inner, axis);

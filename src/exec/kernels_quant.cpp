@@ -1,5 +1,5 @@
-// ONNX QuantizeLinear and DequantizeLinear for the 8-bit and 32-bit integer types tessera
-// holds (i8, u8, i32): per-tensor, per-axis and blocked (block_size) scales and zero points.
+// ONNX QuantizeLinear and DequantizeLinear for ONNX's integer types from 2 to 32 bits and the
+// small floats (f8, f4e2m1): per-tensor, per-axis and blocked (block_size) scales and zero points.
 //   quantize:   y = saturate(round_half_even(x / scale) + zero_point), y of the zero point's
 //               dtype (or output_dtype; u8 by default)
 //   dequantize: y = (x - zero_point) * scale, y of the scale's dtype (or output_dtype)
@@ -81,9 +81,9 @@ Status quantize_kernel(KernelCall& c) {
   const Tensor* zp_t = c.input(2);
   DType to = zp_t ? zp_t->dtype() : output_dtype(c).value_or(DType::kU8);
   if (c.attr("output_dtype") && !output_dtype(c)) return unsupported("QuantizeLinear to element type " + std::to_string(c.attr_int("output_dtype", 0)));
-  if (const std::optional<Float8> f8 = float8_of(to)) {
-    // 8-bit floats: x / scale + zero point, in f32, converted (not rounded to an integer);
-    // `saturate` (default 1) as in Cast.
+  if (const std::optional<Float8> f8 = float8_of(to); f8 || to == DType::kF4E2M1) {
+    // 8- and 4-bit floats: x / scale + zero point, in f32, converted (not rounded to an
+    // integer); `saturate` (default 1) as in Cast (f4e2m1 always saturates).
     const bool saturate = c.attr_int("saturate", 1) != 0;
     TESSERA_RETURN_IF_ERROR(per_element(c, DType::kF32, [](double v, double scale, double zp) {
       return static_cast<double>(static_cast<float>(v / scale) + static_cast<float>(zp));
@@ -91,7 +91,10 @@ Status quantize_kernel(KernelCall& c) {
     const Tensor f = c.out[0];
     TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, f.shape().dims(), to));
     auto* y = static_cast<std::uint8_t*>(c.out[0].data());
-    for (std::int64_t i = 0; i < f.numel(); ++i) y[i] = f32_to_f8_bits(f.data<float>()[i], *f8, saturate);
+    for (std::int64_t i = 0; i < f.numel(); ++i) {
+      const float v = f.data<float>()[i];
+      y[i] = f8 ? f32_to_f8_bits(v, *f8, saturate) : f32_to_f4e2m1_bits(v);
+    }
     return Status::ok();
   }
   double lo = 0, hi = 0;
@@ -101,6 +104,10 @@ Status quantize_kernel(KernelCall& c) {
     case DType::kU16: hi = 65535; break;
     case DType::kI16: lo = -32768, hi = 32767; break;
     case DType::kI32: lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max(); break;
+    case DType::kU4: hi = 15; break;
+    case DType::kI4: lo = -8, hi = 7; break;
+    case DType::kU2: hi = 3; break;
+    case DType::kI2: lo = -2, hi = 1; break;
     default: return unsupported("QuantizeLinear to " + std::string(dtype_name(to)));
   }
   return per_element(c, to, [lo, hi](double v, double scale, double zp) {
@@ -111,8 +118,7 @@ Status quantize_kernel(KernelCall& c) {
 Status dequantize_kernel(KernelCall& c) {
   const Tensor &x = *c.input(0), &scale_t = *c.input(1);
   const Tensor* zp_t = c.input(2);
-  if (x.dtype() != DType::kU8 && x.dtype() != DType::kI8 && x.dtype() != DType::kI32 && x.dtype() != DType::kU16 &&
-      x.dtype() != DType::kI16 && !float8_of(x.dtype()))
+  if (!is_integer(x.dtype()) && !is_small_float(x.dtype()))
     return unsupported("DequantizeLinear of " + std::string(dtype_name(x.dtype())));
   if (zp_t && zp_t->dtype() != x.dtype()) return invalid_argument("the zero point's dtype differs from x's");
   if (c.attr("output_dtype") && !output_dtype(c)) return unsupported("DequantizeLinear to element type " + std::to_string(c.attr_int("output_dtype", 0)));

@@ -161,6 +161,12 @@ std::optional<DType> to_dtype(ElemType t) {
     case ElemType::kF8E4M3FNUZ: return DType::kF8E4M3FNUZ;
     case ElemType::kF8E5M2: return DType::kF8E5M2;
     case ElemType::kF8E5M2FNUZ: return DType::kF8E5M2FNUZ;
+    case ElemType::kI4: return DType::kI4;
+    case ElemType::kU4: return DType::kU4;
+    case ElemType::kI2: return DType::kI2;
+    case ElemType::kU2: return DType::kU2;
+    case ElemType::kF4E2M1: return DType::kF4E2M1;
+    case ElemType::kF8E8M0: return DType::kF8E8M0;
     default: return std::nullopt;
   }
 }

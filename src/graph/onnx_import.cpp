@@ -116,6 +116,11 @@ Result<std::shared_ptr<const Constant>> Importer::tensor(const onnx::TensorProto
       c->strings.assign(t.string_data().begin(), t.string_data().end());
       break;
     default:  // int32_data holds the narrower types, one element each (halves as bit patterns)
+      if (bits < 8) {  // ... but one packed byte each for the 4- and 2-bit types
+        if (t.int32_data_size() != want) return invalid_argument(what + ": " + std::to_string(t.int32_data_size()) + " packed values for " + count + " (" + std::to_string(want) + " expected)");
+        for (std::int32_t v : t.int32_data()) append(c->bytes, static_cast<std::uint8_t>(v));
+        break;
+      }
       if (bits % 8 != 0) return unsupported(what + ": " + std::string(elem_type_name(c->elem)) + " outside raw data is not supported");
       TESSERA_RETURN_IF_ERROR(expect(t.int32_data_size()));
       for (std::int32_t v : t.int32_data()) {

@@ -1,4 +1,4 @@
-// The FP8 formats against their definitions: named patterns decode to the values the table of
+// The FP8 formats (and f4e2m1, e8m0 at the end) against their definitions: named patterns decode to the values the table of
 // float8.hpp gives; every finite pattern survives decode -> encode; and f32 values across the
 // whole range (every 65536th bit pattern, 128 per binade, plus each format's midpoints and their
 // neighbours) encode to the pattern a
@@ -119,6 +119,61 @@ TEST(Float8, EncodingRoundsToNearestEven) {
         }
       }
   }
+}
+
+// f4e2m1 against its value table, with a brute-force nearest search for the encoder.
+TEST(Float4E2M1, DecodesEveryCodeAndEncodesToTheNearestEvenCode) {
+  const float mags[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+  for (unsigned code = 0; code < 16; ++code) {
+    const float v = f4e2m1_bits_to_f32(static_cast<std::uint8_t>(code));
+    EXPECT_EQ(std::fabs(v), mags[code & 7]) << code;
+    EXPECT_EQ(std::signbit(v), (code & 8) != 0) << code;
+    EXPECT_EQ(f32_to_f4e2m1_bits(v), code) << code;  // every code round-trips, -0 included
+  }
+  for (float x = -8.0f; x <= 8.0f; x += 0.0625f) {
+    // The nearest magnitude; a tie to the even code; beyond 6 the largest.
+    const float a = std::fabs(x);
+    unsigned best = 0;
+    for (unsigned c = 1; c < 8; ++c) {
+      const float d = std::fabs(mags[c] - a), db = std::fabs(mags[best] - a);
+      if (d < db || (d == db && c % 2 == 0)) best = c;
+    }
+    const unsigned want = (std::signbit(x) ? 8u : 0u) | best;
+    EXPECT_EQ(f32_to_f4e2m1_bits(x), want) << x;
+  }
+  EXPECT_EQ(f32_to_f4e2m1_bits(std::numeric_limits<float>::infinity()), 0x7);
+  EXPECT_EQ(f32_to_f4e2m1_bits(-std::numeric_limits<float>::infinity()), 0xF);
+  EXPECT_EQ(f32_to_f4e2m1_bits(std::numeric_limits<float>::quiet_NaN()), 0x8);  // as ml_dtypes
+  EXPECT_EQ(f32_to_f4e2m1_bits(0.25f), 0x0);  // a tie between 0 and 0.5: the even code 0
+  EXPECT_EQ(f32_to_f4e2m1_bits(5.0f), 0x6);   // between 4 and 6: the even code (4)
+}
+
+TEST(Float8E8M0, PowersOfTwoAndTheRoundingModes) {
+  EXPECT_EQ(e8m0_bits_to_f32(127), 1.0f);
+  EXPECT_EQ(e8m0_bits_to_f32(0), std::ldexp(1.0f, -127));
+  EXPECT_EQ(e8m0_bits_to_f32(254), std::ldexp(1.0f, 127));
+  EXPECT_TRUE(std::isnan(e8m0_bits_to_f32(255)));
+  // 2^-127 is an f32 subnormal (a fraction, no exponent): rounding up gives 2^-126, as in
+  // ONNX's reference, which rounds on the f32 bits.
+  EXPECT_EQ(f32_to_e8m0_bits(std::ldexp(1.0f, -127), true, E8M0Round::kUp), 1);
+  EXPECT_EQ(f32_to_e8m0_bits(std::ldexp(1.0f, -127), true, E8M0Round::kNearest), 0);
+  for (int e = 1; e < 255; ++e) {  // normal powers of two are exact in every mode
+    const float v = e8m0_bits_to_f32(static_cast<std::uint8_t>(e));
+    for (E8M0Round m : {E8M0Round::kUp, E8M0Round::kDown, E8M0Round::kNearest}) EXPECT_EQ(f32_to_e8m0_bits(v, true, m), e) << e;
+  }
+  // 3 = 1.5 * 2^1: up 4, down 2, nearest 4 (a tie goes up); 2.9 nearest 2; 5 nearest 4.
+  EXPECT_EQ(f32_to_e8m0_bits(3.0f, true, E8M0Round::kUp), 129);
+  EXPECT_EQ(f32_to_e8m0_bits(3.0f, true, E8M0Round::kDown), 128);
+  EXPECT_EQ(f32_to_e8m0_bits(3.0f, true, E8M0Round::kNearest), 129);
+  EXPECT_EQ(f32_to_e8m0_bits(2.9f, true, E8M0Round::kNearest), 128);
+  EXPECT_EQ(f32_to_e8m0_bits(5.0f, true, E8M0Round::kNearest), 129);
+  EXPECT_EQ(f32_to_e8m0_bits(-4.0f), 129);  // no sign: the magnitude's exponent
+  // Beyond 2^127: saturating stays at 254, otherwise NaN.
+  const float big = std::ldexp(1.5f, 127);
+  EXPECT_EQ(f32_to_e8m0_bits(big, true, E8M0Round::kUp), 254);
+  EXPECT_EQ(f32_to_e8m0_bits(big, false, E8M0Round::kUp), 255);
+  EXPECT_EQ(f32_to_e8m0_bits(std::numeric_limits<float>::infinity()), 255);
+  EXPECT_EQ(f32_to_e8m0_bits(std::numeric_limits<float>::quiet_NaN()), 255);
 }
 
 }  // namespace

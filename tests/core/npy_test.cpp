@@ -535,6 +535,20 @@ Tensor oracle_values(DType dtype, const Shape& shape) {
       case DType::kF8E5M2FNUZ:  // no numpy dtype: only tessera's own round trips read these
         static_cast<std::uint8_t*>(t.data())[k] = f32_to_f8_bits(static_cast<float>(real), *float8_of(dtype));
         break;
+      case DType::kI4:
+      case DType::kI2:  // sign-extended, in range
+        static_cast<std::int8_t*>(t.data())[k] = static_cast<std::int8_t>(k % (dtype == DType::kI4 ? 16 : 4) - (dtype == DType::kI4 ? 8 : 2));
+        break;
+      case DType::kU4:
+      case DType::kU2:
+        static_cast<std::uint8_t*>(t.data())[k] = static_cast<std::uint8_t>(k % (dtype == DType::kU4 ? 16 : 4));
+        break;
+      case DType::kF4E2M1:
+        static_cast<std::uint8_t*>(t.data())[k] = f32_to_f4e2m1_bits(static_cast<float>(real));
+        break;
+      case DType::kF8E8M0:
+        static_cast<std::uint8_t*>(t.data())[k] = f32_to_e8m0_bits(static_cast<float>(real));
+        break;
     }
   }
   return t;
@@ -570,7 +584,9 @@ TEST_F(NpyOracle, NumpyWritesTesseraReads) {
   };
   const Shape shape{2, 3, 4};
   for (DType dtype : kAllDTypes) {
-    if (dtype == DType::kBF16 || float8_of(dtype)) continue;  // numpy has neither
+    if (dtype == DType::kBF16 || is_small_float(dtype) || dtype == DType::kI4 || dtype == DType::kU4 || dtype == DType::kI2 ||
+        dtype == DType::kU2)
+      continue;  // numpy has none of these
     const std::string name(dtype_name(dtype));
     if (dtype_size(dtype) == 1) {
       check(name + ".npy", oracle_values(dtype, shape));

@@ -259,5 +259,65 @@ TEST(ExecOps, Float8ThroughCastAndDataMovement) {
   EXPECT_EQ(c[10], 16.0f);
 }
 
+TEST(ExecOps, SubByteIntegersPackUnpackAndWrap) {
+  // w: i4 [-8, 7, -1] as packed raw data (0x78, 0x0F); v: the same in int32_data, one packed
+  // byte per entry. Cast truncates and wraps; Add computes widened and wraps back; Add(w, v) is
+  // folded into a constant, so packed again.
+  Builder m(21);
+  m.input("x", {"3"});
+  for (const bool raw : {true, false}) {
+    auto* t = m.g->add_initializer();
+    t->set_name(raw ? "w" : "v");
+    t->set_data_type(22 /* INT4 */);
+    t->add_dims(3);
+    if (raw) t->set_raw_data(std::string("\x78\x0F", 2));
+    else for (int b : {0x78, 0x0F}) t->add_int32_data(b);
+  }
+  Builder::attr(m.node("Cast", {"x"}, {"xi"}), "to", std::int64_t{22 /* INT4 */});
+  m.node("Add", {"xi", "w"}, {"s"});
+  m.node("Add", {"w", "v"}, {"f"});
+  Builder::attr(m.node("Cast", {"s"}, {"s8"}), "to", std::int64_t{onnx::TensorProto::INT8});
+  Builder::attr(m.node("Cast", {"f"}, {"f8"}), "to", std::int64_t{onnx::TensorProto::INT8});
+  Builder::attr(m.node("Cast", {"x"}, {"u2"}), "to", std::int64_t{25 /* UINT2 */});
+  Builder::attr(m.node("Cast", {"u2"}, {"u2f"}), "to", std::int64_t{onnx::TensorProto::FLOAT});
+  m.output("s8");
+  m.output("f8");
+  m.output("u2f");
+  const auto out = m.run({{"x", tensor({3}, {1.0f, 2.7f, -9.5f})}}).value_or_throw();
+  // xi = [1, 2, -9 -> 7]; s = [1 - 8, 2 + 7 = 9 -> -7, 7 - 1] ; f = [-16 -> 0, 14 -> -2, -2]
+  EXPECT_EQ(out[0].tensor.to_vector<std::int8_t>(), (std::vector<std::int8_t>{-7, -7, 6}));
+  EXPECT_EQ(out[1].tensor.to_vector<std::int8_t>(), (std::vector<std::int8_t>{0, -2, -2}));
+  // u2: 1, 2, -9 mod 4 = 3.
+  EXPECT_EQ(out[2].tensor.to_vector<float>(), (std::vector<float>{1, 2, 3}));
+}
+
+TEST(ExecOps, SmallFloatsThroughCastAndQuantize) {
+  // f4e2m1 by Cast and by QuantizeLinear (x / 2), e8m0 with each rounding mode. (Debian's ONNX
+  // schema predates these types: their numbers are written out.)
+  Builder m(24);
+  m.input("x", {"4"});
+  m.floats("scale", {}, {2.0f});
+  Builder::attr(m.node("Cast", {"x"}, {"f4"}), "to", std::int64_t{23 /* FLOAT4E2M1 */});
+  Builder::attr(m.node("Cast", {"f4"}, {"f4f"}), "to", std::int64_t{onnx::TensorProto::FLOAT});
+  auto* q = m.node("QuantizeLinear", {"x", "scale"}, {"q4"});
+  Builder::attr(q, "output_dtype", std::int64_t{23 /* FLOAT4E2M1 */});
+  m.node("DequantizeLinear", {"q4", "scale"}, {"dq"});
+  m.output("f4f");
+  m.output("dq");
+  for (const char* mode : {"up", "down", "nearest"}) {
+    auto* c = m.node("Cast", {"x"}, {std::string("e_") + mode});
+    Builder::attr(c, "to", std::int64_t{24 /* FLOAT8E8M0 */});
+    Builder::attr_string(c, "round_mode", mode);
+    Builder::attr(m.node("Cast", {std::string("e_") + mode}, {std::string("ef_") + mode}), "to", std::int64_t{onnx::TensorProto::FLOAT});
+    m.output(std::string("ef_") + mode);
+  }
+  const auto out = m.run({{"x", tensor({4}, {0.8f, 3.0f, -5.0f, 100.0f})}}).value_or_throw();
+  EXPECT_EQ(out[0].tensor.to_vector<float>(), (std::vector<float>{1, 3, -4, 6}));
+  EXPECT_EQ(out[1].tensor.to_vector<float>(), (std::vector<float>{1, 3, -4, 12}));  // (0.4 -> 0.5, 1.5, -2.5 -> -2, 50 -> 6) * 2
+  EXPECT_EQ(out[2].tensor.to_vector<float>(), (std::vector<float>{1, 4, 8, 128}));
+  EXPECT_EQ(out[3].tensor.to_vector<float>(), (std::vector<float>{0.5f, 2, 4, 64}));
+  EXPECT_EQ(out[4].tensor.to_vector<float>(), (std::vector<float>{1, 4, 4, 128}));
+}
+
 }  // namespace
 }  // namespace tessera::exec

@@ -119,7 +119,7 @@ Status compare(dnn::Handle& h, const Tensor& got, const graph::Constant& want_c,
   if (got.shape().dims() != want.shape().dims())
     return invalid_argument(what + " has dims " + got.shape().to_string() + ", expected " + want.shape().to_string());
   if (is_complex(got.dtype())) return unsupported(what + ": complex outputs are not compared");
-  if (!is_floating(got.dtype())) {
+  if (!is_floating(got.dtype()) && !is_small_float(got.dtype())) {
     TESSERA_ASSIGN_OR_RETURN(std::vector<std::int64_t> g, elements<std::int64_t>(h, got, DType::kI64));
     TESSERA_ASSIGN_OR_RETURN(std::vector<std::int64_t> w, elements<std::int64_t>(h, want, DType::kI64));
     for (std::size_t i = 0; i < g.size(); ++i)

@@ -35,22 +35,35 @@ enum class DType : std::uint8_t {
   kF8E4M3FNUZ,
   kF8E5M2,
   kF8E5M2FNUZ,
+  // ONNX's sub-byte types and the e8m0 scale format, held one element per byte (ml_dtypes'
+  // layout): i4 and i2 as sign-extended i8 values, u4 and u2 as u8 values, f4e2m1 as its 4-bit
+  // code, f8e8m0 as its exponent byte. ONNX files pack the sub-byte ones (graph::Constant keeps
+  // them packed); storage and casts only, ops compute on them through wider types.
+  kI4,
+  kU4,
+  kI2,
+  kU2,
+  kF4E2M1,
+  kF8E8M0,
 };
 
 inline constexpr DType kAllDTypes[] = {DType::kBool, DType::kI8,  DType::kU8,   DType::kI32,
                                        DType::kI64,  DType::kF16, DType::kBF16, DType::kF32,
                                        DType::kF64,  DType::kC64, DType::kC128, DType::kI16,
                                        DType::kU16,  DType::kU32, DType::kU64, DType::kF8E4M3FN,
-                                       DType::kF8E4M3FNUZ, DType::kF8E5M2, DType::kF8E5M2FNUZ};
+                                       DType::kF8E4M3FNUZ, DType::kF8E5M2, DType::kF8E5M2FNUZ, DType::kI4,
+                                       DType::kU4, DType::kI2, DType::kU2, DType::kF4E2M1, DType::kF8E8M0};
 
 std::size_t dtype_size(DType t);
 // Short names used everywhere (CLI, logs, npy errors): bool i8 u8 i32 i64 f16 bf16 f32 f64 c64
-// c128 i16 u16 u32 u64 f8e4m3fn f8e4m3fnuz f8e5m2 f8e5m2fnuz.
+// c128 i16 u16 u32 u64 f8e4m3fn f8e4m3fnuz f8e5m2 f8e5m2fnuz i4 u4 i2 u2 f4e2m1 f8e8m0.
 std::string_view dtype_name(DType t);
 std::optional<DType> parse_dtype(std::string_view name);
 bool is_floating(DType t);  // f16 bf16 f32 f64
 bool is_complex(DType t);
-bool is_integer(DType t);  // i8 u8 i32 i64 (bool is not)
+bool is_integer(DType t);  // i8 u8 i16 u16 i32 u32 i64 u64 i4 u4 i2 u2 (bool is not)
+// The 8-, 6- and 4-bit float formats (float8.hpp), which is_floating leaves out.
+bool is_small_float(DType t);
 
 // The DType of a C++ element type: dtype_of<float>() == DType::kF32.
 template <typename T>

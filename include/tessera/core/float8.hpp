@@ -27,4 +27,19 @@ std::uint8_t f32_to_f8_bits(float x, Float8 format, bool saturate = true);
 // The format of an f8 DType, or nullopt for the others.
 std::optional<Float8> float8_of(DType t);
 
+// f4e2m1 (the OCP microscaling element format): sign, 2 exponent bits (bias 1), 1 mantissa
+// bit; magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6; no infinity or NaN. The code in a byte's low 4
+// bits. Encoding rounds to nearest, ties to even; beyond +-6 (infinities too) it saturates,
+// NaN becomes 0x8 (-0), as ml_dtypes and ONNX's reference do.
+float f4e2m1_bits_to_f32(std::uint8_t bits);
+std::uint8_t f32_to_f4e2m1_bits(float x);
+
+// f8e8m0 (the OCP microscaling scale format): 2^(e - 127) for e in [0, 254], 0xFF is NaN; no
+// sign, no zero. Encoding keeps the f32 exponent and rounds on the mantissa: up (ONNX's
+// default: any fraction goes to the next power of two), down, or to nearest; NaN and
+// infinities become 0xFF. With `saturate` rounding never leaves 0xFE for 0xFF.
+enum class E8M0Round { kUp, kDown, kNearest };
+float e8m0_bits_to_f32(std::uint8_t bits);
+std::uint8_t f32_to_e8m0_bits(float x, bool saturate = true, E8M0Round mode = E8M0Round::kUp);
+
 }  // namespace tessera

@@ -65,6 +65,14 @@ template <typename T>
 void put(void* p, T v) {
   std::memcpy(p, &v, sizeof(T));
 }
+// An integer onto a `bits`-wide two's-complement (sign-extended into a byte) or unsigned type,
+// modulo 2^bits.
+std::int8_t wrap_signed(std::int64_t v, int bits) {
+  const auto m = static_cast<std::int64_t>(static_cast<std::uint64_t>(v) & ((1u << bits) - 1));
+  return static_cast<std::int8_t>(m >= (1 << (bits - 1)) ? m - (1 << bits) : m);
+}
+std::uint8_t wrap_unsigned(std::int64_t v, int bits) { return static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) & ((1u << bits) - 1)); }
+
 template <typename From>
 void store_as(From v, DType to, void* d) {
   switch (to) {
@@ -85,6 +93,13 @@ void store_as(From v, DType to, void* d) {
     case DType::kF8E4M3FNUZ:
     case DType::kF8E5M2:
     case DType::kF8E5M2FNUZ: put(d, f32_to_f8_bits(to_half_source(v), *float8_of(to))); break;  // saturating
+    // Floats to the sub-byte integers truncate and wrap, as ml_dtypes (ONNX's reference) does.
+    case DType::kI4: put(d, wrap_signed(convert_value<std::int64_t>(v), 4)); break;
+    case DType::kI2: put(d, wrap_signed(convert_value<std::int64_t>(v), 2)); break;
+    case DType::kU4: put(d, wrap_unsigned(convert_value<std::int64_t>(v), 4)); break;
+    case DType::kU2: put(d, wrap_unsigned(convert_value<std::int64_t>(v), 2)); break;
+    case DType::kF4E2M1: put(d, f32_to_f4e2m1_bits(to_half_source(v))); break;
+    case DType::kF8E8M0: put(d, f32_to_e8m0_bits(to_half_source(v))); break;  // saturating, rounding up
     default: break;
   }
 }
@@ -102,7 +117,8 @@ void convert_row(const mk::Kernels& K, DType xt, const void* s, DType yt, void* 
     return;
   }
   const auto no_kernels = [](DType t) {
-    return t == DType::kI16 || t == DType::kU16 || t == DType::kU32 || t == DType::kU64 || float8_of(t).has_value();
+    return t == DType::kI16 || t == DType::kU16 || t == DType::kU32 || t == DType::kU64 || t == DType::kI4 ||
+           t == DType::kU4 || t == DType::kI2 || t == DType::kU2 || is_small_float(t);
   };
   if (no_kernels(xt) || no_kernels(yt)) {
     // The rest of ONNX's integer types have no vector kernels: element by element.
@@ -429,6 +445,12 @@ void convert_element(DType from, const void* s, DType to, void* d) {
     case DType::kF8E4M3FNUZ:
     case DType::kF8E5M2:
     case DType::kF8E5M2FNUZ: store_as(f8_bits_to_f32(get<std::uint8_t>(s), *float8_of(from)), to, d); break;
+    case DType::kI4:
+    case DType::kI2: store_as(get<std::int8_t>(s), to, d); break;
+    case DType::kU4:
+    case DType::kU2: store_as(get<std::uint8_t>(s), to, d); break;
+    case DType::kF4E2M1: store_as(f4e2m1_bits_to_f32(get<std::uint8_t>(s)), to, d); break;
+    case DType::kF8E8M0: store_as(e8m0_bits_to_f32(get<std::uint8_t>(s)), to, d); break;
     default: break;
   }
 }
