@@ -659,6 +659,10 @@ Status dft_kernel(KernelCall& c);
 Status window_kernel(KernelCall& c);
 Status center_crop_pad_kernel(KernelCall& c);
 Status lp_pool_kernel(KernelCall& c);  // kernels_nn.cpp
+Status grid_sample_kernel(KernelCall& c);  // kernels_spatial.cpp
+Status affine_grid_kernel(KernelCall& c);
+Status col2im_kernel(KernelCall& c);
+Status max_unpool_kernel(KernelCall& c);
 
 namespace {
 const std::map<std::string, Kernel, std::less<>>& table() {
@@ -755,6 +759,10 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["CumProd"] = &cumprod_kernel;
     m["Einsum"] = &einsum_kernel;
     m["ReverseSequence"] = &reverse_sequence_kernel;
+    m["GridSample"] = &grid_sample_kernel;
+    m["AffineGrid"] = &affine_grid_kernel;
+    m["Col2Im"] = &col2im_kernel;
+    m["MaxUnpool"] = &max_unpool_kernel;
     return m;
   }();
   return t;
