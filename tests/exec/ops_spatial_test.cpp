@@ -1,11 +1,12 @@
 // The spatial, detection and integer-matrix kernels (kernels_spatial.cpp, kernels_detect.cpp)
 // on cases ONNX's node tests leave out, against plain loops or values worked out by hand:
-// GridSample points outside the image under each padding mode, AffineGrid with a dim of 1,
-// Col2Im with dilations, uneven pads and strides, MaxUnpool into a larger output_shape,
-// NonMaxSuppression with tied scores, an IoU exactly at the threshold, a score threshold that
-// removes every box and no boxes at all, RotaryEmbedding with rotary_embedding_dim below the
-// head size, MatMulInteger and QLinearMatMul with zero points and scales per row and column;
-// and bad inputs, each giving one clear error.
+// GridSample points outside the image under each padding mode (far and non-finite ones too),
+// AffineGrid with a dim of 1, Col2Im with dilations, uneven pads and strides, MaxUnpool into a
+// larger output_shape, NonMaxSuppression with tied scores, an IoU exactly at the threshold, a
+// score threshold that removes every box and no boxes at all, RotaryEmbedding with
+// rotary_embedding_dim below the head size, MatMulInteger and QLinearMatMul with zero points
+// and scales per row, per batch and row, and per column; and bad inputs, each giving one clear
+// error.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -103,6 +104,25 @@ TEST(ExecSpatial, GridSamplePointsOutsideTheImageByPaddingMode) {
   // Cubic with border padding far outside: every tap clamps to the corner pixel (weights sum to 1).
   const Tensor g3 = floats({1, 1, 1, 2}, {7.0f, -9.0f});
   EXPECT_NEAR(grid_sample(x, g3, "cubic", "border", 0).value_or_throw().to_vector<float>()[0], 3.0f, 1e-6);
+}
+
+TEST(ExecSpatial, GridSampleNonFiniteAndFarPoints) {
+  const Tensor x = floats({1, 1, 2, 3}, {1, 2, 3, 4, 5, 6});
+  // (gx, gy) = (1e30, 0), (inf, 0), (NaN, 0), align_corners, linear: far right of row 0.5.
+  const Tensor g = floats({1, 1, 3, 2}, {1e30f, 0.0f, INFINITY, 0.0f, NAN, 0.0f});
+  const auto zeros = grid_sample(x, g, "linear", "zeros", 1).value_or_throw().to_vector<float>();
+  EXPECT_EQ(zeros[0], 0.0f);
+  EXPECT_EQ(zeros[1], 0.0f);
+  EXPECT_TRUE(std::isnan(zeros[2]));
+  const auto border = grid_sample(x, g, "linear", "border", 1).value_or_throw().to_vector<float>();
+  EXPECT_FLOAT_EQ(border[0], 4.5f);
+  EXPECT_FLOAT_EQ(border[1], 4.5f);
+  EXPECT_TRUE(std::isnan(border[2]));
+  // Reflection has no place for an infinite coordinate: NaN.
+  const auto reflection = grid_sample(x, g, "cubic", "reflection", 1).value_or_throw().to_vector<float>();
+  EXPECT_TRUE(std::isfinite(reflection[0]));
+  EXPECT_TRUE(std::isnan(reflection[1]));
+  EXPECT_TRUE(std::isnan(reflection[2]));
 }
 
 TEST(ExecSpatial, GridSampleBilinearZerosMatchesALoop) {
@@ -294,6 +314,24 @@ TEST(ExecSpatial, MatMulIntegerZeroPointsPerRowAndColumnOverBroadcastBatches) {
                "do not multiply (inner dims 3 and 2)");
   expect_error(OneOp(10, "MatMulInteger", {{"a", make<std::uint8_t>({2, 3}, std::vector<std::uint8_t>(6, 1))}, {"b", make<std::uint8_t>({3, 2}, std::vector<std::uint8_t>(6, 1))}, {"za", make<std::uint8_t>({3}, {1, 2, 3})}}).run(),
                "a_zero_point has dims [3]: it must be a scalar, hold 2 values (one per row) or broadcast to [2, 1]");
+}
+
+TEST(ExecSpatial, MatMulIntegerZeroPointsPerBatchAndRow) {
+  // a_zero_point [2, 2, 1]: one per batch and row of A [2, 2, 3]; b_zero_point [1, 2]: per column.
+  constexpr int NB = 2, M = 2, K = 3, N = 2;
+  const std::vector<std::int8_t> a = {1, 2, 3, 4, 5, 6, -7, -8, -9, 10, 11, 12}, b = {3, -1, 4, 1, -5, 9};
+  const std::vector<std::int8_t> za = {1, -1, 2, -2}, zb = {5, -5};
+  const Tensor y = OneOp(10, "MatMulInteger", {{"a", make<std::int8_t>({NB, M, K}, a)}, {"b", make<std::int8_t>({K, N}, b)}, {"za", make<std::int8_t>({NB, M, 1}, za)}, {"zb", make<std::int8_t>({1, N}, zb)}})
+                       .run()
+                       .value_or_throw();
+  const auto got = y.to_vector<std::int32_t>();
+  for (int o = 0; o < NB; ++o)
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        int want = 0;
+        for (int k = 0; k < K; ++k) want += (a[static_cast<std::size_t>((o * M + i) * K + k)] - za[static_cast<std::size_t>(o * M + i)]) * (b[static_cast<std::size_t>(k * N + j)] - zb[static_cast<std::size_t>(j)]);
+        EXPECT_EQ(got[static_cast<std::size_t>((o * M + i) * N + j)], want) << o << i << j;
+      }
 }
 
 TEST(ExecSpatial, QLinearMatMulPerRowAndColumnScalesMatchALoop) {
