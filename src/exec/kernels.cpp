@@ -693,6 +693,14 @@ Status window_kernel(KernelCall& c);
 Status center_crop_pad_kernel(KernelCall& c);
 Status lp_pool_kernel(KernelCall& c);  // kernels_nn.cpp
 Status control_flow_kernel(KernelCall& c);  // kernels_control.cpp
+Status grid_sample_kernel(KernelCall& c);  // kernels_spatial.cpp
+Status affine_grid_kernel(KernelCall& c);
+Status col2im_kernel(KernelCall& c);
+Status max_unpool_kernel(KernelCall& c);
+Status non_max_suppression_kernel(KernelCall& c);  // kernels_detect.cpp
+Status rotary_embedding_kernel(KernelCall& c);
+Status matmul_integer_kernel(KernelCall& c);
+Status qlinear_matmul_kernel(KernelCall& c);
 
 namespace {
 const std::map<std::string, Kernel, std::less<>>& table() {
@@ -790,6 +798,14 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["CumProd"] = &cumprod_kernel;
     m["Einsum"] = &einsum_kernel;
     m["ReverseSequence"] = &reverse_sequence_kernel;
+    m["GridSample"] = &grid_sample_kernel;
+    m["AffineGrid"] = &affine_grid_kernel;
+    m["Col2Im"] = &col2im_kernel;
+    m["MaxUnpool"] = &max_unpool_kernel;
+    m["NonMaxSuppression"] = &non_max_suppression_kernel;
+    m["RotaryEmbedding"] = &rotary_embedding_kernel;
+    m["MatMulInteger"] = &matmul_integer_kernel;
+    m["QLinearMatMul"] = &qlinear_matmul_kernel;
     return m;
   }();
   return t;
