@@ -92,6 +92,12 @@ struct OnnxBuilder {
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(v);
   }
+  static void attr_float(onnx::NodeProto* n, const std::string& name, float v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
   static void attr_string(onnx::NodeProto* n, const std::string& name, const std::string& v) {
     auto* a = n->add_attribute();
     a->set_name(name);

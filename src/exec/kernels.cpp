@@ -317,27 +317,45 @@ Status unary_kernel(KernelCall& c) {
   return dnn::unary(c.h, *op, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
+// The activation of an ONNX op with its parameters (alpha, beta: LeakyRelu's, Elu's and Celu's
+// alpha, Selu's alpha and gamma, HardSigmoid's alpha and beta, Clip's bounds; for Gelu a
+// nonzero alpha means approximate=tanh), or nullopt for an op that is not one.
+std::optional<dnn::Activation> onnx_activation(std::string_view op, float alpha, float beta) {
+  static const std::map<std::string, dnn::ActKind, std::less<>> kKinds = {
+      {"Relu", dnn::ActKind::kRelu},         {"Sigmoid", dnn::ActKind::kSigmoid},       {"Tanh", dnn::ActKind::kTanh},
+      {"Softplus", dnn::ActKind::kSoftplus}, {"Softsign", dnn::ActKind::kSoftsign},     {"HardSwish", dnn::ActKind::kHardSwish},
+      {"Mish", dnn::ActKind::kMish},         {"LeakyRelu", dnn::ActKind::kLeakyRelu},   {"Elu", dnn::ActKind::kElu},
+      {"Celu", dnn::ActKind::kCelu},         {"Selu", dnn::ActKind::kSelu},             {"HardSigmoid", dnn::ActKind::kHardSigmoid},
+      {"Clip", dnn::ActKind::kClip},         {"Gelu", dnn::ActKind::kGeluErf}};
+  const auto it = kKinds.find(op);
+  if (it == kKinds.end()) return std::nullopt;
+  if (it->second == dnn::ActKind::kGeluErf) return dnn::Activation::make(alpha != 0 ? dnn::ActKind::kGeluTanh : dnn::ActKind::kGeluErf);
+  dnn::Activation a = dnn::Activation::make(it->second);
+  switch (it->second) {
+    case dnn::ActKind::kLeakyRelu:
+    case dnn::ActKind::kElu:
+    case dnn::ActKind::kCelu: a.alpha = alpha; break;
+    case dnn::ActKind::kSelu:
+    case dnn::ActKind::kHardSigmoid:
+    case dnn::ActKind::kClip: a.alpha = alpha, a.beta = beta; break;
+    default: break;
+  }
+  return a;
+}
+
 Status activation_kernel(KernelCall& c) {
   const std::string& op = c.node.op_type;
-  dnn::Activation a;
-  if (op == "Relu") a = dnn::Activation::make(dnn::ActKind::kRelu);
-  else if (op == "Sigmoid") a = dnn::Activation::make(dnn::ActKind::kSigmoid);
-  else if (op == "Tanh") a = dnn::Activation::make(dnn::ActKind::kTanh);
-  else if (op == "Softplus") a = dnn::Activation::make(dnn::ActKind::kSoftplus);
-  else if (op == "Softsign") a = dnn::Activation::make(dnn::ActKind::kSoftsign);
-  else if (op == "HardSwish") a = dnn::Activation::make(dnn::ActKind::kHardSwish);
-  else if (op == "Mish") a = dnn::Activation::make(dnn::ActKind::kMish);
-  else if (op == "LeakyRelu") a = {dnn::ActKind::kLeakyRelu, c.attr_float("alpha", 0.01f), 0};
-  else if (op == "Elu") a = {dnn::ActKind::kElu, c.attr_float("alpha", 1.0f), 0};
-  else if (op == "Celu") a = {dnn::ActKind::kCelu, c.attr_float("alpha", 1.0f), 0};
-  else if (op == "Selu") a = {dnn::ActKind::kSelu, c.attr_float("alpha", 1.67326319217681884765625f), c.attr_float("gamma", 1.05070102214813232421875f)};
-  else if (op == "HardSigmoid") a = {dnn::ActKind::kHardSigmoid, c.attr_float("alpha", 0.2f), c.attr_float("beta", 0.5f)};
-  else if (op == "Gelu") a = dnn::Activation::make(c.attr_string("approximate", "none") == "tanh" ? dnn::ActKind::kGeluTanh : dnn::ActKind::kGeluErf);
+  float alpha = 0, beta = 0;
+  if (op == "LeakyRelu") alpha = c.attr_float("alpha", 0.01f);
+  else if (op == "Elu" || op == "Celu") alpha = c.attr_float("alpha", 1.0f);
+  else if (op == "Selu") alpha = c.attr_float("alpha", 1.67326319217681884765625f), beta = c.attr_float("gamma", 1.05070102214813232421875f);
+  else if (op == "HardSigmoid") alpha = c.attr_float("alpha", 0.2f), beta = c.attr_float("beta", 0.5f);
+  else if (op == "Gelu") alpha = c.attr_string("approximate", "none") == "tanh" ? 1.0f : 0.0f;
   else if (op == "Clip") {
-    float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    alpha = -std::numeric_limits<float>::infinity(), beta = std::numeric_limits<float>::infinity();
     if (c.opset < 11) {
-      lo = c.attr_float("min", lo);
-      hi = c.attr_float("max", hi);
+      alpha = c.attr_float("min", alpha);
+      beta = c.attr_float("max", beta);
     } else {
       for (std::size_t k : {std::size_t{1}, std::size_t{2}}) {
         const Tensor* b = c.input(k);
@@ -345,11 +363,11 @@ Status activation_kernel(KernelCall& c) {
         if (b->numel() != 1) return invalid_argument("Clip's bound must be a scalar");
         TESSERA_ASSIGN_OR_RETURN(Tensor f, new_tensor({}, DType::kF32));
         TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(*b), b->data(), desc(f), f.data()));
-        (k == 1 ? lo : hi) = *f.data<float>();
+        (k == 1 ? alpha : beta) = *f.data<float>();
       }
     }
-    a = {dnn::ActKind::kClip, lo, hi};
   }
+  const dnn::Activation a = *onnx_activation(op, alpha, beta);
   const Tensor& x = *c.input(0);
   if (op == "Clip" && !is_floating(x.dtype())) {  // integers: max with the low bound, min with the high one
     Tensor y = x;
@@ -368,6 +386,68 @@ Status activation_kernel(KernelCall& c) {
     return dnn::activation_forward(c.h, a, one, x.data(), one, c.out[0].data());
   }
   return dnn::activation_forward(c.h, a, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
+}
+
+// tessera.FusedElementwise (graph/passes.hpp): its steps for dnn::elementwise_chain, built on
+// the first run of the node.
+struct ChainCache final : NodeCache {
+  std::vector<dnn::ChainStep> steps;
+};
+
+Result<std::vector<dnn::ChainStep>> chain_steps(const KernelCall& c) {
+  static const std::map<std::string, dnn::BinaryOp, std::less<>> kBinary = {
+      {"Add", dnn::BinaryOp::kAdd}, {"Sub", dnn::BinaryOp::kSub}, {"Mul", dnn::BinaryOp::kMul}, {"Div", dnn::BinaryOp::kDiv},
+      {"Pow", dnn::BinaryOp::kPow}, {"Max", dnn::BinaryOp::kMax}, {"Min", dnn::BinaryOp::kMin}};
+  const graph::Attribute *ops = c.attr("ops"), *operands = c.attr("operands"), *alphas = c.attr("alphas"), *betas = c.attr("betas");
+  if (!ops || !operands || !alphas || !betas) return invalid_argument("the attributes ops, operands, alphas and betas are needed");
+  const std::size_t n = ops->strings.size();
+  if (operands->ints.size() != n || alphas->floats.size() != n || betas->floats.size() != n)
+    return invalid_argument("ops, operands, alphas and betas differ in length");
+  std::vector<dnn::ChainStep> steps(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string& op = ops->strings[i];
+    dnn::ChainStep& s = steps[i];
+    const std::int64_t k = operands->ints[i];
+    if (const auto b = kBinary.find(op); b != kBinary.end()) {
+      const auto index = static_cast<std::size_t>(k < 0 ? -k : k);
+      if (index == 0 || index >= c.in.size()) return invalid_argument("step " + std::to_string(i) + " (" + op + "): operand " + std::to_string(k) + " of " + std::to_string(c.in.size()) + " inputs");
+      s.kind = dnn::ChainStep::Kind::kBinary;
+      s.binary = b->second;
+      s.operand = static_cast<int>(index) - 1;
+      s.operand_first = k < 0;
+    } else if (const auto a = onnx_activation(op, alphas->floats[i], betas->floats[i])) {
+      s.kind = dnn::ChainStep::Kind::kActivation;
+      s.activation = *a;
+    } else if (const auto u = dnn::parse_unary(lower(op))) {
+      s.kind = dnn::ChainStep::Kind::kUnary;
+      s.unary = *u;
+    } else {
+      return invalid_argument("step " + std::to_string(i) + ": " + op + " is not an elementwise op");
+    }
+    if (s.kind != dnn::ChainStep::Kind::kBinary && k != 0) return invalid_argument("step " + std::to_string(i) + " (" + op + ") takes no operand");
+  }
+  return steps;
+}
+
+Status fused_elementwise_kernel(KernelCall& c) {
+  if (!c.cache) {
+    auto cache = std::make_unique<ChainCache>();
+    TESSERA_ASSIGN_OR_RETURN(cache->steps, chain_steps(c));
+    c.cache = std::move(cache);
+  }
+  const auto* cache = dynamic_cast<const ChainCache*>(c.cache.get());
+  if (!cache) return internal_error("the node's cache is not a chain");
+  const Tensor* x = c.input(0);
+  if (!x) return invalid_argument("X is missing");
+  std::vector<dnn::TensorDesc> descs;
+  std::vector<const void*> ptrs;
+  for (std::size_t k = 1; k < c.in.size(); ++k) {
+    if (!c.input(k)) return invalid_argument("operand " + std::to_string(k) + " is missing");
+    descs.push_back(desc(*c.input(k)));
+    ptrs.push_back(c.input(k)->data());
+  }
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x->shape().dims(), x->dtype()));
+  return dnn::elementwise_chain(c.h, cache->steps, desc(*x), x->data(), descs, ptrs, desc(c.out[0]), c.out[0].data());
 }
 
 // Cast, and CastLike (to the dtype of its second input).
@@ -735,6 +815,7 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["Conv"] = &conv_kernel;
     m["ConvTranspose"] = &conv_transpose_kernel;
     m["tessera:FusedConv"] = &conv_kernel;
+    m["tessera:FusedElementwise"] = &fused_elementwise_kernel;
     m["MaxPool"] = &pool_kernel;
     m["LpPool"] = &lp_pool_kernel;
     m["BitCast"] = &bitcast_kernel;

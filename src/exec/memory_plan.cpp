@@ -19,7 +19,8 @@ bool may_overwrite(const graph::Node& n, std::size_t k) {
       "Cos",  "Tan",  "Asin", "Acos", "Atan",     "Sinh",       "Cosh",      "Erf",       "Not",   "Relu",  "Sigmoid",
       "Tanh", "Softplus", "Softsign", "HardSwish", "Mish",     "LeakyRelu", "Elu",       "Celu",  "Selu",  "HardSigmoid",
       "Gelu", "Clip"};
-  if (n.domain == graph::kTesseraDomain) return n.op_type == "FusedConv" && k == 3;  // the residual
+  if (n.domain == graph::kTesseraDomain)  // FusedConv's residual, FusedElementwise's X
+    return (n.op_type == "FusedConv" && k == 3) || (n.op_type == "FusedElementwise" && k == 0);
   if (!n.domain.empty()) return false;
   if (binary.count(n.op_type)) return k < 2;
   return unary.count(n.op_type) && k == 0;

@@ -1,5 +1,7 @@
 # Tensor operations (elementwise with broadcasting, where, reductions) against their references.
 tessera_test(tessera_dnn_tensor_ops_test tensor_ops_test.cpp)
+# Elementwise chains (the fused elementwise op) against the unfused operations, bitwise.
+tessera_test(tessera_dnn_chain_test chain_test.cpp)
 # Data movement (cast, transpose, slice, concat/split, pad, tile, expand, depth/space, reshape).
 tessera_test(tessera_dnn_data_movement_test data_movement_test.cpp)
 # Indexing (gather family, scatter family, one-hot), cumsum, top-k.

@@ -2,12 +2,14 @@
 // model verified after every pass, and the optimised model computing what the original does
 // (sessions at opt_level 0 and 2 compared bitwise on the same inputs). optimize()'s options:
 // levels, disabled and unknown pass names, dumps.
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <onnx/checker.h>
 #include <tessera/graph/passes.hpp>
 #include <tessera/session.hpp>
 
@@ -237,6 +239,90 @@ TEST(Passes, CseMergesEqualNodesAndConstantsButNotRandomOnes) {
   EXPECT_EQ(count_op(m, "Softmax"), 2);
   EXPECT_EQ(count_op(m, "RandomNormalLike"), 2);
   EXPECT_EQ(m.graph.initializers.size(), 2u);
+}
+
+TEST(Passes, EltwiseFusionChainsElementwiseOpsUpToARefusal) {
+  OnnxBuilder b(17);
+  b.input("x", {"2", "8"});
+  b.floats("bias", {8}, {1, -1, 2, -2, 0.5f, -0.5f, 0, 3});
+  b.floats("col", {2, 1}, {0.5f, -2});
+  b.floats("lo", {}, {-1});
+  b.node("Add", {"x", "bias"}, {"a"});
+  b.node("Relu", {"a"}, {"r"});
+  b.node("Mul", {"col", "r"}, {"m"});  // the running value second
+  b.node("Exp", {"m"}, {"e"});
+  OnnxBuilder::attr(b.node("ReduceMax", {"x"}, {"hi"}), "keepdims", std::int64_t{0});
+  b.node("Clip", {"e", "lo", "hi"}, {"c"});  // a computed bound: not a step
+  b.node("Neg", {"c"}, {"n"});
+  b.node("Abs", {"n"}, {"y"});
+  b.node("Sigmoid", {"x"}, {"alone"});  // a chain of one stays
+  b.output("y");
+  b.output("alone");
+  Model m = imported(b);
+  auto r = optimize(m, only("eltwise-fusion")).value_or_throw();
+  EXPECT_TRUE(verify(m).is_ok());
+  EXPECT_EQ(count_op(m, "FusedElementwise"), 2);
+  EXPECT_EQ(count_op(m, "Clip"), 1);
+  EXPECT_EQ(count_op(m, "Sigmoid"), 1);
+  EXPECT_EQ(count_op(m, "Relu"), 0);
+  ASSERT_EQ(r[0].applied.size(), 2u);
+  EXPECT_NE(r[0].applied[0].find("Add + Relu + Mul + Exp"), std::string::npos) << r[0].applied[0];
+  EXPECT_NE(r[0].applied[0].find("Clip's bounds are not f32 constants"), std::string::npos) << r[0].applied[0];
+  for (const Node& n : m.graph.nodes) {
+    if (n.op_type != "FusedElementwise" || n.attrs.at("ops").strings.size() != 4) continue;
+    EXPECT_EQ(n.attrs.at("operands").ints, (Dims{1, 0, -2, 0}));  // bias as op(v, in 1), col as op(in 2, v)
+    EXPECT_EQ(m.graph.values[static_cast<std::size_t>(n.inputs[0])].name, "x");
+  }
+  expect_same_outputs(b, {2, 8});
+}
+
+TEST(Passes, PortableExpansionGivesCheckedOnnxComputingTheSame) {
+  OnnxBuilder b(17);
+  b.input("x", {"1", "2", "5", "5"});
+  b.floats("w1", {2, 2, 3, 3}, testing::random_floats(36, 1));
+  b.floats("w2", {2, 2, 1, 1}, testing::random_floats(4, 2));
+  b.floats("b1", {2}, {0.1f, -0.2f});
+  b.floats("k", {}, {1.5f});
+  b.floats("lo", {}, {-0.5f});
+  b.floats("hi", {}, {2.0f});
+  OnnxBuilder::attr(b.node("Conv", {"x", "w1", "b1"}, {"c1"}), "pads", {1, 1, 1, 1});
+  b.node("Conv", {"x", "w2"}, {"c2"});
+  b.node("Add", {"c1", "c2"}, {"sum"});
+  b.node("Relu", {"sum"}, {"r"});  // FusedConv with a residual and Relu
+  b.node("Mul", {"r", "k"}, {"m"});
+  b.node("Clip", {"m", "lo", "hi"}, {"c"});
+  OnnxBuilder::attr_float(b.node("LeakyRelu", {"c"}, {"l"}), "alpha", 0.25f);
+  b.node("Sub", {"k", "l"}, {"y"});  // FusedElementwise: Mul, Clip, LeakyRelu, Sub(operand, v)
+  b.output("y", {"1", "2", "5", "5"});
+  const Model original = imported(b);
+  Model m = original;
+  OptimizeOptions o;
+  o.evaluate = &exec::evaluate_node;
+  ASSERT_TRUE(optimize(m, o).is_ok());
+  ASSERT_EQ(count_op(m, "FusedConv"), 1);
+  ASSERT_EQ(count_op(m, "FusedElementwise"), 1);
+  const Model fused = m;
+  ASSERT_TRUE(expand_fused_ops(m).is_ok());
+  EXPECT_EQ(count_op(m, "FusedConv") + count_op(m, "FusedElementwise"), 0);
+  EXPECT_EQ(m.opsets.count(kTesseraDomain), 0u);
+  for (const Node& n : m.graph.nodes) EXPECT_TRUE(n.domain.empty()) << n.op_type;
+  // Valid ONNX by Debian's checker, and the same outputs bit for bit as the original and the
+  // fused model.
+  const std::string bytes = export_onnx(m).value_or_throw();
+  onnx::ModelProto mp;
+  ASSERT_TRUE(mp.ParseFromString(bytes));
+  mp.set_ir_version(std::min<std::int64_t>(mp.ir_version(), 8));
+  EXPECT_NO_THROW(onnx::checker::check_model(mp));
+  const Tensor x = Tensor::from_vector<float>(Shape({1, 2, 5, 5}), testing::random_floats(50, 9)).value_or_throw();
+  std::vector<std::vector<float>> results;
+  for (const Model* model : {&original, static_cast<const Model*>(&fused), static_cast<const Model*>(&m)}) {
+    exec::SessionOptions so;
+    so.opt_level = 0;
+    exec::Session s = exec::Session::create(*model, so).value_or_throw();
+    results.push_back(s.run({{"x", x}}).value_or_throw()[0].tensor.to_vector<float>());
+  }
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(results[0], results[2]);
 }
 
 TEST(Passes, OptionsLevelsNamesAndDumps) {

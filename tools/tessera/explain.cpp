@@ -26,6 +26,7 @@ struct PassArgs {
   std::string dump_dir;
   std::string output;
   std::int64_t batch = 1;
+  bool portable = false;
 };
 
 void add_pass_options(CLI::App* cmd, PassArgs& a) {
@@ -101,9 +102,13 @@ void add_optimize_command(CLI::App& app) {
   auto a = std::make_shared<PassArgs>();
   add_pass_options(cmd, *a);
   cmd->add_option("-o,--output", a->output, "the optimised model's file")->required();
+  cmd->add_flag("--portable", a->portable, "expand tessera's fused ops back into ai.onnx nodes (runs on any ONNX runtime)");
   cmd->callback([a] {
     std::vector<graph::PassReport> reports;
-    const graph::Model m = optimised(*a, reports);
+    graph::Model m = optimised(*a, reports);
+    if (a->portable) {
+      if (const Status e = graph::expand_fused_ops(m); !e.is_ok()) throw CommandError{e.message()};
+    }
     const Status s = graph::save_onnx(m, a->output);
     if (!s.is_ok()) throw CommandError{s.message()};
     int changes = 0;

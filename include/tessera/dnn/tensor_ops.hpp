@@ -105,6 +105,31 @@ std::optional<UnaryOp> parse_unary(std::string_view name);
 Status unary(Handle& h, UnaryOp op, const TensorDesc& x_desc, const void* x,
              const TensorDesc& y_desc, void* y);
 
+// ---- Elementwise chains ------------------------------------------------------------------------
+// One step of a chain over a running value v: v = unary(v), v = activation(v), or
+// v = binary(v, operand) (binary(operand, v) with operand_first).
+struct ChainStep {
+  enum class Kind : int { kUnary, kActivation, kBinary };
+  Kind kind = Kind::kUnary;
+  UnaryOp unary = UnaryOp::kNeg;
+  Activation activation;
+  BinaryOp binary = BinaryOp::kAdd;
+  int operand = 0;             // kBinary: the index into the operands
+  bool operand_first = false;  // kBinary: binary(operand, v)
+};
+inline constexpr int kMaxChainOperands = 4;
+
+// y = the steps applied to x in order, in one pass over y: blocks small enough for the L1
+// cache go through every step before the next block is read. Each step runs the kernel the
+// operation alone would (binary, unary, activation_forward on the same instruction set), so
+// the result has the bits of the unfused sequence. f32 only; x has y's dims; each operand
+// broadcasts to them (rank <= y's); binary steps are the arithmetic ones (add, sub, mul, div,
+// pow, min, max), unary steps the f32 math ones. y may be x (in place) but shares no memory
+// with an operand. At most kMaxChainOperands operands.
+Status elementwise_chain(Handle& h, std::span<const ChainStep> steps, const TensorDesc& x_desc, const void* x,
+                         std::span<const TensorDesc> operand_descs, std::span<const void* const> operands,
+                         const TensorDesc& y_desc, void* y);
+
 // ---- Reductions -------------------------------------------------------------------------------
 enum class ReduceOp : int {
   kSum,

@@ -15,12 +15,19 @@
 //                            earlier one dropped (not random ops, subgraph nodes or graph outputs)
 //   conv-fusion           2  Conv [+ Add residual] [+ activation] -> tessera.FusedConv (one pass over
 //                            the output: bias, residual and activation applied as it is written)
+//   eltwise-fusion        2  two or more elementwise f32 ops in a chain (each output read only by the
+//                            next) -> tessera.FusedElementwise, computed block by block in one pass
 //
 // tessera's own ops live in the domain "tessera":
 //   FusedConv(X, W, [B], [Residual]) with Conv's attributes plus `activation` (the ONNX op name:
 //   Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish; absent for none) and
 //   `activation_alpha` / `activation_beta` (LeakyRelu's and HardSigmoid's alpha/beta, Clip's
 //   min/max): Y = act(conv(X, W) + B + Residual).
+//   FusedElementwise(X, Operand1, ..., Operand4) with per-step lists `ops` (ONNX op names: the
+//   arithmetic binary ops, unary math ops and activations), `operands` (0 for none, k for
+//   op(v, input k), -k for op(input k, v)) and `alphas` / `betas` (the activation's
+//   parameters; Clip's min/max; Gelu's alpha is 1 for approximate=tanh): v = X, then each step
+//   in turn; Y = v, of X's dims (f32).
 #pragma once
 
 #include <filesystem>
@@ -66,5 +73,10 @@ struct PassReport {
 // Runs the passes of `options.level` on the model's top-level graph, in order, verify() after
 // each; the model is unchanged when one fails.
 Result<std::vector<PassReport>> optimize(Model& m, const OptimizeOptions& options = {});
+
+// tessera's fused ops replaced by the ai.onnx nodes they stand for (FusedConv: Conv [+ Add]
+// [+ activation]; FusedElementwise: one node per step), so the model runs on any ONNX runtime;
+// the "tessera" opset import is dropped. The model is unchanged when it fails.
+Status expand_fused_ops(Model& m);
 
 }  // namespace tessera::graph

@@ -20,31 +20,6 @@ const std::map<std::string, bool>& activations() {
   return a;
 }
 
-float float_attr(const Node& n, const char* name, float dflt) {
-  const auto it = n.attrs.find(name);
-  return it == n.attrs.end() ? dflt : it->second.f;
-}
-
-// Clip's bounds from its attributes (before opset 11) or constant inputs, or a reason why not.
-std::optional<std::string> clip_bounds(const Graph& g, const Node& n, std::int64_t opset, float& lo, float& hi) {
-  lo = -std::numeric_limits<float>::infinity();
-  hi = std::numeric_limits<float>::infinity();
-  if (opset < 11) {
-    lo = float_attr(n, "min", lo);
-    hi = float_attr(n, "max", hi);
-    return std::nullopt;
-  }
-  for (std::size_t k = 1; k < 3 && k < n.inputs.size(); ++k) {
-    if (n.inputs[k] == kNoValue) continue;
-    const Value& v = g.values[static_cast<std::size_t>(n.inputs[k])];
-    if (!v.constant || v.constant->elem != ElemType::kF32 || v.constant->numel() != 1) return "Clip's bounds are not f32 constants";
-    float b = 0;
-    std::memcpy(&b, v.constant->bytes.data(), sizeof b);
-    (k == 1 ? lo : hi) = b;
-  }
-  return std::nullopt;
-}
-
 std::string label(const Node& n, std::size_t i) { return n.op_type + " node " + std::to_string(i) + (n.name.empty() ? "" : " '" + n.name + "'"); }
 
 }  // namespace

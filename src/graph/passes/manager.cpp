@@ -1,6 +1,8 @@
 // The pass list, optimize() (order, levels, disabled names, verify after each, dumps) and the
 // graph edits the passes share.
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -25,6 +27,8 @@ const std::vector<Entry>& entries() {
       {{"simplify", 1, "merge Transpose and Reshape chains; drop identity Transposes and no-op reshapes"}, &passes::simplify},
       {{"cse", 1, "merge equal constants and nodes computing the same op on the same inputs"}, &passes::cse},
       {{"conv-fusion", 2, "Conv [+ Add residual] [+ activation] into tessera.FusedConv"}, &passes::conv_fusion},
+      {{"eltwise-fusion", 2, "chains of elementwise f32 ops into tessera.FusedElementwise (one pass over memory)"},
+       &passes::eltwise_fusion},
       dead_code,
   };
   return e;
@@ -185,6 +189,31 @@ ValueId add_value(Graph& g, const std::string& name, ValueType type) {
   v.type = std::move(type);
   g.values.push_back(std::move(v));
   return static_cast<ValueId>(g.values.size() - 1);
+}
+
+float float_attr(const Node& n, const char* name, float dflt) {
+  const auto it = n.attrs.find(name);
+  return it == n.attrs.end() ? dflt : it->second.f;
+}
+
+// Clip's bounds from its attributes (before opset 11) or constant inputs, or a reason why not.
+std::optional<std::string> clip_bounds(const Graph& g, const Node& n, std::int64_t opset, float& lo, float& hi) {
+  lo = -std::numeric_limits<float>::infinity();
+  hi = std::numeric_limits<float>::infinity();
+  if (opset < 11) {
+    lo = float_attr(n, "min", lo);
+    hi = float_attr(n, "max", hi);
+    return std::nullopt;
+  }
+  for (std::size_t k = 1; k < 3 && k < n.inputs.size(); ++k) {
+    if (n.inputs[k] == kNoValue) continue;
+    const Value& v = g.values[static_cast<std::size_t>(n.inputs[k])];
+    if (!v.constant || v.constant->elem != ElemType::kF32 || v.constant->numel() != 1) return "Clip's bounds are not f32 constants";
+    float b = 0;
+    std::memcpy(&b, v.constant->bytes.data(), sizeof b);
+    (k == 1 ? lo : hi) = b;
+  }
+  return std::nullopt;
 }
 
 }  // namespace passes

@@ -2,6 +2,7 @@
 // the edits they make to a graph (use counts, replacing a value's uses, dropping dead nodes).
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@ Status constant_folding(Model& m, const OptimizeOptions& options, PassReport& re
 Status simplify(Model& m, const OptimizeOptions& options, PassReport& report);
 Status cse(Model& m, const OptimizeOptions& options, PassReport& report);
 Status conv_fusion(Model& m, const OptimizeOptions& options, PassReport& report);
+Status eltwise_fusion(Model& m, const OptimizeOptions& options, PassReport& report);
 
 // Per value: how many node inputs read it, plus one for each graph output it is.
 std::vector<int> use_counts(const Graph& g);
@@ -30,5 +32,9 @@ void replace_uses(Graph& g, ValueId from, ValueId to);
 void compact(Graph& g, const std::vector<char>& keep);
 // A new value of that name (made unique) and type; its id.
 ValueId add_value(Graph& g, const std::string& name, ValueType type);
+// A float attribute of n, or dflt.
+float float_attr(const Node& n, const char* name, float dflt);
+// Clip's bounds from its attributes (before opset 11) or constant inputs, or a reason why not.
+std::optional<std::string> clip_bounds(const Graph& g, const Node& n, std::int64_t opset, float& lo, float& hi);
 
 }  // namespace tessera::graph::passes

@@ -17,7 +17,7 @@ namespace tessera::dnn::detail {
 
 constexpr int kMaxTensorRank = 16;  // rank limit of the tensor operations
 constexpr int kMaxNestRank = 32;    // internal views (tile splits every dim in two)
-constexpr int kMaxOperands = 4;
+constexpr int kMaxOperands = 6;  // elementwise chains: x, four operands, y
 
 struct Nest {
   int rank = 0;  // >= 1 (a scalar is one dim of 1)

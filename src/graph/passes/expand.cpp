@@ -1,0 +1,168 @@
+// expand_fused_ops (passes.hpp): tessera's fused ops back into the ai.onnx nodes they stand
+// for, so that an optimised model runs anywhere (`tessera optimize --portable`). FusedConv
+// becomes Conv [+ Add] [+ activation]; FusedElementwise one node per step. Clip's bounds
+// become constants (attributes before opset 11), Gelu's tanh form the attribute approximate.
+#include <cstring>
+
+#include "pass.hpp"
+
+namespace tessera::graph {
+namespace {
+
+Attribute float_attribute(float v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+
+// A scalar f32 initializer; its id.
+ValueId scalar_constant(Graph& g, const std::string& name, float v) {
+  const ValueId id = passes::add_value(g, name, ValueType{ElemType::kF32, std::vector<Dim>{}});
+  auto c = std::make_shared<Constant>();
+  c->elem = ElemType::kF32;
+  c->bytes.resize(sizeof v);
+  std::memcpy(c->bytes.data(), &v, sizeof v);
+  g.values[static_cast<std::size_t>(id)].constant = std::move(c);
+  g.initializers.push_back(id);
+  return id;
+}
+
+// The ai.onnx node of activation `op` with its parameters (as the fused ops store them) from
+// x to y.
+Node activation_node(Graph& g, std::int64_t opset, const std::string& op, float alpha, float beta, ValueId x, ValueId y, const std::string& name) {
+  Node n;
+  n.name = name;
+  n.op_type = op;
+  n.inputs = {x};
+  n.outputs = {y};
+  if (op == "LeakyRelu" || op == "Elu" || op == "Celu") n.attrs["alpha"] = float_attribute(alpha);
+  if (op == "Selu") n.attrs["alpha"] = float_attribute(alpha), n.attrs["gamma"] = float_attribute(beta);
+  if (op == "HardSigmoid") n.attrs["alpha"] = float_attribute(alpha), n.attrs["beta"] = float_attribute(beta);
+  if (op == "Gelu" && alpha != 0) {
+    Attribute a;
+    a.kind = Attribute::Kind::kString;
+    a.s = "tanh";
+    n.attrs["approximate"] = a;
+  }
+  if (op == "Clip") {
+    if (opset < 11) {
+      n.attrs["min"] = float_attribute(alpha);
+      n.attrs["max"] = float_attribute(beta);
+    } else {
+      n.inputs.push_back(scalar_constant(g, name + "_min", alpha));
+      n.inputs.push_back(scalar_constant(g, name + "_max", beta));
+    }
+  }
+  return n;
+}
+
+// The nodes standing for fused node f (its output keeps its value).
+Result<std::vector<Node>> expand(Graph& g, std::int64_t opset, const Node& f) {
+  const ValueId y = f.outputs.at(0);
+  const ValueType type = g.values[static_cast<std::size_t>(y)].type;
+  std::vector<Node> out;
+  ValueId v = kNoValue;
+  // The next node's output: y for the last one, else a new value of y's type.
+  const auto next_value = [&](bool last, const std::string& tag) { return last ? y : passes::add_value(g, f.name + "_" + tag, type); };
+  const auto attr = [&](const char* name) -> const Attribute* {
+    const auto it = f.attrs.find(name);
+    return it == f.attrs.end() ? nullptr : &it->second;
+  };
+  if (f.op_type == "FusedConv") {
+    const Attribute* act = attr("activation");
+    const bool residual = f.inputs.size() > 3 && f.inputs[3] != kNoValue;
+    Node conv;
+    conv.name = f.name;
+    conv.op_type = "Conv";
+    conv.inputs.assign(f.inputs.begin(), f.inputs.begin() + std::min<std::ptrdiff_t>(3, static_cast<std::ptrdiff_t>(f.inputs.size())));
+    while (!conv.inputs.empty() && conv.inputs.back() == kNoValue) conv.inputs.pop_back();
+    for (const auto& [k, a] : f.attrs)
+      if (k != "activation" && k != "activation_alpha" && k != "activation_beta") conv.attrs[k] = a;
+    v = next_value(!residual && !act, "conv");
+    conv.outputs = {v};
+    out.push_back(std::move(conv));
+    if (residual) {
+      Node add;
+      add.name = f.name + "_residual";
+      add.op_type = "Add";
+      const ValueId a = next_value(!act, "residual");
+      add.inputs = {v, f.inputs[3]};
+      add.outputs = {a};
+      out.push_back(std::move(add));
+      v = a;
+    }
+    if (act) {
+      const Attribute* al = attr("activation_alpha");
+      const Attribute* be = attr("activation_beta");
+      out.push_back(activation_node(g, opset, act->s, al ? al->f : 0, be ? be->f : 0, v, y, f.name + "_" + act->s));
+    }
+    return out;
+  }
+  const Attribute *ops = attr("ops"), *operands = attr("operands"), *alphas = attr("alphas"), *betas = attr("betas");
+  if (!ops || !operands || !alphas || !betas || operands->ints.size() != ops->strings.size() ||
+      alphas->floats.size() != ops->strings.size() || betas->floats.size() != ops->strings.size())
+    return invalid_argument("expand: FusedElementwise '" + f.name + "' lacks consistent ops, operands, alphas and betas");
+  static const std::set<std::string> kActivations = {"Relu", "Sigmoid", "Tanh", "Softplus", "Softsign", "HardSwish", "Mish",
+                                                     "LeakyRelu", "Elu", "Celu", "Selu", "HardSigmoid", "Gelu", "Clip"};
+  v = f.inputs.at(0);
+  const std::size_t n = ops->strings.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string& op = ops->strings[i];
+    const std::string name = f.name + "_" + std::to_string(i) + "_" + op;
+    const ValueId o = next_value(i + 1 == n, std::to_string(i));
+    if (kActivations.count(op)) {
+      out.push_back(activation_node(g, opset, op, alphas->floats[i], betas->floats[i], v, o, name));
+    } else {
+      Node s;
+      s.name = name;
+      s.op_type = op;
+      const std::int64_t k = operands->ints[i];
+      const auto index = static_cast<std::size_t>(k < 0 ? -k : k);
+      if (k != 0 && index >= f.inputs.size()) return invalid_argument("expand: FusedElementwise '" + f.name + "' step " + std::to_string(i) + ": operand " + std::to_string(k));
+      if (k == 0) s.inputs = {v};
+      else if (k > 0) s.inputs = {v, f.inputs[index]};
+      else s.inputs = {f.inputs[index], v};
+      s.outputs = {o};
+      out.push_back(std::move(s));
+    }
+    v = o;
+  }
+  if (n == 0) {  // no steps: Y = X
+    Node id;
+    id.name = f.name;
+    id.op_type = "Identity";
+    id.inputs = {v};
+    id.outputs = {y};
+    out.push_back(std::move(id));
+  }
+  return out;
+}
+
+}  // namespace
+
+Status expand_fused_ops(Model& model) {
+  Model m = model;  // the caller's model is unchanged on an error
+  Graph& g = m.graph;
+  const std::int64_t opset = m.opsets.count("") ? m.opsets.at("") : kMaxOpset;
+  std::vector<Node> nodes;
+  for (Node& n : g.nodes) {
+    if (n.domain != kTesseraDomain) {
+      nodes.push_back(std::move(n));
+      continue;
+    }
+    if (n.op_type != "FusedConv" && n.op_type != "FusedElementwise") return unsupported("expand: the tessera op " + n.op_type + " has no ai.onnx form");
+    TESSERA_ASSIGN_OR_RETURN(std::vector<Node> e, expand(g, opset, n));
+    for (Node& x : e) nodes.push_back(std::move(x));
+  }
+  g.nodes = std::move(nodes);
+  for (std::size_t i = 0; i < g.nodes.size(); ++i)
+    for (ValueId v : g.nodes[i].outputs)
+      if (v != kNoValue) g.values[static_cast<std::size_t>(v)].producer = static_cast<int>(i);
+  m.opsets.erase(kTesseraDomain);
+  TESSERA_RETURN_IF_ERROR(verify(m).with_context("expand"));
+  model = std::move(m);
+  return Status::ok();
+}
+
+}  // namespace tessera::graph
