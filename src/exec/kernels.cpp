@@ -781,6 +781,8 @@ Status non_max_suppression_kernel(KernelCall& c);  // kernels_detect.cpp
 Status rotary_embedding_kernel(KernelCall& c);
 Status matmul_integer_kernel(KernelCall& c);
 Status qlinear_matmul_kernel(KernelCall& c);
+Status linear_attention_kernel(KernelCall& c);  // kernels_recurrent.cpp
+Status causal_conv_with_state_kernel(KernelCall& c);
 
 namespace {
 const std::map<std::string, Kernel, std::less<>>& table() {
@@ -887,6 +889,8 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["RotaryEmbedding"] = &rotary_embedding_kernel;
     m["MatMulInteger"] = &matmul_integer_kernel;
     m["QLinearMatMul"] = &qlinear_matmul_kernel;
+    m["LinearAttention"] = &linear_attention_kernel;
+    m["CausalConvWithState"] = &causal_conv_with_state_kernel;
     return m;
   }();
   return t;
