@@ -3,6 +3,7 @@
 // (sessions at opt_level 0 and 2 compared bitwise on the same inputs). optimize()'s options:
 // levels, disabled and unknown pass names, dumps.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -209,6 +210,27 @@ TEST(Passes, SimplifyMergesTransposeAndReshapeChains) {
   }
   EXPECT_EQ(r[1].changes, 7);  // transposes: two merges and one drop; reshapes: three merges and one drop
   expect_same_outputs(b, {2, 3, 4});
+}
+
+TEST(Passes, SimplifySquaresByMultiplying) {
+  OnnxBuilder b;
+  b.input("x", {"2", "3"});
+  b.floats("two", {}, {2.0f});
+  b.floats("three", {}, {3.0f});
+  b.node("Pow", {"x", "two"}, {"sq"});
+  b.node("Pow", {"x", "three"}, {"cube"});  // stays
+  b.node("Add", {"sq", "cube"}, {"y"});
+  b.output("y");
+  Model m = imported(b);
+  auto r = optimize(m, only("simplify")).value_or_throw();
+  EXPECT_TRUE(verify(m).is_ok());
+  EXPECT_EQ(count_op(m, "Pow"), 1);
+  EXPECT_EQ(count_op(m, "Mul"), 1);
+  EXPECT_EQ(r[0].changes, 1);
+  exec::Session s = exec::Session::create(std::move(m), exec::SessionOptions{}).value_or_throw();
+  const std::vector<float> x = {-1.5f, 0.0f, 2.0f, 3.25f, -0.0f, 1e-20f};
+  const auto y = s.run({{"x", Tensor::from_vector<float>(Shape({2, 3}), x).value_or_throw()}}).value_or_throw()[0].tensor.to_vector<float>();
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_FLOAT_EQ(y[i], x[i] * x[i] + std::pow(x[i], 3.0f)) << i;
 }
 
 TEST(Passes, CseMergesEqualNodesAndConstantsButNotRandomOnes) {

@@ -10,7 +10,8 @@
 //   constant-folding      1  nodes whose inputs are all constants, evaluated once (needs an evaluator),
 //                            and Shape/Size of inputs whose dims are all known
 //   simplify              1  Transpose(Transpose) and Reshape(Reshape) chains merged; identity
-//                            Transposes and Reshape/Flatten/Squeeze/Unsqueeze to the same dims dropped
+//                            Transposes and Reshape/Flatten/Squeeze/Unsqueeze to the same dims dropped;
+//                            Pow(x, 2) -> Mul(x, x)
 //   cse                   1  equal constants merged; a node with the op, attributes and inputs of an
 //                            earlier one dropped (not random ops, subgraph nodes or graph outputs)
 //   conv-fusion           2  Conv [+ Add residual] [+ activation] -> tessera.FusedConv (one pass over

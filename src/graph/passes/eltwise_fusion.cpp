@@ -35,9 +35,22 @@ struct Step {
   float alpha = 0, beta = 0;
 };
 
-bool known_f32(const ValueType& t) {
-  if (t.elem != ElemType::kF32 || !t.shape) return false;
-  return std::all_of(t.shape->begin(), t.shape->end(), [](const Dim& d) { return d.has_size() || !d.symbol.empty(); });
+// f32 with a known rank (dims may be unknown).
+bool f32_ranked(const ValueType& t) { return t.elem == ElemType::kF32 && t.shape.has_value(); }
+
+// Dims known to be equal: the same size, or the same symbol.
+bool same_dim(const Dim& a, const Dim& b) { return (a.has_size() && b.has_size() && a.size == b.size) || (!a.symbol.empty() && a.symbol == b.symbol); }
+
+// Whether operand o is known to broadcast into v without growing it: its rank no larger, each
+// of its dims 1 or known equal to v's.
+bool fits(const ValueType& o, const ValueType& v) {
+  if (!f32_ranked(o) || !f32_ranked(v) || o.shape->size() > v.shape->size()) return false;
+  const std::size_t off = v.shape->size() - o.shape->size();
+  for (std::size_t i = 0; i < o.shape->size(); ++i) {
+    const Dim& d = (*o.shape)[i];
+    if (!(d.has_size() && d.size == 1) && !same_dim(d, (*v.shape)[off + i])) return false;
+  }
+  return true;
 }
 
 std::string label(const Node& n, std::size_t i) { return n.op_type + " node " + std::to_string(i) + (n.name.empty() ? "" : " '" + n.name + "'"); }
@@ -85,8 +98,7 @@ Status eltwise_fusion(Model& m, const OptimizeOptions&, PassReport& report) {
   const auto as_step = [&](const Node& n, ValueId& v, std::vector<ValueId>& inputs, Step& s) -> std::optional<std::string> {
     const auto f = fusible().find(n.op_type);
     if (!n.domain.empty() || f == fusible().end() || n.outputs.size() != 1 || n.outputs[0] == kNoValue) return "not an elementwise op";
-    const ValueType& yt = type(n.outputs[0]);
-    if (!known_f32(yt)) return "its output " + to_text(yt) + " is not f32 of known dims";
+    if (type(n.outputs[0]).elem != ElemType::kF32) return "its output is not f32";
     s.op = n.op_type;
     if (f->second != Kind::kBinary) {
       if (n.inputs.empty() || n.inputs[0] == kNoValue) return "no input";
@@ -95,22 +107,20 @@ Status eltwise_fusion(Model& m, const OptimizeOptions&, PassReport& report) {
         inputs.push_back(v);
       }
       if (n.inputs[0] != v) return "it does not read the running value";
-      if (!known_f32(type(v)) || *type(v).shape != *yt.shape) return "the input's dims differ from the output's";
+      if (type(v).elem != ElemType::kF32) return "its input is not f32";
       if (f->second == Kind::kActivation) return activation_params(g, n, opset, s);
       return std::nullopt;
     }
     if (n.inputs.size() != 2 || n.inputs[0] == kNoValue || n.inputs[1] == kNoValue) return "not two inputs";
-    if (v == kNoValue) {  // the chain starts here: x is the input of the output's dims
-      const bool first = known_f32(type(n.inputs[0])) && *type(n.inputs[0]).shape == *yt.shape;
-      v = first ? n.inputs[0] : n.inputs[1];
+    if (n.inputs[0] == n.inputs[1]) return "both inputs are one value";
+    if (v == kNoValue) {  // the chain starts here: x is the input the other one fits into
+      v = fits(type(n.inputs[1]), type(n.inputs[0])) ? n.inputs[0] : n.inputs[1];
       inputs.push_back(v);
     }
-    if (n.inputs[0] == n.inputs[1]) return "both inputs are the running value";
     const int at = n.inputs[0] == v ? 0 : n.inputs[1] == v ? 1 : -1;
     if (at < 0) return "it does not read the running value";
     const ValueId o = n.inputs[static_cast<std::size_t>(1 - at)];
-    if (!known_f32(type(v)) || *type(v).shape != *yt.shape) return "it broadcasts the running value to larger dims";
-    if (!known_f32(type(o)) || type(o).shape->size() > yt.shape->size()) return "its other input " + to_text(type(o)) + " is not an f32 of known dims";
+    if (!fits(type(o), type(v))) return "its other input " + to_text(type(o)) + " is not known to broadcast into " + to_text(type(v));
     auto k = std::find(inputs.begin() + 1, inputs.end(), o);
     if (k == inputs.end()) {
       if (inputs.size() > 4) return "a fifth operand (at most four)";

@@ -24,7 +24,7 @@ const std::vector<Entry>& entries() {
       {{"identity", 1, "let the uses of Identity, inference Dropout and same-type Cast read their input"}, &passes::identity},
       {{"constant-folding", 1, "evaluate nodes whose inputs are all constants; Shape and Size of fully known dims"},
        &passes::constant_folding},
-      {{"simplify", 1, "merge Transpose and Reshape chains; drop identity Transposes and no-op reshapes"}, &passes::simplify},
+      {{"simplify", 1, "merge Transpose and Reshape chains; drop identity Transposes and no-op reshapes; Pow(x, 2) -> Mul(x, x)"}, &passes::simplify},
       {{"cse", 1, "merge equal constants and nodes computing the same op on the same inputs"}, &passes::cse},
       {{"conv-fusion", 2, "Conv [+ Add residual] [+ activation] into tessera.FusedConv"}, &passes::conv_fusion},
       {{"eltwise-fusion", 2, "chains of elementwise f32 ops into tessera.FusedElementwise (one pass over memory)"},

@@ -4,8 +4,10 @@
 //   Reshape(Reshape(x, s), t)       -> Reshape(x, t) when t is a constant without 0 entries
 //                                      (0 copies a dim of the inner result) or allowzero is set
 //   Reshape, Flatten, Squeeze, Unsqueeze whose input and output have the same known dims -> x
+//   Pow(x, 2) with a constant exponent                              -> Mul(x, x)
 // A node whose output is a graph output or read by a subgraph is kept (its name must stay),
 // though it may read further up a chain; an inner node left unread goes with the dead-code pass.
+#include <cstring>
 #include <numeric>
 
 #include "pass.hpp"
@@ -21,6 +23,36 @@ std::optional<std::vector<std::int64_t>> static_dims(const Value& v) {
     d.push_back(x.size);
   }
   return d;
+}
+
+// Pow(x, 2) with x a float and the exponent a constant 2 of one element and rank no larger
+// than x's (so Mul(x, x) has Pow's output type).
+bool squaring(const Graph& g, const Node& n) {
+  const Value& x = g.values[static_cast<std::size_t>(n.inputs[0])];
+  if (n.inputs[1] == kNoValue) return false;
+  const Value& e = g.values[static_cast<std::size_t>(n.inputs[1])];
+  if (x.type.elem != ElemType::kF32 && x.type.elem != ElemType::kF64 && x.type.elem != ElemType::kF16 && x.type.elem != ElemType::kBF16) return false;
+  if (!e.constant || e.constant->numel() != 1 || !x.type.shape || !e.type.shape || e.type.shape->size() > x.type.shape->size()) return false;
+  double v = 0;
+  const Constant& c = *e.constant;
+  if (c.elem == ElemType::kF32) {
+    float f = 0;
+    std::memcpy(&f, c.bytes.data(), sizeof f);
+    v = f;
+  } else if (c.elem == ElemType::kF64) {
+    std::memcpy(&v, c.bytes.data(), sizeof v);
+  } else if (c.elem == ElemType::kI64) {
+    std::int64_t i = 0;
+    std::memcpy(&i, c.bytes.data(), sizeof i);
+    v = static_cast<double>(i);
+  } else if (c.elem == ElemType::kI32) {
+    std::int32_t i = 0;
+    std::memcpy(&i, c.bytes.data(), sizeof i);
+    v = i;
+  } else {
+    return false;
+  }
+  return v == 2.0;
 }
 
 // A Transpose's permutation (its attribute, or the reversal of a known rank), if valid.
@@ -75,6 +107,14 @@ Status simplify(Model& m, const OptimizeOptions&, PassReport& report) {
 
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
+    if (n.op_type == "Pow" && n.domain.empty() && n.inputs.size() == 2 && n.inputs[0] != kNoValue && squaring(g, n)) {
+      // x * x is the correctly rounded square; Pow's general kernel is many times slower.
+      n.op_type = "Mul";
+      n.inputs[1] = n.inputs[0];
+      ++report.changes;
+      report.applied.push_back("Pow '" + n.name + "' by 2 -> Mul");
+      continue;
+    }
     if (!one_input(n) || n.outputs[0] == kNoValue) continue;
     const bool pin = pinned(n.outputs[0]);  // may read another input, may not go
     if (n.op_type == "Transpose") {
