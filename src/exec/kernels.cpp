@@ -701,6 +701,15 @@ Status non_max_suppression_kernel(KernelCall& c);  // kernels_detect.cpp
 Status rotary_embedding_kernel(KernelCall& c);
 Status matmul_integer_kernel(KernelCall& c);
 Status qlinear_matmul_kernel(KernelCall& c);
+Status det_kernel(KernelCall& c);  // kernels_extra.cpp
+Status swiglu_kernel(KernelCall& c);
+Status tensor_scatter_kernel(KernelCall& c);
+Status stft_kernel(KernelCall& c);
+Status mel_weight_matrix_kernel(KernelCall& c);
+Status roi_align_kernel(KernelCall& c);  // kernels_conv_extra.cpp
+Status deform_conv_kernel(KernelCall& c);
+Status conv_integer_kernel(KernelCall& c);
+Status qlinear_conv_kernel(KernelCall& c);
 
 namespace {
 const std::map<std::string, Kernel, std::less<>>& table() {
@@ -806,6 +815,15 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["RotaryEmbedding"] = &rotary_embedding_kernel;
     m["MatMulInteger"] = &matmul_integer_kernel;
     m["QLinearMatMul"] = &qlinear_matmul_kernel;
+    m["Det"] = &det_kernel;
+    m["SwiGLU"] = &swiglu_kernel;
+    m["TensorScatter"] = &tensor_scatter_kernel;
+    m["STFT"] = &stft_kernel;
+    m["MelWeightMatrix"] = &mel_weight_matrix_kernel;
+    m["RoiAlign"] = &roi_align_kernel;
+    m["DeformConv"] = &deform_conv_kernel;
+    m["ConvInteger"] = &conv_integer_kernel;
+    m["QLinearConv"] = &qlinear_conv_kernel;
     return m;
   }();
   return t;
