@@ -178,7 +178,7 @@ struct PoolDesc {
   std::vector<std::int64_t> stride;     // empty: 1
   std::vector<std::int64_t> pad_begin;  // empty: 0
   std::vector<std::int64_t> pad_end;    // empty: 0
-  std::vector<std::int64_t> dilation;   // empty: 1 (max pooling only)
+  std::vector<std::int64_t> dilation;   // empty: 1 (average: the divisor counts taps only)
   bool ceil_mode = false;  // output size rounded up (a window must start inside input+pad_begin)
   // Global pooling: the kernel covers the whole spatial extent of x.
   static PoolDesc global(PoolKind kind, const TensorDesc& x);

@@ -783,6 +783,15 @@ Status matmul_integer_kernel(KernelCall& c);
 Status qlinear_matmul_kernel(KernelCall& c);
 Status linear_attention_kernel(KernelCall& c);  // kernels_recurrent.cpp
 Status causal_conv_with_state_kernel(KernelCall& c);
+Status det_kernel(KernelCall& c);  // kernels_extra.cpp
+Status swiglu_kernel(KernelCall& c);
+Status tensor_scatter_kernel(KernelCall& c);
+Status stft_kernel(KernelCall& c);
+Status mel_weight_matrix_kernel(KernelCall& c);
+Status roi_align_kernel(KernelCall& c);  // kernels_conv_extra.cpp
+Status deform_conv_kernel(KernelCall& c);
+Status conv_integer_kernel(KernelCall& c);
+Status qlinear_conv_kernel(KernelCall& c);
 
 namespace {
 const std::map<std::string, Kernel, std::less<>>& table() {
@@ -891,6 +900,15 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["QLinearMatMul"] = &qlinear_matmul_kernel;
     m["LinearAttention"] = &linear_attention_kernel;
     m["CausalConvWithState"] = &causal_conv_with_state_kernel;
+    m["Det"] = &det_kernel;
+    m["SwiGLU"] = &swiglu_kernel;
+    m["TensorScatter"] = &tensor_scatter_kernel;
+    m["STFT"] = &stft_kernel;
+    m["MelWeightMatrix"] = &mel_weight_matrix_kernel;
+    m["RoiAlign"] = &roi_align_kernel;
+    m["DeformConv"] = &deform_conv_kernel;
+    m["ConvInteger"] = &conv_integer_kernel;
+    m["QLinearConv"] = &qlinear_conv_kernel;
     return m;
   }();
   return t;

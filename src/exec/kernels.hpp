@@ -71,6 +71,12 @@ dnn::TensorDesc desc(const Tensor& t);
 Result<Tensor> new_tensor(const std::vector<std::int64_t>& dims, DType dtype);
 // t seen with new dims (a view where t's strides allow, else a packed copy).
 Result<Tensor> reshaped(dnn::Handle& h, const Tensor& t, const std::vector<std::int64_t>& dims);
+// Per spatial dim of x ([N, C, spatial...], one kernel entry per spatial dim): the explicit
+// `pads` attribute, or those `auto_pad` asks for (SAME_UPPER puts the odd one at the end,
+// SAME_LOWER at the beginning; VALID none).
+Status spatial_pads(const KernelCall& c, const Tensor& x, const std::vector<std::int64_t>& kernel,
+                    const std::vector<std::int64_t>& stride, const std::vector<std::int64_t>& dilation,
+                    std::vector<std::int64_t>& begin, std::vector<std::int64_t>& end);
 // A new packed tensor of x's dims and `dtype`.
 Result<Tensor> like(const Tensor& x, DType dtype);
 // x's dims around `axis`: the product of those before, the axis's own, the product of those after.

@@ -10,7 +10,6 @@
 #include "tessera/dnn/tensor_ops.hpp"
 
 namespace tessera::exec::detail {
-namespace {
 
 using Dims = std::vector<std::int64_t>;
 
@@ -36,6 +35,7 @@ Status spatial_pads(const KernelCall& c, const Tensor& x, const Dims& kernel, co
   if (ap != "SAME_UPPER" && ap != "SAME_LOWER") return invalid_argument("auto_pad '" + ap + "'");
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t in = x.shape()[static_cast<int>(i) + 2], s = stride[i];
+    if (s < 1) return invalid_argument("strides must be positive, not " + std::to_string(s));
     const std::int64_t out = (in + s - 1) / s;
     const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s + (kernel[i] - 1) * dilation[i] + 1 - in);
     begin[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
@@ -43,6 +43,8 @@ Status spatial_pads(const KernelCall& c, const Tensor& x, const Dims& kernel, co
   }
   return Status::ok();
 }
+
+namespace {
 
 Dims ints_or(const KernelCall& c, const char* name, std::size_t n, std::int64_t dflt) {
   Dims v = c.attr_ints(name).value_or(Dims{});

@@ -100,9 +100,8 @@ std::vector<int64_t> rep(int sp, int64_t v) {
   return std::vector<int64_t>(static_cast<std::size_t>(sp), v);
 }
 
-// Kernel/stride/padding/dilation classes for `sp` spatial dims (dilation only where max).
+// Kernel/stride/padding/dilation classes for `sp` spatial dims.
 std::vector<PoolDesc> classes(PoolKind kind, int sp, const std::vector<int64_t>& in) {
-  const bool max = kind == PoolKind::kMax;
   std::vector<PoolDesc> v = {
       desc(kind, rep(sp, 3), rep(sp, 1), rep(sp, 1), rep(sp, 1)),
       desc(kind, rep(sp, 3), rep(sp, 2), rep(sp, 1), rep(sp, 1)),
@@ -125,10 +124,11 @@ std::vector<PoolDesc> classes(PoolKind kind, int sp, const std::vector<int64_t>&
   pb.back() = 1;
   pe.back() = 0;
   v.push_back(desc(kind, k, s, pb, pe));
-  if (max) {
-    v.push_back(desc(kind, rep(sp, 3), rep(sp, 1), rep(sp, 2), rep(sp, 2), rep(sp, 2)));
-    v.push_back(desc(kind, rep(sp, 2), rep(sp, 2), rep(sp, 1), rep(sp, 1), rep(sp, 3), true));
-  }
+  // Dilated windows (average: the divisor counts taps, not the holes between them), in ceil
+  // mode too, where the last window can reach past the end padding.
+  v.push_back(desc(kind, rep(sp, 3), rep(sp, 1), rep(sp, 2), rep(sp, 2), rep(sp, 2)));
+  v.push_back(desc(kind, rep(sp, 2), rep(sp, 2), rep(sp, 1), rep(sp, 1), rep(sp, 3), true));
+  v.push_back(desc(kind, rep(sp, 2), rep(sp, 3), rep(sp, 0), rep(sp, 1), rep(sp, 2), true));
   return v;
 }
 
@@ -261,7 +261,10 @@ TEST(Pooling, SameBitsForAnyThreadCount) {
 }
 
 // An independent oracle: PyTorch's 2-D pooling loops (symmetric padding, count_include_pad
-// dividing by the window clipped to the padded input) in double.
+// dividing by the window clipped to the padded input) in double. PyTorch has no dilated
+// average pooling; for it this follows ONNX's reference: the taps at or past the padded
+// input's end are dropped, the rest are counted (include-pad) or those inside the input
+// (exclude-pad).
 std::vector<double> torch_pool2d(const std::vector<float>& x, int64_t nc, int64_t H, int64_t W,
                                  PoolKind kind, int64_t k, int64_t s, int64_t pad, int64_t dil,
                                  int64_t OH, int64_t OW, std::vector<int64_t>* idx) {
@@ -289,6 +292,22 @@ std::vector<double> torch_pool2d(const std::vector<float>& x, int64_t nc, int64_
           continue;
         }
         int64_t hs = oh * s - pad, ws = ow * s - pad;
+        if (dil != 1) {
+          double sum = 0.0;
+          int64_t in_padded = 0, inside = 0;
+          for (int64_t a = 0; a < k; ++a)
+            for (int64_t b = 0; b < k; ++b) {
+              const int64_t ih = hs + a * dil, iw = ws + b * dil;
+              if (ih >= H + pad || iw >= W + pad) continue;
+              ++in_padded;
+              if (ih < 0 || iw < 0 || ih >= H || iw >= W) continue;
+              ++inside;
+              sum += xp[ih * W + iw];
+            }
+          const int64_t count = kind == PoolKind::kAvgIncludePad ? in_padded : inside;
+          y.push_back(count > 0 ? sum / static_cast<double>(count) : 0.0);
+          continue;
+        }
         int64_t he = std::min(hs + k, H + pad), we = std::min(ws + k, W + pad);
         const int64_t pool_size = (he - hs) * (we - ws);
         hs = std::max<int64_t>(hs, 0);
@@ -315,9 +334,10 @@ TEST(Pooling, ReferenceAgreesWithPyTorchSemantics) {
   for (PoolKind kind : kKinds)
     for (const P& c :
          {P{3, 2, 1, 1, false}, P{3, 2, 1, 1, true}, P{2, 2, 1, 1, true}, P{3, 3, 1, 1, true},
-          P{4, 3, 2, 1, true}, P{3, 1, 2, 2, false}, P{2, 3, 1, 2, true}})
+          P{4, 3, 2, 1, true}, P{3, 1, 2, 2, false}, P{2, 3, 1, 2, true}, P{3, 2, 0, 2, true},
+          P{2, 1, 1, 3, true}})
       for (int64_t hw : {4, 5, 7, 8}) {
-        if (kind != PoolKind::kMax && c.dil != 1) continue;
+        if ((c.k - 1) * c.dil + 1 > hw + 2 * c.pad) continue;
         const PoolDesc p = desc(kind, {c.k, c.k}, {c.s, c.s}, {c.pad, c.pad}, {c.pad, c.pad},
                                 {c.dil, c.dil}, c.ceil);
         const std::vector<int64_t> xdims = {1, 2, hw, hw + 1};
@@ -366,6 +386,25 @@ TEST(Pooling, HandCheckedCases) {
                                      (5 + 6 + 7 + 9 + 10 + 11 + 13 + 14 + 15) / 9.0f}));
   f = forward(h, desc(PoolKind::kAvgExcludePad, {3, 3}, {2, 2}, {1, 1}, {1, 1}), xd, xv, y2, false);
   EXPECT_EQ(f.y, (std::vector<float>{10 / 4.0f, 24 / 6.0f, 51 / 6.0f, 90 / 9.0f}));
+  // Dilated average (ONNX's example): kernel 2x2 dilation 2 takes the corners of each 3x3 block.
+  for (PoolKind k : {PoolKind::kAvgIncludePad, PoolKind::kAvgExcludePad}) {
+    f = forward(h, desc(k, {2, 2}, {1, 1}, {}, {}, {2, 2}, true), xd, xv, y2, false);
+    EXPECT_EQ(f.y, (std::vector<float>{5, 6, 9, 10}));
+  }
+  // 1-D 0..5, kernel 3 dilation 2 stride 2: window 1's taps sit at 2, 4 and 6. With end pad 1,
+  // tap 6 is padding (include-pad divides by 3, exclude-pad by 2); without it and in ceil mode
+  // tap 6 lies past the padded input and counts for neither.
+  const std::vector<float> x6 = {0, 1, 2, 3, 4, 5};
+  const TensorDesc x1 = TensorDesc::make(DType::kF32, {1, 1, 6});
+  const TensorDesc y1 = TensorDesc::make(DType::kF32, {1, 1, 2});
+  f = forward(h, desc(PoolKind::kAvgIncludePad, {3}, {2}, {0}, {1}, {2}), x1, x6, y1, false);
+  EXPECT_EQ(f.y, (std::vector<float>{2, 2}));
+  f = forward(h, desc(PoolKind::kAvgExcludePad, {3}, {2}, {0}, {1}, {2}), x1, x6, y1, false);
+  EXPECT_EQ(f.y, (std::vector<float>{2, 3}));
+  for (PoolKind k : {PoolKind::kAvgIncludePad, PoolKind::kAvgExcludePad}) {
+    f = forward(h, desc(k, {3}, {2}, {}, {}, {2}, true), x1, x6, y1, false);
+    EXPECT_EQ(f.y, (std::vector<float>{2, 3}));
+  }
   // Ties: the first maximum (row-major) wins; -inf is a value like any other.
   const std::vector<float> ties = {1, 3, 3, 1, -INFINITY, 3, 3, 0, 2};
   for (Layout l : {Layout::kNCHW, Layout::kNHWC})
@@ -439,8 +478,8 @@ TEST(Pooling, BackwardMatchesFiniteDifferences) {
     for (const PoolDesc& p :
          {desc(kind, {3, 3}, {2, 2}, {1, 1}, {0, 1}),
           desc(kind, {2, 3}, {1, 2}, {1, 0}, {0, 1}, {}, true),
-          desc(kind, {3, 2}, {1, 1}, {2, 1}, {2, 1},
-               kind == PoolKind::kMax ? std::vector<int64_t>{2, 2} : std::vector<int64_t>{})})
+          desc(kind, {3, 2}, {1, 1}, {2, 1}, {2, 1}, {2, 2}),
+          desc(kind, {2, 3}, {2, 2}, {0, 1}, {1, 0}, {3, 2}, true)})
       for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
         const std::vector<int64_t> xdims = {1, 3, 6, 7};
         SCOPED_TRACE(describe(p, xdims) + " " + std::string(layout_name(l)));
@@ -526,10 +565,6 @@ TEST(Pooling, BadArgumentsWriteNothing) {
       {"negative pad",
        fwd(desc(PoolKind::kMax, {2, 2}, {}, {-1, 0}), xd, yd, x.data(), y.data(), nullptr),
        StatusCode::kInvalidArgument, "pad_begin[0] = -1"},
-      {"avg dilation",
-       fwd(desc(PoolKind::kAvgIncludePad, {2, 2}, {2, 2}, {}, {}, {2, 1}), xd, yd, x.data(),
-           y.data(), nullptr),
-       StatusCode::kInvalidArgument, "dilation is for max pooling only"},
       {"avg indices",
        fwd(desc(PoolKind::kAvgExcludePad, {2, 2}, {2, 2}), xd, yd, x.data(), y.data(), idx.data()),
        StatusCode::kInvalidArgument, "indices are for max pooling only"},

@@ -460,7 +460,7 @@ void add_ops_commands(CLI::App& dnn) {
                                      "(1x1x1x1)");
         o["--pad-begin"] = cmd->add_option("--pad-begin", a.pad_begin, "Leading padding");
         o["--pad-end"] = cmd->add_option("--pad-end", a.pad_end, "Trailing padding");
-        o["--dilation"] = cmd->add_option("--dilation", a.dilation, "Dilation (max pooling)");
+        o["--dilation"] = cmd->add_option("--dilation", a.dilation, "Dilation (every kind)");
         o["--ceil"] = cmd->add_flag("--ceil", a.ceil, "Ceil mode (output size rounded up)");
         o["--indices"] = cmd->add_flag("--indices", a.indices, "Max pooling returns indices");
       },

@@ -193,7 +193,7 @@ typedef struct tsr_dnn_pool_desc {
   int64_t stride[3];
   int64_t pad_begin[3];
   int64_t pad_end[3];
-  int64_t dilation[3]; /* max pooling only (1 otherwise) */
+  int64_t dilation[3]; /* >= 1, every kind */
   int32_t ceil_mode;   /* nonzero: output size rounded up */
 } tsr_dnn_pool_desc;
 

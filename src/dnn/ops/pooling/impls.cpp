@@ -78,9 +78,6 @@ Result<Geom> make_geom(const std::string& fn, const PoolDesc& p, const TensorDes
     if (!p.pad_begin.empty()) g.pb[j] = p.pad_begin[si];
     if (!p.pad_end.empty()) g.pe[j] = p.pad_end[si];
     if (!p.dilation.empty()) g.d[j] = p.dilation[si];
-    if (g.d[j] != 1 && p.kind != PoolKind::kMax)
-      return invalid_argument(fn + ": dilation[" + std::to_string(i) + "] = " +
-                              std::to_string(g.d[j]) + ": dilation is for max pooling only");
     if (g.in[j] == 0)
       return invalid_argument(fn + ": x " + x.to_string() + " has an empty spatial dim " +
                               std::to_string(i));

@@ -39,11 +39,15 @@ inline void valid_taps(const Geom& g, int i, i64 o, i64* lo, i64* hi) {
 
 // The divisor factor of window `o` along dim `i` for average pooling: the taps inside the
 // input (exclude-pad), or inside the padded input (include-pad; taps past the end padding,
-// possible in ceil mode, are not counted, as PyTorch does).
+// possible in ceil mode, are not counted, as PyTorch does). With dilation only the taps
+// themselves count, not the holes between them.
 inline i64 divisor_taps(const Geom& g, int i, i64 o) {
   if (g.kind == PoolKind::kAvgIncludePad) {
+    // Window starts lie at or after -pad_begin, so every tap is past the begin padding; the
+    // ones before in + pad_end count: tap t with t * d < room.
     const i64 room = g.in[i] + g.pb[i] + g.pe[i] - o * g.s[i];
-    return room < g.k[i] ? room : g.k[i];
+    const i64 taps = room <= 0 ? 0 : (room + g.d[i] - 1) / g.d[i];
+    return taps < g.k[i] ? taps : g.k[i];
   }
   i64 lo, hi;
   valid_taps(g, i, o, &lo, &hi);
