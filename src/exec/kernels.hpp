@@ -105,6 +105,10 @@ DType widened(DType t);
 Result<Tensor> widen(dnn::Handle& h, const Tensor& x, bool ordered, const std::string& what);
 // (Log-)softmax in place over the middle dim of a packed f64 [outer, n, inner] array.
 void softmax_f64(double* p, std::int64_t outer, std::int64_t n, std::int64_t inner, bool log);
+// A packed i64 copy of an integer (or bool) tensor.
+Result<Tensor> as_i64(dnn::Handle& h, const Tensor& t);
+// "[2, 3, 4]": dims in errors.
+std::string dims_string(const std::vector<std::int64_t>& d);
 // The one value of a tensor (any numeric dtype) as a double.
 Result<double> scalar_value(dnn::Handle& h, const Tensor& t, const std::string& what);
 // The integer values of a 1-D (or scalar) i32/i64 tensor.

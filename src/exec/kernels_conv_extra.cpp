@@ -19,19 +19,6 @@ using Dims = std::vector<std::int64_t>;
 
 std::string type_name(DType t) { return std::string(dtype_name(t)); }
 
-std::string dims_string(const Dims& d) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
-// A packed i64 copy of an integer tensor.
-Result<Tensor> as_i64(dnn::Handle& h, const Tensor& t) {
-  TESSERA_ASSIGN_OR_RETURN(Tensor v, like(t, DType::kI64));
-  TESSERA_RETURN_IF_ERROR(dnn::cast(h, desc(t), t.data(), desc(v), v.data()));
-  return v;
-}
-
 // An attribute with one entry per spatial dim, `dflt` for each when left out.
 Result<Dims> per_dim(const KernelCall& c, const char* name, std::size_t n, std::int64_t dflt, std::int64_t min) {
   Dims v = c.attr_ints(name).value_or(Dims{});

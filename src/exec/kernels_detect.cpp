@@ -20,19 +20,6 @@ namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-std::string dims_string(const Dims& d) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
-// A packed i64 copy of an integer tensor.
-Result<Tensor> as_i64(dnn::Handle& h, const Tensor& t) {
-  TESSERA_ASSIGN_OR_RETURN(Tensor v, like(t, DType::kI64));
-  TESSERA_RETURN_IF_ERROR(dnn::cast(h, desc(t), t.data(), desc(v), v.data()));
-  return v;
-}
-
 // ---- NonMaxSuppression -------------------------------------------------------------------
 
 // An optional scalar input: absent when left out or empty.

@@ -18,7 +18,6 @@ namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-std::string dims_string(const Dims& d) { return Shape(d).to_string(); }
 
 // x as packed f64 (an empty tensor of x's dims when x holds nothing).
 Result<Tensor> f64_of(dnn::Handle& h, const Tensor& x) {

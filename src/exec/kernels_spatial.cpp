@@ -17,12 +17,6 @@ namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-std::string dims_string(const Dims& d) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
 enum class Interp { kLinear, kNearest, kCubic };
 enum class Padding { kZeros, kBorder, kReflection };
 

@@ -15,6 +15,7 @@
 #include <tessera/core/half.hpp>
 #include <tessera/session.hpp>
 
+#include "one_op.hpp"
 #include "onnx_builder.hpp"
 #include "test_util.hpp"
 
@@ -24,48 +25,16 @@ namespace {
 using Dims = std::vector<std::int64_t>;
 using Vec = std::vector<double>;
 
-int elem_of(DType t) {
-  switch (t) {
-    case DType::kF16: return onnx::TensorProto::FLOAT16;
-    case DType::kF64: return onnx::TensorProto::DOUBLE;
-    default: return onnx::TensorProto::FLOAT;
-  }
-}
-
 // One opset-27 node of `op` over the given inputs (an empty name leaves an optional input out),
 // with outputs "y" and "state".
-struct Node {
-  testing::OnnxBuilder m{27};
-  onnx::NodeProto* node;
-  std::vector<NamedTensor> feeds;
-
-  Node(const std::string& op, const std::vector<NamedTensor>& inputs) {
-    std::vector<std::string> names;
-    for (const NamedTensor& in : inputs) {
-      names.push_back(in.name);
-      if (in.name.empty()) continue;
-      std::vector<std::string> dims;
-      for (std::int64_t d : in.tensor.shape().dims()) dims.push_back(std::to_string(d));
-      m.input(in.name, dims, elem_of(in.tensor.dtype()));
-      feeds.push_back(in);
-    }
-    node = m.node(op, names, {"y", "state"});
-    m.output("y");
-    m.output("state");
-  }
+struct Node : testing_util::OneOp {
+  Node(const std::string& op, const std::vector<NamedTensor>& inputs) : OneOp(27, op, inputs, {"y", "state"}) {}
   void attr(const std::string& name, std::int64_t v) { testing::OnnxBuilder::attr(node, name, v); }
   void attr(const std::string& name, const std::string& v) { testing::OnnxBuilder::attr_string(node, name, v); }
-  void attr(const std::string& name, float v) {
-    auto* a = node->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::FLOAT);
-    a->set_f(v);
-  }
+  void attr(const std::string& name, float v) { real(name, v); }
   // Output y and the present state.
   Result<std::pair<Tensor, Tensor>> run() const {
-    TESSERA_ASSIGN_OR_RETURN(graph::Model model, m.import());
-    TESSERA_ASSIGN_OR_RETURN(Session s, Session::create(std::move(model)));
-    TESSERA_ASSIGN_OR_RETURN(std::vector<NamedTensor> out, s.run(feeds));
+    TESSERA_ASSIGN_OR_RETURN(std::vector<NamedTensor> out, run_all());
     return std::make_pair(out[0].tensor, out[1].tensor);
   }
 };

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <tessera/session.hpp>
 
+#include "one_op.hpp"
 #include "onnx_builder.hpp"
 #include "test_util.hpp"
 
@@ -24,44 +25,7 @@ namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-int elem_of(DType t) {
-  switch (t) {
-    case DType::kU8: return onnx::TensorProto::UINT8;
-    case DType::kI8: return onnx::TensorProto::INT8;
-    case DType::kI32: return onnx::TensorProto::INT32;
-    case DType::kI64: return onnx::TensorProto::INT64;
-    case DType::kF64: return onnx::TensorProto::DOUBLE;
-    default: return onnx::TensorProto::FLOAT;
-  }
-}
-
-// One node of `op` over the given inputs (an empty name leaves an optional input out), fed
-// with those tensors; its one output is "y".
-struct OneOp {
-  testing::OnnxBuilder m;
-  onnx::NodeProto* node;
-  std::vector<NamedTensor> feeds;
-
-  OneOp(std::int64_t opset, const std::string& op, const std::vector<NamedTensor>& inputs) : m(opset) {
-    std::vector<std::string> names;
-    for (const NamedTensor& in : inputs) {
-      names.push_back(in.name);
-      if (in.name.empty()) continue;
-      std::vector<std::string> dims;
-      for (std::int64_t d : in.tensor.shape().dims()) dims.push_back(std::to_string(d));
-      m.input(in.name, dims, elem_of(in.tensor.dtype()));
-      feeds.push_back(in);
-    }
-    node = m.node(op, names, {"y"});
-    m.output("y");
-  }
-  Result<Tensor> run() const {
-    TESSERA_ASSIGN_OR_RETURN(graph::Model model, m.import());
-    TESSERA_ASSIGN_OR_RETURN(Session s, Session::create(std::move(model)));
-    TESSERA_ASSIGN_OR_RETURN(std::vector<NamedTensor> out, s.run(feeds));
-    return out[0].tensor;
-  }
-};
+using testing_util::OneOp;
 
 template <typename T>
 Tensor make(const Dims& dims, const std::vector<T>& v) {

@@ -27,20 +27,11 @@ std::string label(const Node& n, std::size_t i) { return n.op_type + " node " + 
 Status conv_fusion(Model& m, const OptimizeOptions&, PassReport& report) {
   Graph& g = m.graph;
   const std::int64_t opset = m.opsets.count("") ? m.opsets.at("") : 0;
-  const std::vector<int> uses = use_counts(g);
-  const std::set<std::string> captured = captured_names(g);
-  std::vector<char> is_output(g.values.size(), 0);
-  for (ValueId v : g.outputs) is_output[static_cast<std::size_t>(v)] = 1;
-  // The single node reading v (by index), or -1 when v has other readers or is an output.
-  std::vector<int> reader(g.values.size(), -1);
-  for (std::size_t i = 0; i < g.nodes.size(); ++i)
-    for (ValueId v : g.nodes[i].inputs)
-      if (v != kNoValue) reader[static_cast<std::size_t>(v)] = static_cast<int>(i);
+  const std::vector<int> reader = sole_readers(g);
   std::vector<char> keep(g.nodes.size(), 1), absorbed(g.nodes.size(), 0);
   auto sole_reader = [&](ValueId v) -> int {  // -1 also when that reader joined another fusion
-    const auto k = static_cast<std::size_t>(v);
-    if (uses[k] != 1 || is_output[k] || captured.count(g.values[k].name)) return -1;
-    return reader[k] >= 0 && absorbed[static_cast<std::size_t>(reader[k])] ? -1 : reader[k];
+    const int r = reader[static_cast<std::size_t>(v)];
+    return r >= 0 && absorbed[static_cast<std::size_t>(r)] ? -1 : r;
   };
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& conv = g.nodes[i];

@@ -77,21 +77,10 @@ std::optional<std::string> activation_params(const Graph& g, const Node& n, std:
 Status eltwise_fusion(Model& m, const OptimizeOptions&, PassReport& report) {
   Graph& g = m.graph;
   const std::int64_t opset = m.opsets.count("") ? m.opsets.at("") : 0;
-  const std::vector<int> uses = use_counts(g);
-  const std::set<std::string> captured = captured_names(g);
-  std::vector<char> is_output(g.values.size(), 0);
-  for (ValueId v : g.outputs) is_output[static_cast<std::size_t>(v)] = 1;
-  std::vector<int> reader(g.values.size(), -1);
-  for (std::size_t i = 0; i < g.nodes.size(); ++i)
-    for (ValueId v : g.nodes[i].inputs)
-      if (v != kNoValue) reader[static_cast<std::size_t>(v)] = static_cast<int>(i);
+  const std::vector<int> reader = sole_readers(g);
   std::vector<char> keep(g.nodes.size(), 1), absorbed(g.nodes.size(), 0);
   const auto type = [&](ValueId v) -> const ValueType& { return g.values[static_cast<std::size_t>(v)].type; };
-  const auto sole_reader = [&](ValueId v) -> int {
-    const auto k = static_cast<std::size_t>(v);
-    if (uses[k] != 1 || is_output[k] || captured.count(g.values[k].name)) return -1;
-    return reader[k];
-  };
+  const auto sole_reader = [&](ValueId v) { return reader[static_cast<std::size_t>(v)]; };
 
   // Node n as a step on the running value v (kNoValue: n starts the chain, picking v); the
   // fused node's inputs so far in `inputs` (input 0 is x). A reason when it cannot be one.

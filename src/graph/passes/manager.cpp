@@ -128,6 +128,18 @@ std::set<std::string> captured_names(const Graph& g) {
   return names;
 }
 
+std::vector<int> sole_readers(const Graph& g) {
+  const std::vector<int> uses = use_counts(g);
+  const std::set<std::string> captured = captured_names(g);
+  std::vector<int> reader(g.values.size(), -1);
+  for (std::size_t i = 0; i < g.nodes.size(); ++i)
+    for (ValueId v : g.nodes[i].inputs)
+      if (v != kNoValue) reader[static_cast<std::size_t>(v)] = static_cast<int>(i);
+  for (std::size_t v = 0; v < g.values.size(); ++v)
+    if (uses[v] != 1 || captured.count(g.values[v].name)) reader[v] = -1;  // use_counts counts graph outputs
+  return reader;
+}
+
 void replace_uses(Graph& g, ValueId from, ValueId to) {
   for (Node& n : g.nodes)
     for (ValueId& v : n.inputs)

@@ -23,6 +23,9 @@ Status eltwise_fusion(Model& m, const OptimizeOptions& options, PassReport& repo
 
 // Per value: how many node inputs read it, plus one for each graph output it is.
 std::vector<int> use_counts(const Graph& g);
+// Per value: the one node reading it (by index), or -1 when it has no reader or several, is a
+// graph output or is read by a subgraph (the fusions' test for an intermediate they may absorb).
+std::vector<int> sole_readers(const Graph& g);
 // The names subgraphs read from this graph (captures, recursively): values a pass must keep.
 std::set<std::string> captured_names(const Graph& g);
 // Every node input reading `from` reads `to` instead (graph outputs are left alone).

@@ -37,26 +37,6 @@ struct ChainCall {
   void* yp;
 };
 
-// The f32 unary functions the activations' vector math computes (the unary operation uses it
-// for f32 too; impls.cpp keeps the same map).
-int vector_math(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::kExp: return ak::kMathExp;
-    case UnaryOp::kLog: return ak::kMathLog;
-    case UnaryOp::kTanh: return ak::kMathTanh;
-    case UnaryOp::kErf: return ak::kMathErf;
-    case UnaryOp::kSin: return ak::kMathSin;
-    case UnaryOp::kCos: return ak::kMathCos;
-    case UnaryOp::kTan: return ak::kMathTan;
-    case UnaryOp::kAsin: return ak::kMathAsin;
-    case UnaryOp::kAcos: return ak::kMathAcos;
-    case UnaryOp::kAtan: return ak::kMathAtan;
-    case UnaryOp::kSinh: return ak::kMathSinh;
-    case UnaryOp::kCosh: return ak::kMathCosh;
-    default: return -1;
-  }
-}
-
 // A step bound to one instruction set's kernel.
 struct Bound {
   ChainStep::Kind kind;
@@ -81,7 +61,7 @@ Status chain_run(Handle& h, const ChainCall& c) {
       b.operand = 1 + s.operand;
       b.operand_first = s.operand_first;
     } else if (s.kind == ChainStep::Kind::kUnary) {
-      const int vm = vector_math(s.unary);
+      const int vm = ek::vector_math(static_cast<int>(s.unary));
       if (vm >= 0) b.math = kA->math[vm];
       else b.un = kK->unary[static_cast<int>(s.unary)][ek::kF32];
     } else {

@@ -114,25 +114,6 @@ int type_index(DType t) {
   }
 }
 
-// The f32 functions the activations' vector math computes (the rest use scalar.inc's).
-int vector_math(int op) {
-  switch (static_cast<UnaryOp>(op)) {
-    case UnaryOp::kExp: return ak::kMathExp;
-    case UnaryOp::kLog: return ak::kMathLog;
-    case UnaryOp::kTanh: return ak::kMathTanh;
-    case UnaryOp::kErf: return ak::kMathErf;
-    case UnaryOp::kSin: return ak::kMathSin;
-    case UnaryOp::kCos: return ak::kMathCos;
-    case UnaryOp::kTan: return ak::kMathTan;
-    case UnaryOp::kAsin: return ak::kMathAsin;
-    case UnaryOp::kAcos: return ak::kMathAcos;
-    case UnaryOp::kAtan: return ak::kMathAtan;
-    case UnaryOp::kSinh: return ak::kMathSinh;
-    case UnaryOp::kCosh: return ak::kMathCosh;
-    default: return -1;
-  }
-}
-
 template <const ek::Kernels* kK, const ak::Kernels* kA>
 Status elt_run(Handle& h, const EltCall& c) {
   const i64 total = c.y.numel();
@@ -181,7 +162,7 @@ Status elt_run(Handle& h, const EltCall& c) {
     }
   }
   if (c.kind == Kind::kUnary) {
-    const int vm = vector_math(c.op);
+    const int vm = ek::vector_math(c.op);
     un = kK->unary[c.op][ti];
     if (ti == ek::kF32 && vm >= 0) math = kA->math[vm];
     if (halves && nest.inner_stride(0) == 1) {
@@ -418,3 +399,26 @@ Status unary(Handle& h, UnaryOp op, const TensorDesc& x_desc, const void* x,
 }
 
 }  // namespace tessera::dnn
+
+namespace tessera::dnn::elt_kernels {
+
+int vector_math(int op) {
+  switch (static_cast<UnaryOp>(op)) {
+    case UnaryOp::kExp: return act_kernels::kMathExp;
+    case UnaryOp::kLog: return act_kernels::kMathLog;
+    case UnaryOp::kTanh: return act_kernels::kMathTanh;
+    case UnaryOp::kErf: return act_kernels::kMathErf;
+    case UnaryOp::kSin: return act_kernels::kMathSin;
+    case UnaryOp::kCos: return act_kernels::kMathCos;
+    case UnaryOp::kTan: return act_kernels::kMathTan;
+    case UnaryOp::kAsin: return act_kernels::kMathAsin;
+    case UnaryOp::kAcos: return act_kernels::kMathAcos;
+    case UnaryOp::kAtan: return act_kernels::kMathAtan;
+    case UnaryOp::kSinh: return act_kernels::kMathSinh;
+    case UnaryOp::kCosh: return act_kernels::kMathCosh;
+    default: return -1;
+  }
+}
+
+
+}  // namespace tessera::dnn::elt_kernels

@@ -52,6 +52,11 @@ struct Kernels {
   UnaryFn half_unary_stream[kUnaryOps][2];
   WhereFn where[4];
 };
+// The activations' vector-math function (act_kernels::Math) that computes UnaryOp `op` on f32,
+// or -1 for the ops scalar.inc computes (impls.cpp; the unary operation and the elementwise
+// chains both use it, so they give the same bits).
+int vector_math(int op);
+
 extern const Kernels kGeneric;
 extern const Kernels kAvx2;
 extern const Kernels kAvx512;
