@@ -656,6 +656,7 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["ConstantOfShape"] = &constant_of_shape_kernel;
     m["Range"] = &range_kernel;
     m["LayerNormalization"] = &layer_norm_kernel;
+    m["tessera:LayerNormalization"] = &layer_norm_kernel;  // the layernorm-fusion pass's, below opset 17
     for (const char* op : {"Acosh", "Asinh", "Atanh", "ThresholdedRelu", "Shrink", "Swish"}) m[op] = &rare_unary_kernel;
     m["IsInf"] = &is_inf_kernel;
     m["ArgMax"] = &arg_kernel;

@@ -347,6 +347,99 @@ TEST(Passes, PortableExpansionGivesCheckedOnnxComputingTheSame) {
   EXPECT_EQ(results[0], results[2]);
 }
 
+// A layer norm over the last axis written out as exporters before opset 17 write it; with the
+// scale and bias when `affine`. Opset 18 takes ReduceMean's axes as an input.
+OnnxBuilder written_out_layer_norm(std::int64_t opset, bool affine) {
+  OnnxBuilder b(opset);
+  b.input("x", {"N", "4", "6"});
+  b.floats("two", {}, {2.0f});
+  b.floats("eps", {}, {1e-5f});
+  b.floats("gamma", {6}, {1, 2, 0.5f, -1, 1.5f, 3});
+  b.floats("beta", {6}, {0, 0.1f, -0.2f, 0.3f, 0, 1});
+  const auto mean = [&](const std::string& in, const std::string& out) {
+    if (opset >= 18) {
+      b.ints(out + "_axes", {-1});
+      b.node("ReduceMean", {in, out + "_axes"}, {out});
+    } else {
+      OnnxBuilder::attr(b.node("ReduceMean", {in}, {out}), "axes", Dims{-1});
+    }
+  };
+  mean("x", "m");
+  b.node("Sub", {"x", "m"}, {"d"});
+  b.node("Pow", {"d", "two"}, {"p"});
+  mean("p", "v");
+  b.node("Add", {"v", "eps"}, {"e"});
+  b.node("Sqrt", {"e"}, {"s"});
+  b.node("Div", {"d", "s"}, {affine ? "n" : "y"});
+  if (affine) {
+    b.node("Mul", {"n", "gamma"}, {"g"});
+    b.node("Add", {"g", "beta"}, {"y"});
+  }
+  b.output("y", {"N", "4", "6"});
+  return b;
+}
+
+TEST(Passes, LayerNormFusionAndItsExpansion) {
+  const Tensor x = Tensor::from_vector<float>(Shape({3, 4, 6}), testing::random_floats(72, 4)).value_or_throw();
+  for (const auto& [opset, affine] : {std::pair<std::int64_t, bool>{14, true}, {18, false}}) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    const OnnxBuilder b = written_out_layer_norm(opset, affine);
+    const Model original = imported(b);
+    Model m = original;
+    auto r = optimize(m, only("layernorm-fusion")).value_or_throw();
+    EXPECT_TRUE(verify(m).is_ok());
+    ASSERT_EQ(m.graph.nodes.size(), 1u) << to_text(m);
+    EXPECT_EQ(m.graph.nodes[0].op_type, "LayerNormalization");
+    EXPECT_EQ(m.graph.nodes[0].domain, opset >= 17 ? "" : kTesseraDomain);
+    EXPECT_EQ(r[0].changes, affine ? 9 : 7);
+    Model expanded = m;
+    ASSERT_TRUE(expand_fused_ops(expanded).is_ok());
+    // tessera's LayerNormalization is written out; ai.onnx's (opset 17 on) stays.
+    EXPECT_EQ(count_op(expanded, "ReduceMean"), opset < 17 ? 2 : 0);
+    if (opset <= 17) {  // Debian's checker knows opsets up to 17
+      onnx::ModelProto mp;
+      ASSERT_TRUE(mp.ParseFromString(export_onnx(expanded).value_or_throw()));
+      mp.set_ir_version(std::min<std::int64_t>(mp.ir_version(), 8));
+      EXPECT_NO_THROW(onnx::checker::check_model(mp));
+    }
+    std::vector<std::vector<float>> y;
+    for (const Model* model : {&original, static_cast<const Model*>(&m), static_cast<const Model*>(&expanded)}) {
+      exec::SessionOptions so;
+      so.opt_level = 0;
+      exec::Session s = exec::Session::create(*model, so).value_or_throw();
+      y.push_back(s.run({{"x", x}}).value_or_throw()[0].tensor.to_vector<float>());
+    }
+    for (std::size_t i = 0; i < y[0].size(); ++i) {
+      EXPECT_NEAR(y[1][i], y[0][i], 2e-6f * (1 + std::fabs(y[0][i]))) << i;
+      EXPECT_NEAR(y[2][i], y[0][i], 1e-6f * (1 + std::fabs(y[0][i]))) << i;  // the original chain (Mul for Pow)
+    }
+  }
+}
+
+TEST(Passes, LayerNormFusionLeavesOtherReductions) {
+  // The mean over a middle axis, and a centred value read a third time, are not layer norms.
+  for (const bool middle : {true, false}) {
+    OnnxBuilder b(14);
+    b.input("x", {"2", "4", "6"});
+    b.floats("eps", {}, {1e-5f});
+    OnnxBuilder::attr(b.node("ReduceMean", {"x"}, {"m"}), "axes", Dims{middle ? 1 : -1});
+    b.node("Sub", {"x", "m"}, {"d"});
+    b.node("Mul", {"d", "d"}, {"p"});
+    OnnxBuilder::attr(b.node("ReduceMean", {"p"}, {"v"}), "axes", Dims{middle ? 1 : -1});
+    b.node("Add", {"v", "eps"}, {"e"});
+    b.node("Sqrt", {"e"}, {"s"});
+    b.node("Div", {"d", "s"}, {"y"});
+    b.output("y");
+    if (!middle) {
+      b.node("Neg", {"d"}, {"extra"});
+      b.output("extra");
+    }
+    Model m = imported(b);
+    optimize(m, only("layernorm-fusion")).value_or_throw();
+    EXPECT_EQ(count_op(m, "LayerNormalization"), 0);
+  }
+}
+
 TEST(Passes, OptionsLevelsNamesAndDumps) {
   OnnxBuilder b;
   b.input("x", {"4"});

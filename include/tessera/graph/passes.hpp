@@ -14,6 +14,9 @@
 //                            Pow(x, 2) -> Mul(x, x)
 //   cse                   1  equal constants merged; a node with the op, attributes and inputs of an
 //                            earlier one dropped (not random ops, subgraph nodes or graph outputs)
+//   layernorm-fusion      2  ReduceMean, Sub, Mul (or Pow 2), ReduceMean, Add eps, Sqrt, Div [, Mul scale
+//                            [, Add bias]] over trailing axes -> LayerNormalization (ai.onnx's from
+//                            opset 17, tessera's below: the same op)
 //   conv-fusion           2  Conv [+ Add residual] [+ activation] -> tessera.FusedConv (one pass over
 //                            the output: bias, residual and activation applied as it is written)
 //   eltwise-fusion        2  two or more elementwise f32 ops in a chain (each output read only by the
@@ -24,6 +27,8 @@
 //   Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish; absent for none) and
 //   `activation_alpha` / `activation_beta` (LeakyRelu's and HardSigmoid's alpha/beta, Clip's
 //   min/max): Y = act(conv(X, W) + B + Residual).
+//   LayerNormalization(X, Scale, [B]) with ai.onnx's attributes axis and epsilon: ai.onnx's
+//   LayerNormalization for models whose opset predates it.
 //   FusedElementwise(X, Operand1, ..., Operand4) with per-step lists `ops` (ONNX op names: the
 //   arithmetic binary ops, unary math ops and activations), `operands` (0 for none, k for
 //   op(v, input k), -k for op(input k, v)) and `alphas` / `betas` (the activation's
@@ -76,7 +81,8 @@ struct PassReport {
 Result<std::vector<PassReport>> optimize(Model& m, const OptimizeOptions& options = {});
 
 // tessera's fused ops replaced by the ai.onnx nodes they stand for (FusedConv: Conv [+ Add]
-// [+ activation]; FusedElementwise: one node per step), so the model runs on any ONNX runtime;
+// [+ activation]; FusedElementwise: one node per step; LayerNormalization: ReduceMean, Sub,
+// Mul, ReduceMean, Add, Sqrt, Div, Mul [, Add]), so the model runs on any ONNX runtime;
 // the "tessera" opset import is dropped. The model is unchanged when it fails.
 Status expand_fused_ops(Model& m);
 

@@ -1,6 +1,7 @@
 // expand_fused_ops (passes.hpp): tessera's fused ops back into the ai.onnx nodes they stand
 // for, so that an optimised model runs anywhere (`tessera optimize --portable`). FusedConv
-// becomes Conv [+ Add] [+ activation]; FusedElementwise one node per step. Clip's bounds
+// becomes Conv [+ Add] [+ activation]; FusedElementwise one node per step; LayerNormalization
+// (tessera's, below opset 17) the ReduceMean, Sub, Mul, Add, Sqrt, Div chain it came from. Clip's bounds
 // become constants (attributes before opset 11), Gelu's tanh form the attribute approximate.
 #include <cstring>
 
@@ -99,6 +100,66 @@ Result<std::vector<Node>> expand(Graph& g, std::int64_t opset, const Node& f) {
     }
     return out;
   }
+  if (f.op_type == "LayerNormalization") {
+    // Written out as the layernorm-fusion pass found it: M = ReduceMean(X), D = X - M,
+    // V = ReduceMean(D * D), Y = D / Sqrt(V + eps) * Scale [+ B], over the trailing axes.
+    const ValueId x = f.inputs.at(0);
+    const ValueType& xt = g.values[static_cast<std::size_t>(x)].type;
+    if (!xt.shape) return invalid_argument("expand: LayerNormalization '" + f.name + "': X's rank is not known");
+    const auto rank = static_cast<std::int64_t>(xt.shape->size());
+    const Attribute* ax = attr("axis");
+    std::int64_t axis = ax ? ax->i : -1;
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return invalid_argument("expand: LayerNormalization '" + f.name + "': axis out of range");
+    std::vector<std::int64_t> axes;
+    for (std::int64_t a = axis; a < rank; ++a) axes.push_back(a);
+    std::vector<Dim> kept = *xt.shape;
+    for (std::int64_t a = axis; a < rank; ++a) kept[static_cast<std::size_t>(a)] = Dim{1, {}};
+    const ValueType stat{ElemType::kF32, kept};
+    const auto node = [&](const std::string& op, std::vector<ValueId> in, ValueId o) {
+      Node n;
+      n.name = f.name + "_" + std::to_string(out.size()) + "_" + op;
+      n.op_type = op;
+      n.inputs = std::move(in);
+      n.outputs = {o};
+      out.push_back(std::move(n));
+      return o;
+    };
+    const auto mean = [&](ValueId in, const std::string& tag) {
+      const ValueId o = passes::add_value(g, f.name + "_" + tag, stat);
+      node("ReduceMean", {in}, o);
+      Node& r = out.back();
+      if (opset >= 18) {
+        const ValueId a = passes::add_value(g, f.name + "_" + tag + "_axes", ValueType{ElemType::kI64, std::vector<Dim>{Dim{static_cast<std::int64_t>(axes.size()), {}}}});
+        auto c = std::make_shared<Constant>();
+        c->elem = ElemType::kI64;
+        c->dims = {static_cast<std::int64_t>(axes.size())};
+        c->bytes.resize(axes.size() * 8);
+        std::memcpy(c->bytes.data(), axes.data(), axes.size() * 8);
+        g.values[static_cast<std::size_t>(a)].constant = std::move(c);
+        g.initializers.push_back(a);
+        r.inputs.push_back(a);
+      } else {
+        Attribute at;
+        at.kind = Attribute::Kind::kInts;
+        at.ints = axes;
+        r.attrs["axes"] = at;
+      }
+      return o;
+    };
+    const Attribute* ep = attr("epsilon");
+    const bool bias = f.inputs.size() > 2 && f.inputs[2] != kNoValue;
+    const ValueId m = mean(x, "mean");
+    const ValueId d = node("Sub", {x, m}, passes::add_value(g, f.name + "_centred", type));
+    const ValueId sq = node("Mul", {d, d}, passes::add_value(g, f.name + "_squares", type));
+    const ValueId var = mean(sq, "variance");
+    const ValueId ve = node("Add", {var, scalar_constant(g, f.name + "_epsilon", ep ? ep->f : 1e-5f)}, passes::add_value(g, f.name + "_var_eps", stat));
+    const ValueId sd = node("Sqrt", {ve}, passes::add_value(g, f.name + "_stddev", stat));
+    const ValueId n = node("Div", {d, sd}, passes::add_value(g, f.name + "_normalised", type));
+    const ValueId scaled = node("Mul", {n, f.inputs.at(1)}, bias ? passes::add_value(g, f.name + "_scaled", type) : y);
+    if (bias) node("Add", {scaled, f.inputs[2]}, y);
+    return out;
+  }
   const Attribute *ops = attr("ops"), *operands = attr("operands"), *alphas = attr("alphas"), *betas = attr("betas");
   if (!ops || !operands || !alphas || !betas || operands->ints.size() != ops->strings.size() ||
       alphas->floats.size() != ops->strings.size() || betas->floats.size() != ops->strings.size())
@@ -151,7 +212,8 @@ Status expand_fused_ops(Model& model) {
       nodes.push_back(std::move(n));
       continue;
     }
-    if (n.op_type != "FusedConv" && n.op_type != "FusedElementwise") return unsupported("expand: the tessera op " + n.op_type + " has no ai.onnx form");
+    if (n.op_type != "FusedConv" && n.op_type != "FusedElementwise" && n.op_type != "LayerNormalization")
+      return unsupported("expand: the tessera op " + n.op_type + " has no ai.onnx form");
     TESSERA_ASSIGN_OR_RETURN(std::vector<Node> e, expand(g, opset, n));
     for (Node& x : e) nodes.push_back(std::move(x));
   }

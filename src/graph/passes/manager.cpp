@@ -26,6 +26,8 @@ const std::vector<Entry>& entries() {
        &passes::constant_folding},
       {{"simplify", 1, "merge Transpose and Reshape chains; drop identity Transposes and no-op reshapes; Pow(x, 2) -> Mul(x, x)"}, &passes::simplify},
       {{"cse", 1, "merge equal constants and nodes computing the same op on the same inputs"}, &passes::cse},
+      {{"layernorm-fusion", 2, "layer normalisation written out in ReduceMean, Sub, Mul, Add, Sqrt, Div into LayerNormalization"},
+       &passes::layernorm_fusion},
       {{"conv-fusion", 2, "Conv [+ Add residual] [+ activation] into tessera.FusedConv"}, &passes::conv_fusion},
       {{"eltwise-fusion", 2, "chains of elementwise f32 ops into tessera.FusedElementwise (one pass over memory)"},
        &passes::eltwise_fusion},
@@ -201,6 +203,36 @@ ValueId add_value(Graph& g, const std::string& name, ValueType type) {
   v.type = std::move(type);
   g.values.push_back(std::move(v));
   return static_cast<ValueId>(g.values.size() - 1);
+}
+
+std::optional<double> scalar_constant(const Graph& g, ValueId v) {
+  if (v == kNoValue) return std::nullopt;
+  const Value& val = g.values[static_cast<std::size_t>(v)];
+  if (!val.constant || val.constant->numel() != 1) return std::nullopt;
+  const std::byte* p = val.constant->bytes.data();
+  switch (val.constant->elem) {
+    case ElemType::kF32: {
+      float f = 0;
+      std::memcpy(&f, p, sizeof f);
+      return f;
+    }
+    case ElemType::kF64: {
+      double d = 0;
+      std::memcpy(&d, p, sizeof d);
+      return d;
+    }
+    case ElemType::kI32: {
+      std::int32_t i = 0;
+      std::memcpy(&i, p, sizeof i);
+      return i;
+    }
+    case ElemType::kI64: {
+      std::int64_t i = 0;
+      std::memcpy(&i, p, sizeof i);
+      return static_cast<double>(i);
+    }
+    default: return std::nullopt;
+  }
 }
 
 float float_attr(const Node& n, const char* name, float dflt) {

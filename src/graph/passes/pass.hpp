@@ -20,6 +20,7 @@ Status simplify(Model& m, const OptimizeOptions& options, PassReport& report);
 Status cse(Model& m, const OptimizeOptions& options, PassReport& report);
 Status conv_fusion(Model& m, const OptimizeOptions& options, PassReport& report);
 Status eltwise_fusion(Model& m, const OptimizeOptions& options, PassReport& report);
+Status layernorm_fusion(Model& m, const OptimizeOptions& options, PassReport& report);
 
 // Per value: how many node inputs read it, plus one for each graph output it is.
 std::vector<int> use_counts(const Graph& g);
@@ -35,6 +36,8 @@ void replace_uses(Graph& g, ValueId from, ValueId to);
 void compact(Graph& g, const std::vector<char>& keep);
 // A new value of that name (made unique) and type; its id.
 ValueId add_value(Graph& g, const std::string& name, ValueType type);
+// The one element of a constant of one element (f32, f64, i32 or i64), or nullopt.
+std::optional<double> scalar_constant(const Graph& g, ValueId v);
 // A float attribute of n, or dflt.
 float float_attr(const Node& n, const char* name, float dflt);
 // Clip's bounds from its attributes (before opset 11) or constant inputs, or a reason why not.

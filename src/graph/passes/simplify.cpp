@@ -32,27 +32,8 @@ bool squaring(const Graph& g, const Node& n) {
   if (n.inputs[1] == kNoValue) return false;
   const Value& e = g.values[static_cast<std::size_t>(n.inputs[1])];
   if (x.type.elem != ElemType::kF32 && x.type.elem != ElemType::kF64 && x.type.elem != ElemType::kF16 && x.type.elem != ElemType::kBF16) return false;
-  if (!e.constant || e.constant->numel() != 1 || !x.type.shape || !e.type.shape || e.type.shape->size() > x.type.shape->size()) return false;
-  double v = 0;
-  const Constant& c = *e.constant;
-  if (c.elem == ElemType::kF32) {
-    float f = 0;
-    std::memcpy(&f, c.bytes.data(), sizeof f);
-    v = f;
-  } else if (c.elem == ElemType::kF64) {
-    std::memcpy(&v, c.bytes.data(), sizeof v);
-  } else if (c.elem == ElemType::kI64) {
-    std::int64_t i = 0;
-    std::memcpy(&i, c.bytes.data(), sizeof i);
-    v = static_cast<double>(i);
-  } else if (c.elem == ElemType::kI32) {
-    std::int32_t i = 0;
-    std::memcpy(&i, c.bytes.data(), sizeof i);
-    v = i;
-  } else {
-    return false;
-  }
-  return v == 2.0;
+  if (!x.type.shape || !e.type.shape || e.type.shape->size() > x.type.shape->size()) return false;
+  return scalar_constant(g, n.inputs[1]) == 2.0;
 }
 
 // A Transpose's permutation (its attribute, or the reversal of a known rank), if valid.

@@ -25,7 +25,7 @@ namespace ak = act_kernels;
 using i64 = std::int64_t;
 
 constexpr i64 kBlock = 1024;  // elements per step call: the block and staged operands stay in L1
-constexpr i64 kGrain = 32768;  // elements per thread chunk, at least
+constexpr i64 kGrain = 65536;  // elements per thread chunk, at least (as the separate operations)
 
 struct ChainCall {
   std::span<const ChainStep> steps;
