@@ -91,9 +91,10 @@ Status loop_kernel(KernelCall& c) {
   const std::size_t k_scan = bg.outputs.size() - 1 - n;
   if (c.out.size() > n + k_scan) return invalid_argument("the node has " + std::to_string(c.out.size()) + " outputs, the body gives " + std::to_string(n + k_scan));
   std::int64_t trips = LLONG_MAX;
-  if (c.input(0)) {
-    TESSERA_ASSIGN_OR_RETURN(const double m, scalar_value(c.h, *c.input(0), "the trip count M"));
-    trips = static_cast<std::int64_t>(m);
+  if (c.input(0)) {  // read as integers: exporters write 2^63 - 1 for "no limit", which a double would not hold
+    TESSERA_ASSIGN_OR_RETURN(const std::vector<std::int64_t> m, int_values(*c.input(0), "the trip count M"));
+    if (m.size() != 1) return invalid_argument("the trip count M has " + std::to_string(m.size()) + " elements, not one");
+    trips = m[0];
   }
   bool cond = true;
   if (c.input(1)) {

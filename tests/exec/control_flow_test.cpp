@@ -3,6 +3,7 @@
 // iteration, Scan's directions and axes, a subgraph nested in a subgraph reading the model's
 // graph, the memory plan keeping a value only a subgraph reads, and the errors of malformed
 // control flow.
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,10 @@ TEST(ControlFlow, LoopStopsOnTheBodysCondition) {
                      .value_or_throw();
   expect_floats(y[0].tensor, {2}, {3, 6});
   expect_floats(y[1].tensor, {3, 2}, {0, 0, 1, 2, 3, 6});
+  // No limit but the condition: exporters write M = 2^63 - 1.
+  const auto w = s.run({{"M", scalar_i64(std::numeric_limits<std::int64_t>::max())}, {"c", scalar_bool(true)}, {"s0", floats({2}, {0, 0})}, {"x", floats({2}, {1, 2})}})
+                     .value_or_throw();
+  expect_floats(w[1].tensor, {3, 2}, {0, 0, 1, 2, 3, 6});
   // A false condition runs nothing.
   const auto z = s.run({{"M", scalar_i64(10)}, {"c", scalar_bool(false)}, {"s0", floats({2}, {7, 8})}, {"x", floats({2}, {1, 2})}})
                      .value_or_throw();
