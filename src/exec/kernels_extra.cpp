@@ -210,6 +210,8 @@ Status mel_weight_matrix_kernel(KernelCall& c) {
   TESSERA_ASSIGN_OR_RETURN(const std::int64_t rate, int_scalar(*c.input(2), "sample_rate"));
   if (mels < 1 || dft < 1 || rate < 1)
     return invalid_argument("num_mel_bins (" + std::to_string(mels) + "), dft_length (" + std::to_string(dft) + ") and sample_rate (" + std::to_string(rate) + ") must be positive");
+  if (mels > (std::int64_t{1} << 24) || dft > (std::int64_t{1} << 30))
+    return invalid_argument("num_mel_bins " + std::to_string(mels) + " or dft_length " + std::to_string(dft) + " is beyond this kernel's limits (2^24, 2^30)");
   const Tensor &lo_t = *c.input(3), &hi_t = *c.input(4);
   if (!is_floating(lo_t.dtype()) || !is_floating(hi_t.dtype())) return invalid_argument("lower_edge_hertz and upper_edge_hertz must be float scalars");
   TESSERA_ASSIGN_OR_RETURN(const double lower, scalar_value(c.h, lo_t, "lower_edge_hertz"));
