@@ -289,6 +289,10 @@ Status identity_kernel(KernelCall& c) {
 // Dropout: the identity (and an all-true mask) for inference; with training_mode true, the
 // dnn primitive's counter-based mask from the `seed` attribute (0 without one), so a model
 // gives the same output on every run and thread count.
+struct DropoutRuns final : NodeCache {
+  std::uint64_t count = 0;
+};
+
 Status dropout_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
   bool training = false;
@@ -315,7 +319,16 @@ Status dropout_kernel(KernelCall& c) {
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
   Tensor m;
   TESSERA_ASSIGN_OR_RETURN(m, like(x, DType::kBool));
-  TESSERA_RETURN_IF_ERROR(dnn::dropout_forward(c.h, static_cast<float>(ratio), static_cast<std::uint64_t>(c.attr_int("seed", 0)), 0, desc(x),
+  // A seed attribute gives the same mask on every run; without one each run of the node draws
+  // a new mask (Philox offset = the run's number), reproducibly from one session to the next.
+  std::uint64_t offset = 0;
+  if (!c.attr("seed")) {
+    if (!c.cache) c.cache = std::make_unique<DropoutRuns>();
+    auto* runs = dynamic_cast<DropoutRuns*>(c.cache.get());
+    if (!runs) return internal_error("the node's cache is not a dropout counter");
+    offset = runs->count++;
+  }
+  TESSERA_RETURN_IF_ERROR(dnn::dropout_forward(c.h, static_cast<float>(ratio), static_cast<std::uint64_t>(c.attr_int("seed", 0)), offset, desc(x),
                                                x.data(), desc(c.out[0]), c.out[0].data(), desc(m), m.data()));
   if (mask) c.out[1] = std::move(m);
   return Status::ok();

@@ -5,6 +5,7 @@
 // saturation, the losses' label checks, and ONNX's other integer types (i16, u16, u32, u64)
 // through the widened paths.
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -317,6 +318,53 @@ TEST(ExecOps, SmallFloatsThroughCastAndQuantize) {
   EXPECT_EQ(out[2].tensor.to_vector<float>(), (std::vector<float>{1, 4, 8, 128}));
   EXPECT_EQ(out[3].tensor.to_vector<float>(), (std::vector<float>{0.5f, 2, 4, 64}));
   EXPECT_EQ(out[4].tensor.to_vector<float>(), (std::vector<float>{1, 4, 4, 128}));
+}
+
+TEST(ExecOps, TrainingDropoutKeepsAndScalesBySeed) {
+  // Dropout in training mode: kept elements are x / (1 - ratio), dropped ones 0, the mask says
+  // which; about 1 - ratio are kept; a seed gives the same mask in every run and session,
+  // another seed another mask; without a seed each run draws a new one.
+  constexpr int n = 20000;
+  const auto x = testing::random_floats(n, 21);
+  const auto model = [](std::optional<std::int64_t> seed) {
+    Builder m(13);
+    m.input("x", {std::to_string(n)});
+    m.floats("ratio", {}, {0.25f});
+    auto* t = m.g->add_initializer();
+    t->set_name("train");
+    t->set_data_type(onnx::TensorProto::BOOL);
+    t->add_int32_data(1);
+    auto* d = m.node("Dropout", {"x", "ratio", "train"}, {"y", "mask"});
+    if (seed) Builder::attr(d, "seed", *seed);
+    m.output("y");
+    m.output("mask");
+    return m;
+  };
+  const auto run = [&](Session& s) {
+    auto out = s.run({{"x", tensor({n}, x)}}).value_or_throw();
+    const auto y = out[0].tensor.to_vector<float>();
+    const auto mask = out[1].tensor.to_vector<bool>();
+    int kept = 0;
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      kept += mask[k];
+      if (mask[k]) {
+        EXPECT_FLOAT_EQ(y[k], x[k] / 0.75f) << i;
+      } else {
+        EXPECT_EQ(y[k], 0.0f) << i;
+      }
+    }
+    EXPECT_NEAR(static_cast<double>(kept) / n, 0.75, 0.02);
+    return mask;
+  };
+  const auto open = [](const Builder& b) { return Session::create(b.import().value_or_throw()).value_or_throw(); };
+  Session a = open(model(7)), b = open(model(7)), c = open(model(8)), u = open(model(std::nullopt));
+  const auto ma = run(a);
+  EXPECT_EQ(run(a), ma);  // the same seed: the same mask on the next run
+  EXPECT_EQ(run(b), ma);  // ... and in another session
+  EXPECT_NE(run(c), ma);  // another seed
+  const auto u1 = run(u);
+  EXPECT_NE(run(u), u1);  // no seed: a new mask each run
 }
 
 }  // namespace
