@@ -25,6 +25,11 @@ inline int elem_of(DType t) {
   }
 }
 
+template <typename T>
+Tensor make(const std::vector<std::int64_t>& dims, const std::vector<T>& v) {
+  return Tensor::from_vector<T>(Shape(dims), v).value_or_throw();
+}
+
 struct OneOp {
   testing::OnnxBuilder m;
   onnx::NodeProto* node;

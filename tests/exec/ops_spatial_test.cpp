@@ -25,12 +25,9 @@ namespace {
 
 using Dims = std::vector<std::int64_t>;
 
+using testing_util::make;
 using testing_util::OneOp;
 
-template <typename T>
-Tensor make(const Dims& dims, const std::vector<T>& v) {
-  return Tensor::from_vector<T>(Shape(dims), v).value_or_throw();
-}
 Tensor floats(const Dims& dims, const std::vector<float>& v) { return make<float>(dims, v); }
 Tensor ints(const Dims& dims, const std::vector<std::int64_t>& v) { return make<std::int64_t>(dims, v); }
 

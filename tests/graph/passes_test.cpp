@@ -58,6 +58,22 @@ void expect_same_outputs(const OnnxBuilder& b, const Dims& xdims) {
   EXPECT_EQ(results[0], results[1]);
 }
 
+// Output 0 of a model run at level 0 (the passes already applied, or none) on input x.
+std::vector<float> output_at_level0(const Model& m, const Tensor& x) {
+  exec::SessionOptions o;
+  o.opt_level = 0;
+  exec::Session s = exec::Session::create(m, o).value_or_throw();
+  return s.run({{"x", x}}).value_or_throw()[0].tensor.to_vector<float>();
+}
+
+// The model, exported, passes Debian's ONNX checker (which knows IR versions up to 8).
+void expect_valid_onnx(const Model& m) {
+  onnx::ModelProto mp;
+  ASSERT_TRUE(mp.ParseFromString(export_onnx(m).value_or_throw()));
+  mp.set_ir_version(std::min<std::int64_t>(mp.ir_version(), 8));
+  EXPECT_NO_THROW(onnx::checker::check_model(mp));
+}
+
 TEST(Passes, DeadCodeRemovesUnreadChainsAndConstants) {
   OnnxBuilder b;
   b.input("x", {"4"});
@@ -330,19 +346,9 @@ TEST(Passes, PortableExpansionGivesCheckedOnnxComputingTheSame) {
   for (const Node& n : m.graph.nodes) EXPECT_TRUE(n.domain.empty()) << n.op_type;
   // Valid ONNX by Debian's checker, and the same outputs bit for bit as the original and the
   // fused model.
-  const std::string bytes = export_onnx(m).value_or_throw();
-  onnx::ModelProto mp;
-  ASSERT_TRUE(mp.ParseFromString(bytes));
-  mp.set_ir_version(std::min<std::int64_t>(mp.ir_version(), 8));
-  EXPECT_NO_THROW(onnx::checker::check_model(mp));
+  expect_valid_onnx(m);
   const Tensor x = Tensor::from_vector<float>(Shape({1, 2, 5, 5}), testing::random_floats(50, 9)).value_or_throw();
-  std::vector<std::vector<float>> results;
-  for (const Model* model : {&original, static_cast<const Model*>(&fused), static_cast<const Model*>(&m)}) {
-    exec::SessionOptions so;
-    so.opt_level = 0;
-    exec::Session s = exec::Session::create(*model, so).value_or_throw();
-    results.push_back(s.run({{"x", x}}).value_or_throw()[0].tensor.to_vector<float>());
-  }
+  const std::vector<std::vector<float>> results = {output_at_level0(original, x), output_at_level0(fused, x), output_at_level0(m, x)};
   EXPECT_EQ(results[0], results[1]);
   EXPECT_EQ(results[0], results[2]);
 }
@@ -396,19 +402,8 @@ TEST(Passes, LayerNormFusionAndItsExpansion) {
     ASSERT_TRUE(expand_fused_ops(expanded).is_ok());
     // tessera's LayerNormalization is written out; ai.onnx's (opset 17 on) stays.
     EXPECT_EQ(count_op(expanded, "ReduceMean"), opset < 17 ? 2 : 0);
-    if (opset <= 17) {  // Debian's checker knows opsets up to 17
-      onnx::ModelProto mp;
-      ASSERT_TRUE(mp.ParseFromString(export_onnx(expanded).value_or_throw()));
-      mp.set_ir_version(std::min<std::int64_t>(mp.ir_version(), 8));
-      EXPECT_NO_THROW(onnx::checker::check_model(mp));
-    }
-    std::vector<std::vector<float>> y;
-    for (const Model* model : {&original, static_cast<const Model*>(&m), static_cast<const Model*>(&expanded)}) {
-      exec::SessionOptions so;
-      so.opt_level = 0;
-      exec::Session s = exec::Session::create(*model, so).value_or_throw();
-      y.push_back(s.run({{"x", x}}).value_or_throw()[0].tensor.to_vector<float>());
-    }
+    if (opset <= 17) expect_valid_onnx(expanded);  // Debian's checker knows opsets up to 17
+    const std::vector<std::vector<float>> y = {output_at_level0(original, x), output_at_level0(m, x), output_at_level0(expanded, x)};
     for (std::size_t i = 0; i < y[0].size(); ++i) {
       EXPECT_NEAR(y[1][i], y[0][i], 2e-6f * (1 + std::fabs(y[0][i]))) << i;
       EXPECT_NEAR(y[2][i], y[0][i], 1e-6f * (1 + std::fabs(y[0][i]))) << i;  // the original chain (Mul for Pow)

@@ -3,7 +3,6 @@
 // becomes Conv [+ Add] [+ activation]; FusedElementwise one node per step; LayerNormalization
 // (tessera's, below opset 17) the ReduceMean, Sub, Mul, Add, Sqrt, Div chain it came from. Clip's bounds
 // become constants (attributes before opset 11), Gelu's tanh form the attribute approximate.
-#include <cstring>
 
 #include "pass.hpp"
 
@@ -18,16 +17,7 @@ Attribute float_attribute(float v) {
 }
 
 // A scalar f32 initializer; its id.
-ValueId scalar_constant(Graph& g, const std::string& name, float v) {
-  const ValueId id = passes::add_value(g, name, ValueType{ElemType::kF32, std::vector<Dim>{}});
-  auto c = std::make_shared<Constant>();
-  c->elem = ElemType::kF32;
-  c->bytes.resize(sizeof v);
-  std::memcpy(c->bytes.data(), &v, sizeof v);
-  g.values[static_cast<std::size_t>(id)].constant = std::move(c);
-  g.initializers.push_back(id);
-  return id;
-}
+ValueId scalar_constant(Graph& g, const std::string& name, float v) { return passes::add_constant(g, name, ElemType::kF32, {}, &v, sizeof v); }
 
 // The ai.onnx node of activation `op` with its parameters (as the fused ops store them) from
 // x to y.
@@ -130,15 +120,8 @@ Result<std::vector<Node>> expand(Graph& g, std::int64_t opset, const Node& f) {
       node("ReduceMean", {in}, o);
       Node& r = out.back();
       if (opset >= 18) {
-        const ValueId a = passes::add_value(g, f.name + "_" + tag + "_axes", ValueType{ElemType::kI64, std::vector<Dim>{Dim{static_cast<std::int64_t>(axes.size()), {}}}});
-        auto c = std::make_shared<Constant>();
-        c->elem = ElemType::kI64;
-        c->dims = {static_cast<std::int64_t>(axes.size())};
-        c->bytes.resize(axes.size() * 8);
-        std::memcpy(c->bytes.data(), axes.data(), axes.size() * 8);
-        g.values[static_cast<std::size_t>(a)].constant = std::move(c);
-        g.initializers.push_back(a);
-        r.inputs.push_back(a);
+        r.inputs.push_back(passes::add_constant(g, f.name + "_" + tag + "_axes", ElemType::kI64, {static_cast<std::int64_t>(axes.size())},
+                                                axes.data(), axes.size() * sizeof(std::int64_t)));
       } else {
         Attribute at;
         at.kind = Attribute::Kind::kInts;

@@ -155,15 +155,11 @@ Status layernorm_fusion(Model& m, const OptimizeOptions&, PassReport& report) {
         report.refused.push_back("ReduceMean '" + mean.name + "': layer norm without a scale over dims not all known");
         continue;
       }
-      auto ones = std::make_shared<Constant>();
-      ones->elem = ElemType::kF32;
+      std::vector<std::int64_t> dims;
       std::int64_t n = 1;
-      for (const Dim& dim : norm) ones->dims.push_back(dim.size), n *= dim.size;
-      const float one = 1.0f;
-      for (std::int64_t k = 0; k < n; ++k) ones->bytes.insert(ones->bytes.end(), reinterpret_cast<const std::byte*>(&one), reinterpret_cast<const std::byte*>(&one) + 4);
-      gamma = add_value(g, mean.name + "_scale", ValueType{ElemType::kF32, norm});
-      g.values[static_cast<std::size_t>(gamma)].constant = std::move(ones);
-      g.initializers.push_back(gamma);
+      for (const Dim& dim : norm) dims.push_back(dim.size), n *= dim.size;
+      const std::vector<float> ones(static_cast<std::size_t>(n), 1.0f);
+      gamma = add_constant(g, mean.name + "_scale", ElemType::kF32, dims, ones.data(), ones.size() * sizeof(float));
     }
     Node ln;
     ln.name = g.nodes[index(chain.back())].name;

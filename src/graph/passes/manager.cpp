@@ -205,6 +205,20 @@ ValueId add_value(Graph& g, const std::string& name, ValueType type) {
   return static_cast<ValueId>(g.values.size() - 1);
 }
 
+ValueId add_constant(Graph& g, const std::string& name, ElemType elem, const std::vector<std::int64_t>& dims, const void* data, std::size_t bytes) {
+  std::vector<Dim> shape;
+  for (std::int64_t d : dims) shape.push_back(Dim{d, {}});
+  const ValueId id = add_value(g, name, ValueType{elem, std::move(shape)});
+  auto c = std::make_shared<Constant>();
+  c->elem = elem;
+  c->dims = dims;
+  c->bytes.resize(bytes);
+  if (bytes > 0) std::memcpy(c->bytes.data(), data, bytes);
+  g.values[static_cast<std::size_t>(id)].constant = std::move(c);
+  g.initializers.push_back(id);
+  return id;
+}
+
 std::optional<double> scalar_constant(const Graph& g, ValueId v) {
   if (v == kNoValue) return std::nullopt;
   const Value& val = g.values[static_cast<std::size_t>(v)];

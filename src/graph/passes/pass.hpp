@@ -38,6 +38,9 @@ void compact(Graph& g, const std::vector<char>& keep);
 ValueId add_value(Graph& g, const std::string& name, ValueType type);
 // The one element of a constant of one element (f32, f64, i32 or i64), or nullopt.
 std::optional<double> scalar_constant(const Graph& g, ValueId v);
+// A new initializer (its name made unique) of that element type and dims holding `bytes` bytes
+// of little-endian elements; its id.
+ValueId add_constant(Graph& g, const std::string& name, ElemType elem, const std::vector<std::int64_t>& dims, const void* data, std::size_t bytes);
 // A float attribute of n, or dflt.
 float float_attr(const Node& n, const char* name, float dflt);
 // Clip's bounds from its attributes (before opset 11) or constant inputs, or a reason why not.
