@@ -349,6 +349,21 @@ Result<ConvChoice> choose_convolution(Handle& h, ConvDir dir, const ConvDesc& c,
                                       const TensorDesc& x_desc, const TensorDesc& w_desc,
                                       const TensorDesc& y_desc);
 
+// The activation layout a forward convolution runs fastest in here, for a graph compiler's
+// layout assignment: x_dims [N, C, spatial...] and w_dims [K, C/groups, spatial...] (weights
+// packed to match the layout). Where Find mode recorded both layouts' problems in the tuning
+// database, the one whose winner measured faster; else channels-last (kNHWC), where this
+// machine's fastest kernels are (the direct, batch-reduce, 1x1 and depthwise kernels work on
+// it), unless the NHWC heuristic has only the reference while NCHW has an algorithm. `reason`
+// says which rule decided and what each layout would run.
+struct LayoutChoice {
+  Layout layout = Layout::kNCHW;
+  std::string reason;
+};
+Result<LayoutChoice> preferred_conv_layout(Handle& h, const ConvDesc& c, DType dtype,
+                                           const std::vector<std::int64_t>& x_dims,
+                                           const std::vector<std::int64_t>& w_dims);
+
 struct ConvCandidate {
   ConvAlgo algo = ConvAlgo::kReference;
   std::string impl;        // implementation name ("" when refused before one was chosen)

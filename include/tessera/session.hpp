@@ -118,6 +118,11 @@ std::vector<std::string> supported_ops();
 Result<std::vector<graph::Constant>> evaluate_node(const graph::Node& n, std::int64_t opset,
                                                    const std::vector<const graph::Constant*>& inputs);
 
+// Whether the convolution node n of g (Conv or FusedConv, 2-D, its input and weight dims known;
+// a symbolic batch counts as 1) runs faster here with channels-last activations, and why
+// (dnn::preferred_conv_layout): the layout pass's advisor.
+graph::LayoutAdvice advise_conv_layout(const graph::Graph& g, const graph::Node& n);
+
 // A new host tensor holding a constant's data (element types with a core dtype; an error
 // names `what` and the type otherwise).
 Result<Tensor> tensor_from_constant(const graph::Constant& c, const std::string& what);

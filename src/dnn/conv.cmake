@@ -16,6 +16,7 @@ list(APPEND DNN_SOURCES
   ops/conv/api.cpp
   ops/conv/plan.cpp
   ops/conv/find.cpp
+  ops/conv/layout.cpp
 )
 list(APPEND DNN_AVX2 ops/conv/depthwise_avx2.cpp)
 list(APPEND DNN_AVX512 ops/conv/depthwise_avx512.cpp ops/conv/brgemm_avx512.cpp)

@@ -656,6 +656,11 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["AveragePool"] = &pool_kernel;
     m["GlobalAveragePool"] = &global_pool_kernel;
     m["GlobalMaxPool"] = &global_pool_kernel;
+    // The layout pass's channels-last pools (channels_last = 1): [N, spatial..., C] in and out.
+    m["tessera:MaxPool"] = &pool_kernel;
+    m["tessera:AveragePool"] = &pool_kernel;
+    m["tessera:GlobalAveragePool"] = &global_pool_kernel;
+    m["tessera:GlobalMaxPool"] = &global_pool_kernel;
     m["BatchNormalization"] = &batch_norm_kernel;
     m["Softmax"] = &softmax_kernel;
     m["LogSoftmax"] = &softmax_kernel;

@@ -74,9 +74,21 @@ Result<Tensor> reshaped(dnn::Handle& h, const Tensor& t, const std::vector<std::
 // Per spatial dim of x ([N, C, spatial...], one kernel entry per spatial dim): the explicit
 // `pads` attribute, or those `auto_pad` asks for (SAME_UPPER puts the odd one at the end,
 // SAME_LOWER at the beginning; VALID none).
-Status spatial_pads(const KernelCall& c, const Tensor& x, const std::vector<std::int64_t>& kernel,
+Status spatial_pads(const KernelCall& c, const std::vector<std::int64_t>& x_dims, const std::vector<std::int64_t>& kernel,
                     const std::vector<std::int64_t>& stride, const std::vector<std::int64_t>& dilation,
                     std::vector<std::int64_t>& begin, std::vector<std::int64_t>& end);
+inline Status spatial_pads(const KernelCall& c, const Tensor& x, const std::vector<std::int64_t>& kernel,
+                           const std::vector<std::int64_t>& stride, const std::vector<std::int64_t>& dilation,
+                           std::vector<std::int64_t>& begin, std::vector<std::int64_t>& end) {
+  return spatial_pads(c, x.shape().dims(), kernel, stride, dilation, begin, end);
+}
+// tessera's channels-last ops (attribute channels_last = 1, from the layout pass) take and give
+// [N, spatial..., C]; the primitives see that memory as [N, C, spatial...] with channels-last
+// strides. channels_first(d) moves d's last axis to position 1 (dims and strides);
+// channels_last_dims(dims) moves axis 1 to the end.
+bool is_channels_last(const KernelCall& c);
+dnn::TensorDesc channels_first(const dnn::TensorDesc& d);
+std::vector<std::int64_t> channels_last_dims(const std::vector<std::int64_t>& dims);
 // A new packed tensor of x's dims and `dtype`.
 Result<Tensor> like(const Tensor& x, DType dtype);
 // x's dims around `axis`: the product of those before, the axis's own, the product of those after.

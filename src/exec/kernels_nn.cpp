@@ -1,5 +1,6 @@
 // The executor's network kernels: convolution (bias fused as a post-op), pooling, batch
 // normalisation (inference), softmax, Gemm and MatMul.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -8,6 +9,7 @@
 #include "kernels.hpp"
 #include "tessera/dnn/data_movement.hpp"
 #include "tessera/dnn/tensor_ops.hpp"
+#include "tessera/graph/passes.hpp"
 
 namespace tessera::exec::detail {
 
@@ -15,7 +17,7 @@ using Dims = std::vector<std::int64_t>;
 
 // Per spatial dim: the explicit pads, or those auto_pad asks for (SAME_UPPER puts the odd one at
 // the end, SAME_LOWER at the beginning; VALID none).
-Status spatial_pads(const KernelCall& c, const Tensor& x, const Dims& kernel, const Dims& stride, const Dims& dilation,
+Status spatial_pads(const KernelCall& c, const Dims& x_dims, const Dims& kernel, const Dims& stride, const Dims& dilation,
                     Dims& begin, Dims& end) {
   const std::size_t n = kernel.size();
   const std::string ap = c.attr_string("auto_pad", "NOTSET");
@@ -34,7 +36,7 @@ Status spatial_pads(const KernelCall& c, const Tensor& x, const Dims& kernel, co
   if (ap == "VALID") return Status::ok();
   if (ap != "SAME_UPPER" && ap != "SAME_LOWER") return invalid_argument("auto_pad '" + ap + "'");
   for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t in = x.shape()[static_cast<int>(i) + 2], s = stride[i];
+    const std::int64_t in = x_dims[i + 2], s = stride[i];
     if (s < 1) return invalid_argument("strides must be positive, not " + std::to_string(s));
     const std::int64_t out = (in + s - 1) / s;
     const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s + (kernel[i] - 1) * dilation[i] + 1 - in);
@@ -42,6 +44,22 @@ Status spatial_pads(const KernelCall& c, const Tensor& x, const Dims& kernel, co
     end[i] = total - begin[i];
   }
   return Status::ok();
+}
+
+bool is_channels_last(const KernelCall& c) { return c.node.domain == graph::kTesseraDomain && c.attr_int("channels_last", 0) != 0; }
+
+dnn::TensorDesc channels_first(const dnn::TensorDesc& d) {
+  dnn::TensorDesc r = d;
+  if (d.rank() < 3) return r;
+  std::rotate(r.dims.begin() + 1, r.dims.end() - 1, r.dims.end());
+  std::rotate(r.strides.begin() + 1, r.strides.end() - 1, r.strides.end());
+  return r;
+}
+
+Dims channels_last_dims(const Dims& dims) {
+  Dims r = dims;
+  if (r.size() >= 3) std::rotate(r.begin() + 1, r.begin() + 2, r.end());
+  return r;
 }
 
 namespace {
@@ -77,15 +95,18 @@ struct ConvPlans : NodeCache {
 Status conv_kernel(KernelCall& c) {
   const Tensor &x = *c.input(0), &w = *c.input(1);
   if (x.rank() < 3 || w.rank() != x.rank()) return invalid_argument("Conv of a rank-" + std::to_string(x.rank()) + " input with rank-" + std::to_string(w.rank()) + " weights");
+  const bool cl = is_channels_last(c);
+  const dnn::TensorDesc xd = cl ? channels_first(desc(x)) : desc(x);
   const std::size_t n = static_cast<std::size_t>(x.rank() - 2);
   Dims kernel = c.attr_ints("kernel_shape").value_or(Dims(w.shape().dims().begin() + 2, w.shape().dims().end()));
   dnn::ConvDesc d;
   d.stride = ints_or(c, "strides", n, 1);
   d.dilation = ints_or(c, "dilations", n, 1);
   d.groups = c.attr_int("group", 1);
-  TESSERA_RETURN_IF_ERROR(spatial_pads(c, x, kernel, d.stride, d.dilation, d.pad_begin, d.pad_end));
-  TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, dnn::conv_output_desc(d, desc(x), desc(w)));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, yd.dims, x.dtype()));
+  TESSERA_RETURN_IF_ERROR(spatial_pads(c, xd.dims, kernel, d.stride, d.dilation, d.pad_begin, d.pad_end));
+  TESSERA_ASSIGN_OR_RETURN(const dnn::TensorDesc yd, dnn::conv_output_desc(d, xd, desc(w)));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, cl ? channels_last_dims(yd.dims) : yd.dims, x.dtype()));
+  const dnn::TensorDesc od = cl ? channels_first(desc(c.out[0])) : desc(c.out[0]);
   dnn::PostOps post;
   Tensor bias;
   if (const Tensor* b = c.input(2)) {
@@ -97,7 +118,7 @@ Status conv_kernel(KernelCall& c) {
   if (c.node.op_type == "FusedConv") {  // tessera's Conv [+ residual] [+ activation]
     TESSERA_ASSIGN_OR_RETURN(post.act, fused_activation(c));
     if (const Tensor* r = c.input(3)) {
-      if (r->shape().dims() != yd.dims || r->dtype() != x.dtype()) return invalid_argument("the residual " + r->shape().to_string() + " does not match the output");
+      if (r->shape().dims() != c.out[0].shape().dims() || r->dtype() != x.dtype()) return invalid_argument("the residual " + r->shape().to_string() + " does not match the output");
       residual = *r;
       if (!r->is_contiguous()) {
         TESSERA_ASSIGN_OR_RETURN(residual, r->clone());
@@ -107,17 +128,16 @@ Status conv_kernel(KernelCall& c) {
   }
   if (!c.is_constant(1)) {
     c.chosen = "conv_forward (immediate mode)";
-    return dnn::conv_forward(c.h, d, desc(x), x.data(), desc(w), w.data(), desc(c.out[0]), c.out[0].data(), post);
+    return dnn::conv_forward(c.h, d, xd, x.data(), desc(w), w.data(), od, c.out[0].data(), post);
   }
   // Constant weights: a forward plan per input layout (dims, strides, dtype), made on first
   // use, which chose the algorithm and packed the weights once.
   if (!c.cache) c.cache = std::make_unique<ConvPlans>();
   auto& plans = static_cast<ConvPlans&>(*c.cache).plans;
-  const dnn::TensorDesc xd = desc(x);
   const auto key = std::make_tuple(xd.dims, xd.strides, static_cast<int>(xd.dtype));
   auto it = plans.find(key);
   if (it == plans.end()) {
-    TESSERA_ASSIGN_OR_RETURN(dnn::ConvForwardPlan plan, dnn::ConvForwardPlan::create(c.h, d, xd, desc(w), w.data(), desc(c.out[0])));
+    TESSERA_ASSIGN_OR_RETURN(dnn::ConvForwardPlan plan, dnn::ConvForwardPlan::create(c.h, d, xd, desc(w), w.data(), od));
     it = plans.emplace(key, std::move(plan)).first;
   }
   c.chosen = it->second.impl();
@@ -255,6 +275,8 @@ Status lp_pool_kernel(KernelCall& c) {
 
 Status pool_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
+  const bool cl = is_channels_last(c);
+  const dnn::TensorDesc xd = cl ? channels_first(desc(x)) : desc(x);
   const bool max = c.node.op_type == "MaxPool";
   dnn::PoolDesc p;
   p.kind = max ? dnn::PoolKind::kMax : c.attr_int("count_include_pad", 0) ? dnn::PoolKind::kAvgIncludePad : dnn::PoolKind::kAvgExcludePad;
@@ -264,11 +286,12 @@ Status pool_kernel(KernelCall& c) {
   p.stride = ints_or(c, "strides", n, 1);
   p.dilation = ints_or(c, "dilations", n, 1);
   p.ceil_mode = c.attr_int("ceil_mode", 0) != 0;
-  TESSERA_RETURN_IF_ERROR(spatial_pads(c, x, p.kernel, p.stride, p.dilation, p.pad_begin, p.pad_end));
-  TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, dnn::pooling_output_desc(p, desc(x)));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, yd.dims, x.dtype()));
+  TESSERA_RETURN_IF_ERROR(spatial_pads(c, xd.dims, p.kernel, p.stride, p.dilation, p.pad_begin, p.pad_end));
+  TESSERA_ASSIGN_OR_RETURN(const dnn::TensorDesc yd, dnn::pooling_output_desc(p, xd));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, cl ? channels_last_dims(yd.dims) : yd.dims, x.dtype()));
   const bool want_indices = max && c.out.size() > 1 && c.node.outputs[1] != graph::kNoValue;
-  if (!want_indices) return dnn::pooling_forward(c.h, p, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
+  if (!want_indices) return dnn::pooling_forward(c.h, p, xd, x.data(), cl ? channels_first(desc(c.out[0])) : desc(c.out[0]), c.out[0].data());
+  if (cl) return unsupported("channels-last MaxPool with indices");
   if (c.attr_int("storage_order", 0) != 0) return unsupported("MaxPool indices in column-major storage order");
   TESSERA_ASSIGN_OR_RETURN(c.out[1], c.output(1, yd.dims, DType::kI64));
   auto* idx = c.out[1].data<std::int64_t>();
@@ -286,10 +309,12 @@ Status pool_kernel(KernelCall& c) {
 Status global_pool_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
   if (x.rank() < 3) return invalid_argument("global pooling of a rank-" + std::to_string(x.rank()) + " input");
-  const dnn::PoolDesc p = dnn::PoolDesc::global(c.node.op_type == "GlobalMaxPool" ? dnn::PoolKind::kMax : dnn::PoolKind::kAvgIncludePad, desc(x));
-  TESSERA_ASSIGN_OR_RETURN(dnn::TensorDesc yd, dnn::pooling_output_desc(p, desc(x)));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, yd.dims, x.dtype()));
-  return dnn::pooling_forward(c.h, p, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
+  const bool cl = is_channels_last(c);
+  const dnn::TensorDesc xd = cl ? channels_first(desc(x)) : desc(x);
+  const dnn::PoolDesc p = dnn::PoolDesc::global(c.node.op_type == "GlobalMaxPool" ? dnn::PoolKind::kMax : dnn::PoolKind::kAvgIncludePad, xd);
+  TESSERA_ASSIGN_OR_RETURN(const dnn::TensorDesc yd, dnn::pooling_output_desc(p, xd));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, cl ? channels_last_dims(yd.dims) : yd.dims, x.dtype()));
+  return dnn::pooling_forward(c.h, p, xd, x.data(), cl ? channels_first(desc(c.out[0])) : desc(c.out[0]), c.out[0].data());
 }
 
 Status batch_norm_kernel(KernelCall& c) {

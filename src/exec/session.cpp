@@ -217,6 +217,40 @@ Result<std::vector<graph::Constant>> evaluate_node(const graph::Node& n, std::in
   return r;
 }
 
+graph::LayoutAdvice advise_conv_layout(const graph::Graph& g, const graph::Node& n) {
+  const auto type = [&](std::size_t k) -> const graph::ValueType& { return g.values[static_cast<std::size_t>(n.inputs[k])].type; };
+  if (n.inputs.size() < 2 || n.inputs[1] == graph::kNoValue || !type(0).shape || !type(1).shape) return {false, "the input or weight dims are unknown"};
+  Dims x, w;
+  for (const graph::Dim& d : *type(0).shape) x.push_back(d.has_size() ? d.size : x.empty() ? 1 : -1);  // a symbolic batch as 1
+  for (const graph::Dim& d : *type(1).shape) w.push_back(d.size);
+  if (x.size() != 4 || w.size() != 4 || std::count(x.begin(), x.end(), -1) || std::count(w.begin(), w.end(), -1)) return {false, "the dims are not all known"};
+  const auto ints = [&](const char* name, std::int64_t dflt, std::size_t count) {
+    const auto it = n.attrs.find(name);
+    return it != n.attrs.end() && it->second.ints.size() == count ? it->second.ints : Dims(count, dflt);
+  };
+  dnn::ConvDesc d;
+  d.stride = ints("strides", 1, 2);
+  d.dilation = ints("dilations", 1, 2);
+  const Dims pads = ints("pads", 0, 4);
+  d.pad_begin = {pads[0], pads[1]};
+  d.pad_end = {pads[2], pads[3]};
+  const auto group = n.attrs.find("group");
+  d.groups = group != n.attrs.end() ? group->second.i : 1;
+  const auto auto_pad = n.attrs.find("auto_pad");
+  if (auto_pad != n.attrs.end() && auto_pad->second.s != "NOTSET" && auto_pad->second.s != "VALID") {
+    for (std::size_t i = 0; i < 2; ++i) {  // SAME_UPPER / SAME_LOWER, as the kernel pads
+      const std::int64_t s = std::max<std::int64_t>(d.stride[i], 1), out = (x[i + 2] + s - 1) / s;
+      const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s + (w[i + 2] - 1) * d.dilation[i] + 1 - x[i + 2]);
+      d.pad_begin[i] = auto_pad->second.s == "SAME_UPPER" ? total / 2 : total - total / 2;
+      d.pad_end[i] = total - d.pad_begin[i];
+    }
+  }
+  dnn::Handle h;
+  const Result<dnn::LayoutChoice> c = dnn::preferred_conv_layout(h, d, DType::kF32, x, w);
+  if (!c.is_ok()) return {false, c.status().message()};
+  return {c->layout == dnn::Layout::kNHWC, c->reason};
+}
+
 Result<Session> Session::open(const std::filesystem::path& model, const SessionOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(graph::Model m, graph::import_onnx(model));
   return create(std::move(m), options);
@@ -231,6 +265,7 @@ Result<Session> Session::create(graph::Model model, const SessionOptions& option
   oo.disabled = options.disabled_passes;
   oo.dump_dir = options.dump_dir;
   oo.evaluate = &evaluate_node;
+  oo.conv_layout = &advise_conv_layout;
   Result<std::vector<graph::PassReport>> reports = graph::optimize(model, oo);
   if (!reports.is_ok()) return reports.status().with_context("session");
   s->reports = std::move(reports).value();

@@ -140,7 +140,7 @@ TEST(RunCli, ExplainAndOptimize) {
   const Tensor image = Tensor::from_vector<float>(Shape{1, 3, 32, 32}, x).value_or_throw();
   exec::SessionOptions plain;
   plain.opt_level = 0;
-  auto original = exec::Session::open(TESSERA_DEFAULT_MODEL, plain).value_or_throw();
+  auto original = exec::Session::open(TESSERA_DEFAULT_MODEL).value_or_throw();  // the same passes, in the session
   auto optimised = exec::Session::open(dir.file("opt.onnx"), plain).value_or_throw();
   int fused = 0;
   for (const graph::Node& n : optimised.model().graph.nodes) fused += n.op_type == "FusedConv" && n.domain == "tessera";

@@ -46,6 +46,7 @@ graph::Model optimised(const PassArgs& a, std::vector<graph::PassReport>& report
   o.disabled.insert(a.disabled.begin(), a.disabled.end());
   o.dump_dir = a.dump_dir;
   o.evaluate = &exec::evaluate_node;
+  o.conv_layout = &exec::advise_conv_layout;
   auto r = graph::optimize(m.value(), o);
   if (!r.is_ok()) throw CommandError{r.status().message()};
   reports = std::move(r).value();

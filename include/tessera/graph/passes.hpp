@@ -21,6 +21,10 @@
 //                            the output: bias, residual and activation applied as it is written)
 //   eltwise-fusion        2  two or more elementwise f32 ops in a chain (each output read only by the
 //                            next) -> tessera.FusedElementwise, computed block by block in one pass
+//   layout                2  layout assignment: 2-D f32 convolutions the executor runs faster
+//                            channels-last (OptimizeOptions::conv_layout says which) take [N, H, W, C];
+//                            the pools, elementwise ops and Concats they feed follow, and Transposes
+//                            sit only where a region meets a channels-first reader or writer
 //
 // tessera's own ops live in the domain "tessera":
 //   FusedConv(X, W, [B], [Residual]) with Conv's attributes plus `activation` (the ONNX op name:
@@ -34,6 +38,10 @@
 //   op(v, input k), -k for op(input k, v)) and `alphas` / `betas` (the activation's
 //   parameters; Clip's min/max; Gelu's alpha is 1 for approximate=tanh): v = X, then each step
 //   in turn; Y = v, of X's dims (f32).
+//   Channels-last ops (the layout pass's, attribute channels_last = 1): FusedConv, and MaxPool
+//   (no Indices output), AveragePool, GlobalAveragePool and GlobalMaxPool in the domain
+//   "tessera", with ai.onnx's attributes; X, Residual and Y are [N, spatial..., C] (W stays
+//   [K, C/group, spatial...]).
 #pragma once
 
 #include <filesystem>
@@ -53,6 +61,14 @@ inline constexpr const char* kTesseraDomain = "tessera";
 using NodeEvaluator = std::function<Result<std::vector<Constant>>(const Node& node, std::int64_t opset,
                                                                   const std::vector<const Constant*>& inputs)>;
 
+// Layout assignment's question to the executor, which knows its kernels: should this
+// convolution (Conv or FusedConv, f32, 4-D, types known) run channels-last? With the reason.
+struct LayoutAdvice {
+  bool channels_last = false;
+  std::string reason;
+};
+using ConvLayoutAdvisor = std::function<LayoutAdvice(const Graph& g, const Node& conv)>;
+
 struct PassInfo {
   std::string name;
   int level = 1;  // the lowest optimisation level that runs it
@@ -67,6 +83,7 @@ struct OptimizeOptions {
   NodeEvaluator evaluate;          // constant folding of computed nodes needs it
   std::filesystem::path dump_dir;  // when set: NN-<pass>-before.txt / -after.txt per pass that changed the model
   std::int64_t fold_limit = 1 << 20;  // constant folding leaves results with more elements than this
+  ConvLayoutAdvisor conv_layout;   // the layout pass asks it per convolution; unset: layouts stay as they are
 };
 
 struct PassReport {

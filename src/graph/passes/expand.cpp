@@ -3,6 +3,7 @@
 // becomes Conv [+ Add] [+ activation]; FusedElementwise one node per step; LayerNormalization
 // (tessera's, below opset 17) the ReduceMean, Sub, Mul, Add, Sqrt, Div chain it came from. Clip's bounds
 // become constants (attributes before opset 11), Gelu's tanh form the attribute approximate.
+// Channels-last nodes (the layout pass's) become their channels-first form between Transposes.
 
 #include "pass.hpp"
 
@@ -183,6 +184,48 @@ Result<std::vector<Node>> expand(Graph& g, std::int64_t opset, const Node& f) {
   return out;
 }
 
+// A channels-last node (the layout pass's) as Transposes around its channels-first form: X
+// (and FusedConv's Residual) to [N, C, H, W], the node without channels_last (a pool back in
+// ai.onnx), its output back to [N, H, W, C]. Returns the Transposes before, the node, the
+// Transpose after.
+std::vector<Node> channels_first_form(Graph& g, Node n) {
+  static constexpr std::int64_t kToFirst[4] = {0, 3, 1, 2}, kToLast[4] = {0, 2, 3, 1};
+  const auto permuted = [&](ValueId v, const std::int64_t* perm) {
+    ValueType t = g.values[static_cast<std::size_t>(v)].type;
+    for (std::size_t i = 0; t.shape && t.shape->size() == 4 && i < 4; ++i)
+      (*t.shape)[i] = (*g.values[static_cast<std::size_t>(v)].type.shape)[static_cast<std::size_t>(perm[i])];
+    return t;
+  };
+  const auto transpose = [&](ValueId from, ValueId to, const std::int64_t* perm, const std::string& name) {
+    Node t;
+    t.name = name;
+    t.op_type = "Transpose";
+    t.inputs = {from};
+    t.outputs = {to};
+    Attribute a;
+    a.kind = Attribute::Kind::kInts;
+    a.ints.assign(perm, perm + 4);
+    t.attrs["perm"] = a;
+    return t;
+  };
+  std::vector<Node> out;
+  const auto to_first = [&](ValueId& v, const std::string& tag) {
+    const ValueId f = passes::add_value(g, n.name + "_" + tag, permuted(v, kToFirst));
+    out.push_back(transpose(v, f, kToFirst, n.name + "_" + tag));
+    v = f;
+  };
+  n.attrs.erase("channels_last");
+  if (n.op_type != "FusedConv") n.domain.clear();
+  to_first(n.inputs[0], "x_nchw");
+  if (n.op_type == "FusedConv" && n.inputs.size() > 3 && n.inputs[3] != kNoValue) to_first(n.inputs[3], "residual_nchw");
+  const ValueId y = n.outputs[0];
+  n.outputs[0] = passes::add_value(g, n.name + "_y_nchw", permuted(y, kToFirst));
+  Node back = transpose(n.outputs[0], y, kToLast, n.name + "_y_nhwc");
+  out.push_back(std::move(n));
+  out.push_back(std::move(back));
+  return out;
+}
+
 }  // namespace
 
 Status expand_fused_ops(Model& model) {
@@ -193,6 +236,20 @@ Status expand_fused_ops(Model& model) {
   for (Node& n : g.nodes) {
     if (n.domain != kTesseraDomain) {
       nodes.push_back(std::move(n));
+      continue;
+    }
+    if (n.attrs.count("channels_last")) {
+      std::vector<Node> e = channels_first_form(g, std::move(n));
+      n = std::move(e[e.size() - 2]);  // the node itself, expanded below if fused
+      for (std::size_t k = 0; k + 2 < e.size(); ++k) nodes.push_back(std::move(e[k]));
+      Node back = std::move(e.back());
+      if (n.domain != kTesseraDomain) {
+        nodes.push_back(std::move(n));
+      } else {
+        TESSERA_ASSIGN_OR_RETURN(std::vector<Node> f, expand(g, opset, n));
+        for (Node& x : f) nodes.push_back(std::move(x));
+      }
+      nodes.push_back(std::move(back));
       continue;
     }
     if (n.op_type != "FusedConv" && n.op_type != "FusedElementwise" && n.op_type != "LayerNormalization")

@@ -31,6 +31,8 @@ const std::vector<Entry>& entries() {
       {{"conv-fusion", 2, "Conv [+ Add residual] [+ activation] into tessera.FusedConv"}, &passes::conv_fusion},
       {{"eltwise-fusion", 2, "chains of elementwise f32 ops into tessera.FusedElementwise (one pass over memory)"},
        &passes::eltwise_fusion},
+      {{"layout", 2, "channels-last regions around the convolutions that run faster so; Transposes only at their borders"},
+       &passes::layout},
       dead_code,
   };
   return e;

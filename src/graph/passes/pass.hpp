@@ -21,6 +21,7 @@ Status cse(Model& m, const OptimizeOptions& options, PassReport& report);
 Status conv_fusion(Model& m, const OptimizeOptions& options, PassReport& report);
 Status eltwise_fusion(Model& m, const OptimizeOptions& options, PassReport& report);
 Status layernorm_fusion(Model& m, const OptimizeOptions& options, PassReport& report);
+Status layout(Model& m, const OptimizeOptions& options, PassReport& report);
 
 // Per value: how many node inputs read it, plus one for each graph output it is.
 std::vector<int> use_counts(const Graph& g);

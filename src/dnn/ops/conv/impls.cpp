@@ -253,6 +253,21 @@ std::optional<std::string> tuned_impl(Handle& h, const std::string& signature) {
 
 }  // namespace
 
+std::optional<double> tuned_time_us(Handle& h, const std::string& signature) {
+  if (!h.use_tune_db()) return std::nullopt;
+  const std::string path = db_path_of(h);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  auto db = tune::TuneDb::open(path);
+  if (!db.is_ok()) return std::nullopt;
+  auto rec = db->lookup(tune_key(signature));
+  if (!rec.is_ok() || !rec->has_value()) return std::nullopt;
+  std::optional<double> best;
+  for (const tune::Candidate& c : (*rec)->candidates)
+    if (c.accepted && c.solution == (*rec)->solution && (!best || c.median_us < *best)) best = c.median_us;
+  return best;
+}
+
 std::span<const Algo> algos_for(ConvDir dir) {
   switch (dir) {
     case ConvDir::kForward: return kForward;

@@ -21,6 +21,8 @@ Result<const Algo*> select(Handle& h, const Problem& p, ConvAlgo want, std::stri
 // Immediate mode's per-process cache of database answers.
 void remember_choice(const Handle& h, const std::string& signature, const std::string& impl);
 void forget_choices();
+// The database winner's median time for this signature, when Find mode recorded one.
+std::optional<double> tuned_time_us(Handle& h, const std::string& signature);
 
 // A problem whose data pointers are f32 (staged copies for bf16/f16 callers).
 struct Prepared {
