@@ -610,6 +610,42 @@ TEST(ConvTest, FindModeRecordsAndImmediateModeUsesIt) {
   EXPECT_EQ(choice->source, "heuristic");
 }
 
+// preferred_conv_layout: Find mode's measurements of both layouts decide when the database has
+// them; else the heuristic, which names what each layout would run.
+TEST(ConvTest, PreferredLayoutFromTheTuningDatabaseElseTheHeuristic) {
+  TempDir dir;
+  Handle h;
+  h.set_tune_db(dir.file("tune.sqlite"));
+  ConvDesc d;
+  d.pad_begin = d.pad_end = {1, 1};
+  const std::vector<std::int64_t> xd = {1, 64, 14, 14}, wd = {64, 64, 3, 3};
+  auto heuristic = tessera::testing::value_or_fail(preferred_conv_layout(h, d, DType::kF32, xd, wd));
+  EXPECT_EQ(heuristic.layout, Layout::kNHWC);
+  EXPECT_EQ(heuristic.reason.rfind("heuristic: nhwc conv_f32_", 0), 0u) << heuristic.reason;
+  EXPECT_NE(heuristic.reason.find(", nchw conv_f32_"), std::string::npos) << heuristic.reason;
+  auto db = tessera::testing::value_or_fail(tune::TuneDb::open(dir.file("tune.sqlite")));
+  const auto record = [&](Layout l, double us) {
+    const TensorDesc x = TensorDesc::make(DType::kF32, xd, l), w = TensorDesc::make(DType::kF32, wd, l);
+    const TensorDesc y = TensorDesc::make(DType::kF32, {1, 64, 14, 14}, l);
+    tune::TuneRecord r;
+    r.key = {"dnn", "conv", conv_signature(ConvDir::kForward, d, x, w, y), hal::cpu_device().fingerprint(), "1", "bitwise"};
+    r.candidates = {{"conv_f32_im2col", "", us, 1.0, 3, true, ""}, {"conv_f32_reference", "", 10 * us, 1.0, 3, true, ""}};
+    ASSERT_TRUE(db.record(r).is_ok());
+  };
+  record(Layout::kNHWC, 20);
+  EXPECT_EQ(tessera::testing::value_or_fail(preferred_conv_layout(h, d, DType::kF32, xd, wd)).reason.rfind("heuristic", 0), 0u);  // one layout only
+  record(Layout::kNCHW, 10);
+  auto measured = tessera::testing::value_or_fail(preferred_conv_layout(h, d, DType::kF32, xd, wd));
+  EXPECT_EQ(measured.layout, Layout::kNCHW);
+  EXPECT_EQ(measured.reason, "tuning database: nhwc 20.0 us, nchw 10.0 us");
+  record(Layout::kNHWC, 5);
+  EXPECT_EQ(tessera::testing::value_or_fail(preferred_conv_layout(h, d, DType::kF32, xd, wd)).layout, Layout::kNHWC);
+  h.set_use_tune_db(false);
+  EXPECT_EQ(tessera::testing::value_or_fail(preferred_conv_layout(h, d, DType::kF32, xd, wd)).reason.rfind("heuristic", 0), 0u);
+  d.groups = 3;  // 64 channels do not split into 3 groups
+  EXPECT_FALSE(preferred_conv_layout(h, d, DType::kF32, xd, wd).is_ok());
+}
+
 // A plan gives conv_forward's bits with the same algorithm (packed weights or not, any dtype,
 // post-ops per run), keeps its own copy of the weights, runs from two threads at once, and
 // rejects bad descriptors at creation and bad pointers at run time.

@@ -467,5 +467,158 @@ TEST(Passes, OptionsLevelsNamesAndDumps) {
   EXPECT_FALSE(std::filesystem::exists(dumped.dump_dir / "01-dead-code-before.txt"));  // changed nothing
 }
 
+// ---- layout ---------------------------------------------------------------------------------
+
+OptimizeOptions with_layout(bool channels_last) {
+  OptimizeOptions o;
+  o.evaluate = &exec::evaluate_node;
+  o.conv_layout = [channels_last](const Graph&, const Node&) { return LayoutAdvice{channels_last, channels_last ? "test: yes" : "test: no"}; };
+  return o;
+}
+
+int count_channels_last(const Model& m, const std::string& op) {
+  int n = 0;
+  for (const Node& node : m.graph.nodes) n += node.op_type == op && node.domain == kTesseraDomain && node.attrs.count("channels_last");
+  return n;
+}
+
+// A small CNN over x [N, 3, 9, 9]: a strided conv + Relu, a ceil-mode MaxPool, a depthwise
+// conv with a residual, PRelu and a per-channel Mul (constant operands of rank 3 and 4), a 1x1
+// conv concatenated with its input, an AveragePool, a global pool, Flatten; `m` is also a
+// graph output from the middle of the region.
+OnnxBuilder layout_cnn() {
+  OnnxBuilder b(17);
+  b.input("x", {"N", "3", "9", "9"});
+  b.floats("w1", {8, 3, 3, 3}, testing::random_floats(216, 11));
+  b.floats("b1", {8}, testing::random_floats(8, 12));
+  b.floats("w2", {8, 1, 3, 3}, testing::random_floats(72, 13));
+  b.floats("w3", {4, 8, 1, 1}, testing::random_floats(32, 14));
+  b.floats("slope", {8, 1, 1}, testing::random_floats(8, 15));
+  b.floats("scale", {1, 8, 1, 1}, testing::random_floats(8, 16));
+  auto* c1 = b.node("Conv", {"x", "w1", "b1"}, {"c1"});
+  OnnxBuilder::attr(c1, "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"r1"});
+  auto* p1 = b.node("MaxPool", {"r1"}, {"p1"});
+  OnnxBuilder::attr(p1, "kernel_shape", {2, 2});
+  OnnxBuilder::attr(p1, "strides", {2, 2});
+  OnnxBuilder::attr(p1, "ceil_mode", std::int64_t{1});
+  auto* c2 = b.node("Conv", {"p1", "w2"}, {"c2"});
+  OnnxBuilder::attr(c2, "pads", {1, 1, 1, 1});
+  OnnxBuilder::attr(c2, "group", std::int64_t{8});
+  b.node("Add", {"c2", "p1"}, {"a"});
+  b.node("PRelu", {"a", "slope"}, {"pr"});
+  b.node("Mul", {"pr", "scale"}, {"m"});
+  b.node("Conv", {"m", "w3"}, {"c3"});
+  OnnxBuilder::attr(b.node("Concat", {"c3", "m"}, {"cat"}), "axis", std::int64_t{-3});
+  auto* ap = b.node("AveragePool", {"cat"}, {"ap"});
+  OnnxBuilder::attr(ap, "kernel_shape", {3, 3});
+  OnnxBuilder::attr(ap, "pads", {1, 1, 1, 1});
+  b.node("GlobalAveragePool", {"ap"}, {"g"});
+  b.node("Flatten", {"g"}, {"y"});
+  b.output("y");
+  b.output("m");
+  return b;
+}
+
+// Outputs of model m (no further passes) on x.
+std::vector<std::vector<float>> outputs_at_level0(const Model& m, const Tensor& x) {
+  exec::SessionOptions o;
+  o.opt_level = 0;
+  exec::Session s = exec::Session::create(m, o).value_or_throw();
+  std::vector<std::vector<float>> r;
+  for (const auto& t : s.run({{"x", x}}).value_or_throw()) r.push_back(t.tensor.to_vector<float>());
+  return r;
+}
+
+void expect_close(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    ASSERT_EQ(a[k].size(), b[k].size());
+    float scale = 0;
+    for (float v : a[k]) scale = std::max(scale, std::fabs(v));
+    for (std::size_t i = 0; i < a[k].size(); ++i) EXPECT_NEAR(a[k][i], b[k][i], 1e-5f * scale) << "output " << k << " element " << i;
+  }
+}
+
+TEST(Passes, LayoutMakesTheConvolutionalBodyOneChannelsLastRegion) {
+  const OnnxBuilder b = layout_cnn();
+  const Model original = imported(b);
+  Model m = original;
+  const auto reports = optimize(m, with_layout(true)).value_or_throw();
+  // Transposes: x in; g out to Flatten; m out as a graph output. Nothing else crosses layouts.
+  EXPECT_EQ(count_op(m, "Transpose"), 3) << to_text(m);
+  EXPECT_EQ(count_channels_last(m, "FusedConv"), 3);
+  EXPECT_EQ(count_channels_last(m, "MaxPool") + count_channels_last(m, "AveragePool") + count_channels_last(m, "GlobalAveragePool"), 3);
+  for (const Node& n : m.graph.nodes)
+    if (n.op_type == "Concat") {
+      EXPECT_EQ(n.attrs.at("axis").i, 3);
+    }
+  const auto layout = std::find_if(reports.begin(), reports.end(), [](const PassReport& r) { return r.pass == "layout"; });
+  ASSERT_NE(layout, reports.end());
+  EXPECT_EQ(layout->applied.size(), 3u);
+  // The same numbers within rounding (other algorithms run channels-last), at a batch of 2.
+  const Tensor x = Tensor::from_vector<float>(Shape({2, 3, 9, 9}), testing::random_floats(486, 17)).value_or_throw();
+  testing::for_each_isa([&](Isa) { expect_close(outputs_at_level0(original, x), outputs_at_level0(m, x)); });
+  // Expanded back to ai.onnx: checked ONNX computing the same bits as the channels-last model
+  // (the same kernels run, between Transposes).
+  Model portable = m;
+  ASSERT_TRUE(expand_fused_ops(portable).is_ok());
+  for (const Node& n : portable.graph.nodes) EXPECT_TRUE(n.domain.empty()) << n.op_type;
+  expect_valid_onnx(portable);
+  expect_close(outputs_at_level0(original, x), outputs_at_level0(portable, x));
+}
+
+TEST(Passes, LayoutKeepsChannelsFirstWhereTheAdvisorSaysSo) {
+  const OnnxBuilder b = layout_cnn();
+  Model m = imported(b);
+  const auto reports = optimize(m, with_layout(false)).value_or_throw();
+  EXPECT_EQ(count_op(m, "Transpose"), 0);
+  for (const Node& n : m.graph.nodes) EXPECT_FALSE(n.attrs.count("channels_last")) << n.op_type;
+  const auto layout = std::find_if(reports.begin(), reports.end(), [](const PassReport& r) { return r.pass == "layout"; });
+  ASSERT_NE(layout, reports.end());
+  ASSERT_EQ(layout->refused.size(), 3u);
+  EXPECT_NE(layout->refused[0].find("stays channels-first: test: no"), std::string::npos) << layout->refused[0];
+  // Without an advisor (the graph layer alone cannot tell) the pass changes nothing.
+  Model plain = imported(b);
+  OptimizeOptions o;
+  o.evaluate = &exec::evaluate_node;
+  optimize(plain, o).value_or_throw();
+  EXPECT_EQ(count_op(plain, "Transpose"), 0);
+}
+
+// Where the region meets a reader it cannot take in (an Add with a non-constant channels-first
+// operand, a Reshape), the value is made channels-first once, however many such readers.
+TEST(Passes, LayoutTransposesOnceWhereTheRegionMeetsChannelsFirstReaders) {
+  OnnxBuilder b(17);
+  b.input("x", {"1", "4", "6", "6"});
+  b.input("z", {"1", "4", "6", "6"});
+  b.floats("w", {4, 4, 3, 3}, testing::random_floats(144, 21));
+  b.ints("shape", {1, -1});
+  OnnxBuilder::attr(b.node("Conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  b.node("Add", {"c", "z"}, {"a"});        // z has no channels-last twin: the Add stays channels-first
+  b.node("Reshape", {"c", "shape"}, {"r"});  // reads c channels-first too: the same Transpose
+  b.node("Sigmoid", {"c"}, {"s"});         // follows c into the region
+  OnnxBuilder::attr(b.node("Conv", {"s", "w"}, {"c2"}), "pads", {1, 1, 1, 1});
+  b.output("a");
+  b.output("r");
+  b.output("c2");
+  const Model original = imported(b);
+  Model m = original;
+  optimize(m, with_layout(true)).value_or_throw();
+  // x in; c out (once, for the Add and the Reshape); c2 out.
+  EXPECT_EQ(count_op(m, "Transpose"), 3) << to_text(m);
+  EXPECT_EQ(count_channels_last(m, "FusedConv"), 2);
+  const Tensor x = Tensor::from_vector<float>(Shape({1, 4, 6, 6}), testing::random_floats(144, 22)).value_or_throw();
+  const Tensor z = Tensor::from_vector<float>(Shape({1, 4, 6, 6}), testing::random_floats(144, 23)).value_or_throw();
+  std::vector<std::vector<float>> got[2];
+  for (int k = 0; k < 2; ++k) {
+    exec::SessionOptions o;
+    o.opt_level = 0;
+    exec::Session s = exec::Session::create(k == 0 ? original : m, o).value_or_throw();
+    for (const auto& t : s.run({{"x", x}, {"z", z}}).value_or_throw()) got[k].push_back(t.tensor.to_vector<float>());
+  }
+  expect_close(got[0], got[1]);
+}
+
 }  // namespace
 }  // namespace tessera::graph
