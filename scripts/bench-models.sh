@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Whole-model latency, side by side: tessera (memory plan on and off) and PyTorch (Debian's
+# Whole-model latency, side by side: tessera (as it runs by default, and without the layout
+# pass: every convolution channels-first) and PyTorch (Debian's
 # python3-torch, torch.no_grad, same threads), and ONNX Runtime when ORT_PYTHON names a Python
 # with onnxruntime (PyPI) installed. Median ms of N runs after 3 warm-up runs, per model and
 # batch; the models are those tests/models exports (build them with the test suite first).
@@ -11,13 +12,13 @@ runs=${3:-20}
 models=$build/tests/models/exported
 [ -f "$models/resnet18/model.onnx" ] || { echo "bench-models: no exported models in $models (run the tests first)" >&2; exit 1; }
 
-printf "%-14s %5s %12s %12s %10s %10s\n" model batch tessera_ms no_plan_ms torch_ms ort_ms
+printf "%-14s %5s %12s %12s %10s %10s\n" model batch tessera_ms no_layout_ms torch_ms ort_ms
 for m in resnet18 mobilenet_v2 squeezenet1_1 transformer; do
   for b in 1 8; do
     t=() ; n=()
     med() { "$build/bin/tessera" run "$models/$m/model.onnx" --threads "$threads" --batch "$b" --iterations "$runs" --warmup 3 --json "$@" |
             /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['latency_ms']['median'])"; }
-    tess=$(med); plain=$(med --no-memory-plan)
+    tess=$(med); plain=$(med --disable-pass layout)
     torch_ms=$(/usr/bin/python3 - "$m" "$b" "$threads" "$runs" <<'PY'
 import sys, time, torch, torchvision
 name, b, threads, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])

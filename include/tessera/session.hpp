@@ -18,7 +18,7 @@
 // recorded, intermediate tensors are released after their last use.
 //
 // A Session is not thread-safe; run it from one thread at a time (the primitives use the
-// thread pool inside).
+// thread pool inside; with parallel_branches, independent nodes share it).
 #pragma once
 
 #include <filesystem>
@@ -41,6 +41,11 @@ struct SessionOptions {
   std::filesystem::path dump_dir;         // when set, the model before and after each pass that changed it
   bool plan_memory = true;  // intermediate tensors in one planned arena (see run())
   bool profile = false;     // time every node of every run (profiles())
+  // Run independent nodes at once: the graph in waves of nodes whose inputs earlier waves made;
+  // a wave of several runs them on the thread pool, one thread per node (a wave of one gets
+  // every thread). The results are the same bits either way (each kernel's are for any thread
+  // count); the memory plan keeps a wave's tensors apart.
+  bool parallel_branches = false;
 };
 
 // One node of a profiled run: what ran, on what, and when (microseconds since the session was

@@ -33,29 +33,35 @@ std::size_t align_up(std::size_t b) { return (b + kAlign - 1) / kAlign * kAlign;
 
 struct Slot {
   std::size_t bytes;
-  int first, last;  // the nodes between which it holds a live value (inclusive)
+  int first, last;  // the steps (nodes or waves) between which it holds a live value (inclusive)
   std::size_t offset = 0;
 };
 
 }  // namespace
 
-MemoryPlan plan_memory(const graph::Graph& g, const std::vector<ValueUse>& use) {
+MemoryPlan plan_memory(const graph::Graph& g, const std::vector<ValueUse>& use, std::span<const int> wave_of) {
   const std::size_t nv = g.values.size();
   const int nn = static_cast<int>(g.nodes.size());
   MemoryPlan p;
   p.offset.assign(nv, MemoryPlan::kNone);
   p.slot.assign(nv, -1);
-  if (use.size() != nv) return p;
+  if (use.size() != nv || (!wave_of.empty() && wave_of.size() != g.nodes.size())) return p;
   const auto at = [](graph::ValueId v) { return static_cast<std::size_t>(v); };
+  // When node i runs: its index, or its wave (a step nodes share).
+  const auto step = [&](int i) { return wave_of.empty() ? i : wave_of[static_cast<std::size_t>(i)]; };
 
   std::vector<int> producer(nv, -1), last(nv, -1);
   std::vector<char> is_output(nv, 0);
+  std::vector<std::vector<graph::ValueId>> reads(g.nodes.size());  // per node: inputs and captures
   for (int i = 0; i < nn; ++i) {
-    for (graph::ValueId v : g.nodes[static_cast<std::size_t>(i)].outputs)
+    const graph::Node& n = g.nodes[static_cast<std::size_t>(i)];
+    for (graph::ValueId v : n.outputs)
       if (v != graph::kNoValue) producer[at(v)] = i;
-    for (graph::ValueId v : g.nodes[static_cast<std::size_t>(i)].inputs)
-      if (v != graph::kNoValue) last[at(v)] = i;
-    for (graph::ValueId v : graph::subgraph_reads(g, g.nodes[static_cast<std::size_t>(i)])) last[at(v)] = i;
+    std::vector<graph::ValueId>& r = reads[static_cast<std::size_t>(i)];
+    for (graph::ValueId v : n.inputs)
+      if (v != graph::kNoValue) r.push_back(v);
+    for (graph::ValueId v : graph::subgraph_reads(g, n)) r.push_back(v);
+    for (graph::ValueId v : r) last[at(v)] = std::max(last[at(v)], step(i));
   }
   for (graph::ValueId v : g.outputs) {
     is_output[at(v)] = 1;
@@ -70,6 +76,15 @@ MemoryPlan plan_memory(const graph::Graph& g, const std::vector<ValueUse>& use) 
   for (std::size_t v = 0; v < nv; ++v) {
     const graph::ValueId r = root(static_cast<graph::ValueId>(v));
     end[at(r)] = std::max(end[at(r)], last[v]);
+  }
+  // Per value: how many nodes read it (or a view of it) at the step its memory dies. Writing
+  // over it in place needs that to be the writer alone.
+  std::vector<int> final_readers(nv, 0);
+  for (int i = 0; i < nn; ++i) {
+    std::set<graph::ValueId> roots;
+    for (graph::ValueId v : reads[static_cast<std::size_t>(i)]) roots.insert(root(v));
+    for (graph::ValueId r : roots)
+      if (end[at(r)] == step(i)) ++final_readers[at(r)];
   }
 
   for (std::size_t v = 0; v < nv; ++v) {
@@ -90,13 +105,13 @@ MemoryPlan plan_memory(const graph::Graph& g, const std::vector<ValueUse>& use) 
       if (v == graph::kNoValue) continue;
       const ValueUse& u = use[at(v)];
       if (!u.plannable || is_output[at(v)] || u.view_of != graph::kNoValue || u.bytes == 0) continue;
-      const int v_end = std::max(end[at(v)], i);
+      const int v_end = std::max(end[at(v)], step(i));
       int s = -1;
       for (std::size_t k = 0; k < n.inputs.size() && s < 0; ++k) {
         const graph::ValueId x = n.inputs[k];
         if (x == graph::kNoValue || !may_overwrite(n, k) || p.slot[at(x)] < 0) continue;
         const int xs = p.slot[at(x)];
-        if (taken.count(xs) || slots[static_cast<std::size_t>(xs)].last != i || use[at(x)].bytes != u.bytes) continue;
+        if (taken.count(xs) || slots[static_cast<std::size_t>(xs)].last != step(i) || final_readers[at(x)] != 1 || use[at(x)].bytes != u.bytes) continue;
         // x must not also be read through an input the kernel reads while it writes.
         bool only_overwritable = true;
         for (std::size_t j = 0; j < n.inputs.size(); ++j)
@@ -108,7 +123,7 @@ MemoryPlan plan_memory(const graph::Graph& g, const std::vector<ValueUse>& use) 
         ++p.in_place;
       } else {
         s = static_cast<int>(slots.size());
-        slots.push_back({u.bytes, i, v_end});
+        slots.push_back({u.bytes, step(i), v_end});
       }
       taken.insert(s);
       p.slot[at(v)] = s;

@@ -17,6 +17,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "tessera/graph.hpp"
@@ -44,7 +45,10 @@ struct MemoryPlan {
 // Whether node n's kernel may write its output over input k (the same bytes, exactly).
 bool may_overwrite(const graph::Node& n, std::size_t k);
 
-// The plan for graph g given what a run showed per value (`use`, indexed by value id).
-MemoryPlan plan_memory(const graph::Graph& g, const std::vector<ValueUse>& use);
+// The plan for graph g given what a run showed per value (`use`, indexed by value id). With
+// `wave_of` (per node: its wave, when the nodes of a wave run at once), lifetimes count in
+// waves, both ends included, so values of one wave never share memory, and a node writes in
+// place only over an input no other node of its wave reads.
+MemoryPlan plan_memory(const graph::Graph& g, const std::vector<ValueUse>& use, std::span<const int> wave_of = {});
 
 }  // namespace tessera::exec::detail

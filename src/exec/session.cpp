@@ -4,7 +4,9 @@
 #include <chrono>
 #include <climits>
 #include <map>
+#include <mutex>
 #include <set>
+#include <span>
 #include <string>
 
 #include "kernels.hpp"
@@ -41,6 +43,8 @@ struct Session::State {
   bool plan_memory = true;
   Arena arena;
   bool profile = false;
+  bool parallel_branches = false;
+  std::vector<std::unique_ptr<dnn::Handle>> lanes;  // parallel branches: a handle per node of a wave
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();  // profiles count from here
   std::vector<RunProfile> profiles;
 };
@@ -78,8 +82,8 @@ double us_since(Clock::time_point t0) { return std::chrono::duration<double, std
 // The session's part in running each node: the memory plan's slots for its outputs (planned
 // runs) or what its outputs show (recording runs), and its profile.
 struct RunHooks final : detail::NodeHooks {
-  RunHooks(const Arena& a, std::size_t values, bool planned_run, bool record_run, bool profile_run, Clock::time_point start)
-      : arena(a), planned(planned_run), record(record_run), profile(profile_run), t0(start) {
+  RunHooks(const Arena& a, std::size_t nodes, std::size_t values, bool planned_run, bool record_run, bool profile_run, Clock::time_point start)
+      : arena(a), planned(planned_run), record(record_run), profile(profile_run), t0(start), node_start(nodes, 0.0) {
     prof.planned = planned;
     if (record) {
       use.resize(values);
@@ -87,7 +91,7 @@ struct RunHooks final : detail::NodeHooks {
     }
   }
 
-  void before(std::size_t, detail::KernelCall& call) override {
+  void before(std::size_t i, detail::KernelCall& call) override {
     const graph::Node& n = call.node;
     call.record = record;
     if (planned) {
@@ -95,15 +99,16 @@ struct RunHooks final : detail::NodeHooks {
       for (std::size_t k = 0; k < n.outputs.size(); ++k)
         if (n.outputs[k] != graph::kNoValue) call.given[k] = arena.slot[static_cast<std::size_t>(n.outputs[k])];
     }
-    if (profile) node_start = us_since(t0);
+    if (profile) node_start[i] = us_since(t0);
   }
 
   Status after(std::size_t i, detail::KernelCall& call) override {
     const graph::Node& n = call.node;
     if (profile) {
-      NodeProfile np{i, n.name, n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type, call.chosen, {}, {}, node_start, us_since(t0) - node_start};
+      NodeProfile np{i, n.name, n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type, call.chosen, {}, {}, node_start[i], us_since(t0) - node_start[i]};
       for (const Tensor* t : call.in) np.inputs.push_back(t ? t->shape().dims() : Dims{});
       for (const Tensor& t : call.out) np.outputs.push_back(t.defined() ? t.shape().dims() : Dims{});
+      const std::lock_guard<std::mutex> lock(prof_mutex);
       prof.nodes.push_back(std::move(np));
     }
     for (std::size_t k = 0; k < n.outputs.size(); ++k) {
@@ -121,7 +126,8 @@ struct RunHooks final : detail::NodeHooks {
   const Arena& arena;
   bool planned, record, profile;
   Clock::time_point t0;
-  double node_start = 0;
+  std::vector<double> node_start;                    // per node (profiles)
+  std::mutex prof_mutex;                             // nodes of a wave finish on several threads
   std::vector<detail::ValueUse> use;                 // recording: per value
   std::vector<std::pair<Dims, DType>> layout;        // recording: per value
   RunProfile prof;
@@ -129,12 +135,12 @@ struct RunHooks final : detail::NodeHooks {
 
 // The plan of what a run recorded, with its arena allocated and a tensor over each slot. When
 // the arena cannot be allocated the session goes on without a plan.
-void make_arena(const graph::Graph& g, std::vector<std::pair<Dims, DType>> signature, std::vector<detail::ValueUse> use,
-                const std::vector<std::pair<Dims, DType>>& layout, Arena& a, bool& plan_memory) {
+void make_arena(const graph::Graph& g, std::span<const int> wave_of, std::vector<std::pair<Dims, DType>> signature,
+                std::vector<detail::ValueUse> use, const std::vector<std::pair<Dims, DType>>& layout, Arena& a, bool& plan_memory) {
   a = Arena{};
   a.signature = std::move(signature);
   a.use = std::move(use);
-  a.plan = detail::plan_memory(g, a.use);
+  a.plan = detail::plan_memory(g, a.use, wave_of);
   Result<std::shared_ptr<Buffer>> memory = host_allocator().allocate(a.plan.arena_bytes);
   if (!memory.is_ok()) {
     a = Arena{};
@@ -273,6 +279,7 @@ Result<Session> Session::create(graph::Model model, const SessionOptions& option
   if (options.threads > 0) TESSERA_RETURN_IF_ERROR(s->h.set_num_threads(options.threads));
   s->plan_memory = options.plan_memory;
   s->profile = options.profile;
+  s->parallel_branches = options.parallel_branches;
   s->model = std::move(model);
   const graph::Graph& g = s->model.graph;
   TESSERA_ASSIGN_OR_RETURN(s->program, detail::compile(g, s->model.opsets.at(""), "session"));
@@ -327,14 +334,20 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
   Arena& arena = s_->arena;
   const bool planned = s_->plan_memory && arena.made && arena.signature == signature;
   const bool record = s_->plan_memory && !planned;
-  RunHooks hooks(arena, g.values.size(), planned, record, s_->profile, s_->t0);
+  RunHooks hooks(arena, g.nodes.size(), g.values.size(), planned, record, s_->profile, s_->t0);
   hooks.prof.start_us = s_->profile ? us_since(s_->t0) : 0;
+  detail::Program& program = *s_->program;
   try {
-    if (const Status st = detail::run_nodes(*s_->program, s_->h, vals, &hooks); !st.is_ok()) return Status(st.code(), "run: " + st.message());
+    const Status st = s_->parallel_branches ? detail::run_waves(program, s_->h, s_->lanes, vals, &hooks)
+                                            : detail::run_nodes(program, s_->h, vals, &hooks);
+    if (!st.is_ok()) return Status(st.code(), "run: " + st.message());
   } catch (const std::bad_alloc&) {
     return out_of_memory("run: out of memory");
   }
-  if (record) make_arena(g, signature, std::move(hooks.use), hooks.layout, arena, s_->plan_memory);
+  if (record) {
+    make_arena(g, s_->parallel_branches ? std::span<const int>(program.wave_of) : std::span<const int>(), signature, std::move(hooks.use),
+               hooks.layout, arena, s_->plan_memory);
+  }
   // Outputs that share memory with the model's constants (an initializer, or a view of one)
   // or lie in the arena are copied: writing into them must not change the next run, nor the
   // next run them.
@@ -348,6 +361,7 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
   }
   if (s_->profile) {
     hooks.prof.duration_us = us_since(s_->t0) - hooks.prof.start_us;
+    std::sort(hooks.prof.nodes.begin(), hooks.prof.nodes.end(), [](const NodeProfile& a, const NodeProfile& b) { return a.node < b.node; });
     s_->profiles.push_back(std::move(hooks.prof));
   }
   return result;

@@ -1,5 +1,6 @@
 // `tessera run [MODEL.onnx] [--input name=file.npy ...] [--output-dir DIR] [--iterations N]
-// [--warmup N] [--threads N] [--batch N] [--opt-level L] [--disable-pass P] [--json]`: opens a
+// [--warmup N] [--threads N] [--batch N] [--opt-level L] [--disable-pass P] [--no-memory-plan]
+// [--parallel-branches] [--json]`: opens a
 // session (graph passes of the level), fills the inputs not given from files with seeded random values, runs the warm-up and the timed iterations and
 // prints the latency (min / median / p90) and throughput; outputs go to DIR as .npy. With no
 // model it runs the one shipped in examples/models/.
@@ -41,6 +42,7 @@ struct RunArgs {
   int opt_level = 2;
   std::vector<std::string> disabled;
   bool no_memory_plan = false;
+  bool parallel_branches = false;
   std::string profile;
 };
 
@@ -90,6 +92,7 @@ void run_model(const RunArgs& a) {
   options.opt_level = a.opt_level;
   options.disabled_passes.insert(a.disabled.begin(), a.disabled.end());
   options.plan_memory = !a.no_memory_plan;
+  options.parallel_branches = a.parallel_branches;
   options.profile = !a.profile.empty();
   exec::Session session = or_throw(exec::Session::open(path, options));
 
@@ -221,6 +224,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--disable-pass", a->disabled, "a pass not to run (repeatable; `tessera explain` lists them)");
   cmd->add_option("--profile", a->profile, "write a Chrome trace (Perfetto) of the timed runs: one slice per node");
   cmd->add_flag("--no-memory-plan", a->no_memory_plan, "allocate every intermediate tensor on its own (no arena)");
+  cmd->add_flag("--parallel-branches", a->parallel_branches, "run independent nodes at once, a thread each (waves of the graph)");
   cmd->callback([a] { run_model(*a); });
 }
 
