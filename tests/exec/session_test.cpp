@@ -234,6 +234,49 @@ TEST(Session, DataMovementAndGeneratorOps) {
 // Constant weights run a plan made on first use (per input layout); weights given as an input
 // run conv_forward each time. Both choose the algorithm the same way: the same bits, for every
 // batch size the plan cache sees.
+// Independent branches run at once (parallel_branches): four branches of two convolutions
+// from x, joined by Concat and Sum, and a second output from one branch. The
+// same bits as one node after another on every run (the first ones alternate how each wave
+// runs, the memory plan is in waves), every node profiled once per run.
+TEST(Session, ParallelBranchesGiveTheSequentialBits) {
+  Builder b;
+  b.input("x", {"N", "4", "12", "12"});
+  const char* w[] = {"w0", "w1", "w2", "w3"};
+  const char* c[] = {"c0", "c1", "c2", "c3"};
+  const char* a[] = {"a0", "a1", "a2", "a3"};
+  for (int k = 0; k < 4; ++k) {
+    b.floats(w[k], {4, 4, 3, 3}, testing::random_floats(144, 30 + static_cast<unsigned>(k)));
+    Builder::attr(b.node("Conv", {"x", w[k]}, {c[k]}), "pads", {1, 1, 1, 1});
+    Builder::attr(b.node("Conv", {c[k], w[k]}, {a[k]}), "pads", {1, 1, 1, 1});  // c[k] dies: the next branch's c may reuse it
+  }
+  Builder::attr(b.node("Concat", {"a0", "a1", "a2", "a3"}, {"cat"}), "axis", std::int64_t{1});
+  b.node("Sum", {"a0", "a1", "a2", "a3"}, {"sum"});
+  b.node("ReduceSum", {"cat"}, {"total"});
+  b.node("Add", {"sum", "total"}, {"y"});
+  b.output("y");
+  b.output("a2");
+  SessionOptions seq_options, par_options;
+  seq_options.disabled_passes = par_options.disabled_passes = {"conv-fusion", "eltwise-fusion"};
+  par_options.parallel_branches = true;
+  par_options.profile = true;
+  Session seq = Session::create(b.import().value_or_throw(), seq_options).value_or_throw();
+  Session par = Session::create(b.import().value_or_throw(), par_options).value_or_throw();
+  for (int run = 0; run < 7; ++run) {
+    const std::int64_t n = run < 6 ? 2 : 1;  // a new signature re-plans
+    const Tensor x = tensor({n, 4, 12, 12}, testing::random_floats(static_cast<std::size_t>(n * 576), 40 + static_cast<unsigned>(run)));
+    const auto ys = seq.run({{"x", x}}).value_or_throw();
+    const auto yp = par.run({{"x", x}}).value_or_throw();
+    ASSERT_EQ(ys.size(), yp.size());
+    for (std::size_t k = 0; k < ys.size(); ++k) EXPECT_EQ(ys[k].tensor.to_vector<float>(), yp[k].tensor.to_vector<float>()) << "run " << run << " output " << k;
+  }
+  EXPECT_TRUE(par.memory_plan().made);
+  ASSERT_EQ(par.profiles().size(), 7u);
+  for (const RunProfile& r : par.profiles()) {
+    ASSERT_EQ(r.nodes.size(), par.model().graph.nodes.size());
+    for (std::size_t i = 0; i < r.nodes.size(); ++i) EXPECT_EQ(r.nodes[i].node, i);
+  }
+}
+
 TEST(Session, ConvPlansGiveTheBitsOfDirectCalls) {
   const auto w = testing::random_floats(8 * 4 * 9, 7);
   Builder constant, input;
