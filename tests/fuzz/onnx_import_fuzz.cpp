@@ -1,7 +1,8 @@
 // Fuzz target for ONNX import: any bytes must import or fail with one of the expected status
 // codes, never crash; whatever imports must pass verify(), survive type inference (an error
 // at most), print, and go through the graph passes of level 2 (without an evaluator: no node
-// is computed) to a model that verifies.
+// is computed; every convolution made channels-last) to a model that verifies, and expand
+// back to ai.onnx (or fail cleanly) to a model that verifies.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -26,7 +27,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!tessera::graph::verify(model.value()).is_ok()) std::abort();
   if (tessera::graph::to_text(model.value()).empty()) std::abort();
   if (!inferred.is_ok()) return 0;
-  auto optimised = tessera::graph::optimize(model.value());
-  if (optimised.is_ok() && !tessera::graph::verify(model.value()).is_ok()) std::abort();
+  tessera::graph::OptimizeOptions options;  // every convolution channels-last: the layout pass runs too
+  options.conv_layout = [](const tessera::graph::Graph&, const tessera::graph::Node&) { return tessera::graph::LayoutAdvice{true, "fuzz"}; };
+  auto optimised = tessera::graph::optimize(model.value(), options);
+  if (!optimised.is_ok()) return 0;
+  if (!tessera::graph::verify(model.value()).is_ok()) std::abort();
+  tessera::graph::Model portable = model.value();
+  if (tessera::graph::expand_fused_ops(portable).is_ok() && !tessera::graph::verify(portable).is_ok()) std::abort();
   return 0;
 }

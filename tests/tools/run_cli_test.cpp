@@ -130,7 +130,8 @@ TEST(RunCli, ExplainAndOptimize) {
   Outcome r = run("explain " TESSERA_DEFAULT_MODEL);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("passes (level 2):"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("fused: Conv + Relu -> FusedConv 'relu0'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("applied: Conv + Relu -> FusedConv 'relu0'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" channels-last (heuristic: "), std::string::npos) << r.out;  // the layout pass asked the executor
   EXPECT_NE(r.out.find("opsets ai.onnx:17 tessera:1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("memory plan (one run on random inputs, batch 1): arena "), std::string::npos) << r.out;
   r = run("optimize " TESSERA_DEFAULT_MODEL " -o " + dir.file("opt.onnx"));

@@ -87,7 +87,7 @@ void add_explain_command(CLI::App& app) {
     if (reports.empty()) std::cout << "  none\n";
     for (const graph::PassReport& r : reports) {
       std::cout << "  " << r.pass << ": " << r.changes << (r.changes == 1 ? " change\n" : " changes\n");
-      for (const std::string& s : r.applied) std::cout << "    fused: " << s << "\n";
+      for (const std::string& s : r.applied) std::cout << "    applied: " << s << "\n";
       for (const std::string& s : r.refused) std::cout << "    refused: " << s << "\n";
     }
     std::cout << "memory plan (one run on random inputs, batch " << a->batch << "): " << planned_memory(m, a->batch) << "\n";
