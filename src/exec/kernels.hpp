@@ -82,6 +82,9 @@ inline Status spatial_pads(const KernelCall& c, const Tensor& x, const std::vect
                            std::vector<std::int64_t>& begin, std::vector<std::int64_t>& end) {
   return spatial_pads(c, x.shape().dims(), kernel, stride, dilation, begin, end);
 }
+// Conv's descriptor from its node's attributes (strides, dilations, group, pads or auto_pad)
+// for an input of x_dims [N, C, spatial...] and weights of w_dims.
+Result<dnn::ConvDesc> conv_desc(const KernelCall& c, const std::vector<std::int64_t>& x_dims, const std::vector<std::int64_t>& w_dims);
 // tessera's channels-last ops (attribute channels_last = 1, from the layout pass) take and give
 // [N, spatial..., C]; the primitives see that memory as [N, C, spatial...] with channels-last
 // strides. channels_first(d) moves d's last axis to position 1 (dims and strides);

@@ -92,18 +92,23 @@ struct ConvPlans : NodeCache {
 
 }  // namespace
 
+Result<dnn::ConvDesc> conv_desc(const KernelCall& c, const Dims& x_dims, const Dims& w_dims) {
+  const std::size_t n = x_dims.size() - 2;
+  const Dims kernel = c.attr_ints("kernel_shape").value_or(Dims(w_dims.begin() + 2, w_dims.end()));
+  dnn::ConvDesc d;
+  d.stride = ints_or(c, "strides", n, 1);
+  d.dilation = ints_or(c, "dilations", n, 1);
+  d.groups = c.attr_int("group", 1);
+  TESSERA_RETURN_IF_ERROR(spatial_pads(c, x_dims, kernel, d.stride, d.dilation, d.pad_begin, d.pad_end));
+  return d;
+}
+
 Status conv_kernel(KernelCall& c) {
   const Tensor &x = *c.input(0), &w = *c.input(1);
   if (x.rank() < 3 || w.rank() != x.rank()) return invalid_argument("Conv of a rank-" + std::to_string(x.rank()) + " input with rank-" + std::to_string(w.rank()) + " weights");
   const bool cl = is_channels_last(c);
   const dnn::TensorDesc xd = cl ? channels_first(desc(x)) : desc(x);
-  const std::size_t n = static_cast<std::size_t>(x.rank() - 2);
-  Dims kernel = c.attr_ints("kernel_shape").value_or(Dims(w.shape().dims().begin() + 2, w.shape().dims().end()));
-  dnn::ConvDesc d;
-  d.stride = ints_or(c, "strides", n, 1);
-  d.dilation = ints_or(c, "dilations", n, 1);
-  d.groups = c.attr_int("group", 1);
-  TESSERA_RETURN_IF_ERROR(spatial_pads(c, xd.dims, kernel, d.stride, d.dilation, d.pad_begin, d.pad_end));
+  TESSERA_ASSIGN_OR_RETURN(const dnn::ConvDesc d, conv_desc(c, xd.dims, w.shape().dims()));
   TESSERA_ASSIGN_OR_RETURN(const dnn::TensorDesc yd, dnn::conv_output_desc(d, xd, desc(w)));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, cl ? channels_last_dims(yd.dims) : yd.dims, x.dtype()));
   const dnn::TensorDesc od = cl ? channels_first(desc(c.out[0])) : desc(c.out[0]);

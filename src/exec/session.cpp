@@ -230,29 +230,13 @@ graph::LayoutAdvice advise_conv_layout(const graph::Graph& g, const graph::Node&
   for (const graph::Dim& d : *type(0).shape) x.push_back(d.has_size() ? d.size : x.empty() ? 1 : -1);  // a symbolic batch as 1
   for (const graph::Dim& d : *type(1).shape) w.push_back(d.size);
   if (x.size() != 4 || w.size() != 4 || std::count(x.begin(), x.end(), -1) || std::count(w.begin(), w.end(), -1)) return {false, "the dims are not all known"};
-  const auto ints = [&](const char* name, std::int64_t dflt, std::size_t count) {
-    const auto it = n.attrs.find(name);
-    return it != n.attrs.end() && it->second.ints.size() == count ? it->second.ints : Dims(count, dflt);
-  };
-  dnn::ConvDesc d;
-  d.stride = ints("strides", 1, 2);
-  d.dilation = ints("dilations", 1, 2);
-  const Dims pads = ints("pads", 0, 4);
-  d.pad_begin = {pads[0], pads[1]};
-  d.pad_end = {pads[2], pads[3]};
-  const auto group = n.attrs.find("group");
-  d.groups = group != n.attrs.end() ? group->second.i : 1;
-  const auto auto_pad = n.attrs.find("auto_pad");
-  if (auto_pad != n.attrs.end() && auto_pad->second.s != "NOTSET" && auto_pad->second.s != "VALID") {
-    for (std::size_t i = 0; i < 2; ++i) {  // SAME_UPPER / SAME_LOWER, as the kernel pads
-      const std::int64_t s = std::max<std::int64_t>(d.stride[i], 1), out = (x[i + 2] + s - 1) / s;
-      const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s + (w[i + 2] - 1) * d.dilation[i] + 1 - x[i + 2]);
-      d.pad_begin[i] = auto_pad->second.s == "SAME_UPPER" ? total / 2 : total - total / 2;
-      d.pad_end[i] = total - d.pad_begin[i];
-    }
-  }
   dnn::Handle h;
-  const Result<dnn::LayoutChoice> c = dnn::preferred_conv_layout(h, d, DType::kF32, x, w);
+  std::vector<Tensor> out;
+  std::unique_ptr<detail::NodeCache> cache;
+  const detail::KernelCall call{n, 0, {}, out, h, {}, cache};  // for the attributes, as the kernel reads them
+  const Result<dnn::ConvDesc> d = detail::conv_desc(call, x, w);
+  if (!d.is_ok()) return {false, d.status().message()};
+  const Result<dnn::LayoutChoice> c = dnn::preferred_conv_layout(h, d.value(), DType::kF32, x, w);
   if (!c.is_ok()) return {false, c.status().message()};
   return {c->layout == dnn::Layout::kNHWC, c->reason};
 }
