@@ -136,7 +136,10 @@ Status run_waves(Program& p, dnn::Handle& h, std::vector<std::unique_ptr<dnn::Ha
   for (std::size_t w = 0; w < p.waves.size(); ++w) {
     const std::vector<int>& wave = p.waves[w];
     Program::WaveTimes& times = p.wave_times[w];
-    const bool at_once = wave.size() > 1 && (times.tries < 4 ? times.tries % 2 == 1 : times.at_once_us < times.one_by_one_us);
+    // The first run (allocations, the memory plan's recording) is not timed; the next
+    // kTries alternate; then at once only where it measured clearly faster.
+    const bool at_once = wave.size() > 1 && times.tries > 0 &&
+                         (times.tries <= Program::kWaveTries ? times.tries % 2 == 0 : times.at_once_us < 0.9 * times.one_by_one_us);
     const auto t0 = std::chrono::steady_clock::now();
     if (!at_once) {
       for (int i : wave) TESSERA_RETURN_IF_ERROR(run_node(p, static_cast<std::size_t>(i), h, vals, hooks));
@@ -160,8 +163,10 @@ Status run_waves(Program& p, dnn::Handle& h, std::vector<std::unique_ptr<dnn::Ha
     }
     if (wave.size() > 1) {
       const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-      double& best = at_once ? times.at_once_us : times.one_by_one_us;
-      best = std::min(best, us);
+      if (times.tries > 0) {
+        double& best = at_once ? times.at_once_us : times.one_by_one_us;
+        best = std::min(best, us);
+      }
       ++times.tries;
     }
     for (int i : wave) drop_dead(p, static_cast<std::size_t>(i), p.last_wave, static_cast<int>(w), vals);
