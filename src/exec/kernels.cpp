@@ -122,6 +122,8 @@ Status unary_kernel(KernelCall& c) {
   return dnn::unary(c.h, *op, desc(x), x.data(), desc(c.out[0]), c.out[0].data());
 }
 
+}  // namespace
+
 // The activation of an ONNX op with its parameters (alpha, beta: LeakyRelu's, Elu's and Celu's
 // alpha, Selu's alpha and gamma, HardSigmoid's alpha and beta, Clip's bounds; for Gelu a
 // nonzero alpha means approximate=tanh), or nullopt for an op that is not one.
@@ -147,6 +149,8 @@ std::optional<dnn::Activation> onnx_activation(std::string_view op, float alpha,
   }
   return a;
 }
+
+namespace {
 
 Status activation_kernel(KernelCall& c) {
   const std::string& op = c.node.op_type;
@@ -532,6 +536,13 @@ Status reduce_kernel(KernelCall& c) {
 
 }  // namespace
 
+// The gradient ops autodiff writes (kernels_grad.cpp).
+Status conv_grad_data_kernel(KernelCall& c);
+Status conv_grad_weight_kernel(KernelCall& c);
+Status pool_grad_kernel(KernelCall& c);
+Status activation_grad_kernel(KernelCall& c);
+Status softmax_cross_entropy_grad_kernel(KernelCall& c);
+
 // The network ops (kernels_nn.cpp).
 Status conv_kernel(KernelCall& c);
 Status conv_transpose_kernel(KernelCall& c);
@@ -661,6 +672,11 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["tessera:AveragePool"] = &pool_kernel;
     m["tessera:GlobalAveragePool"] = &global_pool_kernel;
     m["tessera:GlobalMaxPool"] = &global_pool_kernel;
+    m["tessera:ConvGradData"] = &conv_grad_data_kernel;
+    m["tessera:ConvGradWeight"] = &conv_grad_weight_kernel;
+    m["tessera:PoolGrad"] = &pool_grad_kernel;
+    m["tessera:ActivationGrad"] = &activation_grad_kernel;
+    m["tessera:SoftmaxCrossEntropyLossGrad"] = &softmax_cross_entropy_grad_kernel;
     m["BatchNormalization"] = &batch_norm_kernel;
     m["Softmax"] = &softmax_kernel;
     m["LogSoftmax"] = &softmax_kernel;

@@ -85,6 +85,13 @@ inline Status spatial_pads(const KernelCall& c, const Tensor& x, const std::vect
 // Conv's descriptor from its node's attributes (strides, dilations, group, pads or auto_pad)
 // for an input of x_dims [N, C, spatial...] and weights of w_dims.
 Result<dnn::ConvDesc> conv_desc(const KernelCall& c, const std::vector<std::int64_t>& x_dims, const std::vector<std::int64_t>& w_dims);
+// The activation of an ONNX op with its parameters (alpha, beta: LeakyRelu's, Elu's and Celu's
+// alpha, Selu's alpha and gamma, HardSigmoid's alpha and beta, Clip's bounds; for Gelu a
+// nonzero alpha means approximate=tanh), or nullopt for an op that is not one.
+std::optional<dnn::Activation> onnx_activation(std::string_view op, float alpha, float beta);
+// A pooling op's descriptor (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool) from its
+// node's attributes for an input described by xd (channels-first dims).
+Result<dnn::PoolDesc> pool_desc(const KernelCall& c, std::string_view op, const dnn::TensorDesc& xd);
 // tessera's channels-last ops (attribute channels_last = 1, from the layout pass) take and give
 // [N, spatial..., C]; the primitives see that memory as [N, C, spatial...] with channels-last
 // strides. channels_first(d) moves d's last axis to position 1 (dims and strides);

@@ -278,20 +278,29 @@ Status lp_pool_kernel(KernelCall& c) {
   return from_f64(c.h, yd, x.dtype(), c.out[0]);
 }
 
-Status pool_kernel(KernelCall& c) {
-  const Tensor& x = *c.input(0);
-  const bool cl = is_channels_last(c);
-  const dnn::TensorDesc xd = cl ? channels_first(desc(x)) : desc(x);
-  const bool max = c.node.op_type == "MaxPool";
+Result<dnn::PoolDesc> pool_desc(const KernelCall& c, std::string_view op, const dnn::TensorDesc& xd) {
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    if (xd.rank() < 3) return invalid_argument("global pooling of a rank-" + std::to_string(xd.rank()) + " input");
+    return dnn::PoolDesc::global(op == "GlobalMaxPool" ? dnn::PoolKind::kMax : dnn::PoolKind::kAvgIncludePad, xd);
+  }
   dnn::PoolDesc p;
-  p.kind = max ? dnn::PoolKind::kMax : c.attr_int("count_include_pad", 0) ? dnn::PoolKind::kAvgIncludePad : dnn::PoolKind::kAvgExcludePad;
+  p.kind = op == "MaxPool" ? dnn::PoolKind::kMax : c.attr_int("count_include_pad", 0) ? dnn::PoolKind::kAvgIncludePad : dnn::PoolKind::kAvgExcludePad;
   p.kernel = c.attr_ints("kernel_shape").value_or(Dims{});
-  if (p.kernel.empty() || x.rank() != static_cast<int>(p.kernel.size()) + 2) return invalid_argument("kernel_shape does not match the input's rank " + std::to_string(x.rank()));
+  if (p.kernel.empty() || xd.rank() != static_cast<int>(p.kernel.size()) + 2) return invalid_argument("kernel_shape does not match the input's rank " + std::to_string(xd.rank()));
   const std::size_t n = p.kernel.size();
   p.stride = ints_or(c, "strides", n, 1);
   p.dilation = ints_or(c, "dilations", n, 1);
   p.ceil_mode = c.attr_int("ceil_mode", 0) != 0;
   TESSERA_RETURN_IF_ERROR(spatial_pads(c, xd.dims, p.kernel, p.stride, p.dilation, p.pad_begin, p.pad_end));
+  return p;
+}
+
+Status pool_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  const bool cl = is_channels_last(c);
+  const dnn::TensorDesc xd = cl ? channels_first(desc(x)) : desc(x);
+  const bool max = c.node.op_type == "MaxPool";
+  TESSERA_ASSIGN_OR_RETURN(const dnn::PoolDesc p, pool_desc(c, c.node.op_type, xd));
   TESSERA_ASSIGN_OR_RETURN(const dnn::TensorDesc yd, dnn::pooling_output_desc(p, xd));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, cl ? channels_last_dims(yd.dims) : yd.dims, x.dtype()));
   const bool want_indices = max && c.out.size() > 1 && c.node.outputs[1] != graph::kNoValue;
@@ -313,10 +322,9 @@ Status pool_kernel(KernelCall& c) {
 
 Status global_pool_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
-  if (x.rank() < 3) return invalid_argument("global pooling of a rank-" + std::to_string(x.rank()) + " input");
   const bool cl = is_channels_last(c);
   const dnn::TensorDesc xd = cl ? channels_first(desc(x)) : desc(x);
-  const dnn::PoolDesc p = dnn::PoolDesc::global(c.node.op_type == "GlobalMaxPool" ? dnn::PoolKind::kMax : dnn::PoolKind::kAvgIncludePad, xd);
+  TESSERA_ASSIGN_OR_RETURN(const dnn::PoolDesc p, pool_desc(c, c.node.op_type, xd));
   TESSERA_ASSIGN_OR_RETURN(const dnn::TensorDesc yd, dnn::pooling_output_desc(p, xd));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, cl ? channels_last_dims(yd.dims) : yd.dims, x.dtype()));
   return dnn::pooling_forward(c.h, p, xd, x.data(), cl ? channels_first(desc(c.out[0])) : desc(c.out[0]), c.out[0].data());

@@ -292,6 +292,15 @@ class Inferer {
       y = ValueType{ElemType::kI64, Shape{}};
       return Status::ok();
     }
+    if (op == "SoftmaxCrossEntropyLoss" || op == "NegativeLogLikelihoodLoss") {
+      // The loss: a scalar, or the labels' dims with reduction none; log_prob: the scores'.
+      y.elem = in(0).elem;
+      const Attribute* r = attr("reduction");
+      if (!r || r->s != "none") y.shape = Shape{};
+      else if (has_input(1)) y.shape = in(1).shape;
+      if (out.size() > 1) out[1] = in(0);
+      return Status::ok();
+    }
     static const std::set<std::string> kShaped = {
         "Conv", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
         "Gemm", "MatMul", "Flatten", "Reshape", "Transpose", "Concat", "Unsqueeze", "Squeeze", "Gather",

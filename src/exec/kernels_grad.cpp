@@ -1,0 +1,89 @@
+// The gradient ops autodiff (tessera/train.hpp) writes into backward graphs, in the domain
+// "tessera", on the dnn backward primitives:
+//   ConvGradData(dY, W, XShape) -> dX    Conv's attributes; XShape: X's dims (i64, as Shape gives)
+//   ConvGradWeight(X, dY, WShape) -> dW  Conv's attributes; WShape: W's dims
+//   PoolGrad(X, dY) -> dX            pool (MaxPool, AveragePool, GlobalAveragePool,
+//                                    GlobalMaxPool) + that op's attributes
+//   ActivationGrad(X, dY) -> dX      activation (an ONNX activation op), activation_alpha / _beta
+//   SoftmaxCrossEntropyLossGrad(dLoss, Scores, Labels) -> dScores   reduction, ignore_index
+// All f32.
+#include "kernels.hpp"
+#include "tessera/dnn/training.hpp"
+
+namespace tessera::exec::detail {
+namespace {
+
+Status f32_only(const KernelCall& c) {
+  for (const Tensor* t : c.in)
+    if (t && t->dtype() != DType::kF32 && t->dtype() != DType::kI64) return unsupported(c.node.op_type + " of " + std::string(dtype_name(t->dtype())));
+  return Status::ok();
+}
+
+// Input k: a 1-D i64 tensor of `rank` dims, none negative.
+Result<std::vector<std::int64_t>> dims_input(const KernelCall& c, std::size_t k, int rank) {
+  const Tensor* t = c.input(k);
+  if (!t || t->dtype() != DType::kI64 || t->rank() != 1 || t->numel() != rank)
+    return invalid_argument(c.node.op_type + ": input " + std::to_string(k) + " must hold " + std::to_string(rank) + " dims (i64)");
+  std::vector<std::int64_t> d(t->data<std::int64_t>(), t->data<std::int64_t>() + rank);
+  for (std::int64_t v : d)
+    if (v < 0) return invalid_argument(c.node.op_type + ": input " + std::to_string(k) + " has a negative dim");
+  return d;
+}
+
+}  // namespace
+
+Status conv_grad_data_kernel(KernelCall& c) {
+  TESSERA_RETURN_IF_ERROR(f32_only(c));
+  const Tensor &dy = *c.input(0), &w = *c.input(1);
+  TESSERA_ASSIGN_OR_RETURN(const std::vector<std::int64_t> xdims, dims_input(c, 2, dy.rank()));
+  TESSERA_ASSIGN_OR_RETURN(const dnn::ConvDesc d, conv_desc(c, xdims, w.shape().dims()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, xdims, DType::kF32));
+  return dnn::conv_backward_data(c.h, d, desc(w), w.data(), desc(dy), dy.data(), desc(c.out[0]), c.out[0].data());
+}
+
+Status conv_grad_weight_kernel(KernelCall& c) {
+  TESSERA_RETURN_IF_ERROR(f32_only(c));
+  const Tensor &x = *c.input(0), &dy = *c.input(1);
+  TESSERA_ASSIGN_OR_RETURN(const std::vector<std::int64_t> wdims, dims_input(c, 2, x.rank()));
+  TESSERA_ASSIGN_OR_RETURN(const dnn::ConvDesc d, conv_desc(c, x.shape().dims(), wdims));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, wdims, DType::kF32));
+  return dnn::conv_backward_weights(c.h, d, desc(x), x.data(), desc(dy), dy.data(), desc(c.out[0]), c.out[0].data());
+}
+
+Status pool_grad_kernel(KernelCall& c) {
+  TESSERA_RETURN_IF_ERROR(f32_only(c));
+  const Tensor &x = *c.input(0), &dy = *c.input(1);
+  TESSERA_ASSIGN_OR_RETURN(const dnn::PoolDesc p, pool_desc(c, c.attr_string("pool", ""), desc(x)));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
+  return dnn::pooling_backward(c.h, p, desc(x), x.data(), nullptr, desc(dy), dy.data(), desc(c.out[0]), c.out[0].data());
+}
+
+Status activation_grad_kernel(KernelCall& c) {
+  TESSERA_RETURN_IF_ERROR(f32_only(c));
+  const Tensor &x = *c.input(0), &dy = *c.input(1);
+  const std::string op = c.attr_string("activation", "");
+  const std::optional<dnn::Activation> a = onnx_activation(op, c.attr_float("activation_alpha", 0), c.attr_float("activation_beta", 0));
+  if (!a) return invalid_argument("ActivationGrad: '" + op + "' is not an activation");
+  if (dy.shape().dims() != x.shape().dims()) return invalid_argument("ActivationGrad: dY " + dy.shape().to_string() + " is not X's " + x.shape().to_string());
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
+  if (x.rank() == 0) {
+    const dnn::TensorDesc one{DType::kF32, {1}, {1}};
+    return dnn::activation_backward(c.h, *a, one, x.data(), one, dy.data(), one, c.out[0].data());
+  }
+  return dnn::activation_backward(c.h, *a, desc(x), x.data(), desc(dy), dy.data(), desc(c.out[0]), c.out[0].data());
+}
+
+Status softmax_cross_entropy_grad_kernel(KernelCall& c) {
+  const Tensor &dloss = *c.input(0), &x = *c.input(1), &labels = *c.input(2);
+  if (dloss.dtype() != DType::kF32 || x.dtype() != DType::kF32) return unsupported("SoftmaxCrossEntropyLossGrad of non-f32 scores");
+  const std::optional<dnn::LossReduction> r = dnn::parse_loss_reduction(c.attr_string("reduction", "mean"));
+  if (!r) return invalid_argument("SoftmaxCrossEntropyLossGrad: reduction '" + c.attr_string("reduction", "mean") + "'");
+  dnn::ClassLossParams p;
+  p.reduction = *r;
+  p.ignore_index = c.attr_int("ignore_index", -100);
+  TESSERA_ASSIGN_OR_RETURN(Tensor l, as_i64(c.h, labels));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
+  return dnn::softmax_cross_entropy_backward(c.h, p, desc(x), x.data(), desc(l), l.data(), desc(dloss), dloss.data(), desc(c.out[0]), c.out[0].data());
+}
+
+}  // namespace tessera::exec::detail

@@ -1,0 +1,471 @@
+// differentiate (tessera/train.hpp): reverse-mode automatic differentiation on the graph IR.
+// The nodes on a path from a `wrt` value to the loss are visited from the loss back; each
+// adds the nodes that compute its inputs' gradient contributions from its outputs' gradients,
+// and a value read by several nodes sums its contributions with Add.
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "tessera/graph/passes.hpp"
+#include "tessera/train.hpp"
+
+namespace tessera::train {
+namespace {
+
+using graph::Attribute;
+using graph::Dim;
+using graph::ElemType;
+using graph::Graph;
+using graph::kNoValue;
+using graph::Node;
+using graph::ValueId;
+using graph::ValueType;
+using Dims = std::vector<std::int64_t>;
+
+std::size_t at(ValueId v) { return static_cast<std::size_t>(v); }
+
+std::string label(const Node& n, std::size_t i) { return "node " + std::to_string(i) + (n.name.empty() ? "" : " '" + n.name + "'") + " (" + n.op_type + ")"; }
+
+Attribute ints_attr(Dims v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+Attribute int_attr(std::int64_t v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+Attribute float_attr(float v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+Attribute string_attr(std::string v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kString;
+  a.s = std::move(v);
+  return a;
+}
+
+// Known dims of a value's type, or nullopt.
+std::optional<Dims> known_dims(const ValueType& t) {
+  if (!t.shape) return std::nullopt;
+  Dims d;
+  for (const Dim& x : *t.shape) {
+    if (!x.has_size()) return std::nullopt;
+    d.push_back(x.size);
+  }
+  return d;
+}
+
+bool same_dims(const ValueType& a, const ValueType& b) {
+  if (!a.shape || !b.shape || a.shape->size() != b.shape->size()) return false;
+  for (std::size_t i = 0; i < a.shape->size(); ++i) {
+    const Dim &x = (*a.shape)[i], &y = (*b.shape)[i];
+    if (!((x.has_size() && y.has_size() && x.size == y.size) || (!x.symbol.empty() && x.symbol == y.symbol))) return false;
+  }
+  return true;
+}
+
+// A new value named `name` (made unique) of type t; its id.
+ValueId add_value(Graph& g, const std::string& name, ValueType t) {
+  std::string n = name;
+  for (int k = 1; g.find(n) != kNoValue; ++k) n = name + "_" + std::to_string(k);
+  g.values.push_back(graph::Value{n, std::move(t), -1, nullptr});
+  return static_cast<ValueId>(g.values.size() - 1);
+}
+
+// A new initializer of element type `elem` and dims holding `bytes` bytes; its id.
+ValueId add_constant(Graph& g, const std::string& name, ElemType elem, const Dims& dims, const void* data, std::size_t bytes) {
+  std::vector<Dim> shape;
+  for (std::int64_t d : dims) shape.push_back(Dim{d, {}});
+  const ValueId v = add_value(g, name, ValueType{elem, std::move(shape)});
+  auto c = std::make_shared<graph::Constant>();
+  c->elem = elem;
+  c->dims = dims;
+  c->bytes.resize(bytes);
+  if (bytes > 0) std::memcpy(c->bytes.data(), data, bytes);
+  g.values[at(v)].constant = std::move(c);
+  g.initializers.push_back(v);
+  return v;
+}
+
+class Differentiator {
+ public:
+  Differentiator(graph::Model& m) : m_(m), g_(m.graph), opset_(m.opsets.count("") ? m.opsets.at("") : graph::kMaxOpset) {}
+
+  Status run(const std::string& loss_name, const std::vector<std::string>& wrt) {
+    const ValueId loss = g_.find(loss_name);
+    if (loss == kNoValue) return invalid_argument("differentiate: the graph has no value '" + loss_name + "'");
+    const ValueType lt = g_.values[at(loss)].type;
+    if (lt.elem != ElemType::kF32 || !lt.shape) return invalid_argument("differentiate: the loss '" + loss_name + "' is not known to be f32 of one element");
+    for (const Dim& d : *lt.shape)
+      if (d.size != 1) return invalid_argument("differentiate: the loss '" + loss_name + "' is not known to be one element");
+    std::vector<ValueId> params;
+    for (const std::string& name : wrt) {
+      const ValueId v = g_.find(name);
+      if (v == kNoValue) return invalid_argument("differentiate: the graph has no value '" + name + "'");
+      if (g_.values[at(v)].producer >= 0) return invalid_argument("differentiate: '" + name + "' is computed by a node; gradients are taken with respect to inputs and initializers");
+      if (g_.values[at(v)].type.elem != ElemType::kF32) return unsupported("differentiate: '" + name + "' is not f32");
+      params.push_back(v);
+    }
+    // Which values depend on a parameter, and which nodes lead to the loss.
+    std::vector<char> varies(g_.values.size(), 0), needed(g_.values.size(), 0);
+    for (ValueId v : params) varies[at(v)] = 1;
+    for (const Node& n : g_.nodes) {
+      bool any = false;
+      for (ValueId v : n.inputs) any = any || (v != kNoValue && varies[at(v)]);
+      for (ValueId v : n.outputs)
+        if (v != kNoValue) varies[at(v)] = any;
+    }
+    needed[at(loss)] = 1;
+    std::vector<std::size_t> order;
+    for (std::size_t i = g_.nodes.size(); i-- > 0;) {
+      const Node& n = g_.nodes[i];
+      bool out_needed = false;
+      for (ValueId v : n.outputs) out_needed = out_needed || (v != kNoValue && needed[at(v)]);
+      if (!out_needed) continue;
+      bool in_varies = false;
+      for (ValueId v : n.inputs) in_varies = in_varies || (v != kNoValue && varies[at(v)]);
+      if (!in_varies) continue;
+      for (ValueId v : n.inputs)
+        if (v != kNoValue) needed[at(v)] = 1;
+      order.push_back(i);
+    }
+    grad_.assign(g_.values.size(), kNoValue);
+    const float one = 1.0f;
+    grad_[at(loss)] = add_constant(g_, loss_name + "_grad_seed", ElemType::kF32, known_dims(lt).value_or(Dims{}), &one, sizeof one);
+    grad_.resize(g_.values.size(), kNoValue);
+    for (std::size_t i : order) {
+      const Node n = g_.nodes[i];  // a copy: emitting nodes grows the list
+      TESSERA_RETURN_IF_ERROR(backward(n, i, varies));
+    }
+    // Outputs: the loss, then each parameter's gradient (zeros where the loss does not reach it).
+    g_.outputs = {loss};
+    for (ValueId p : params) {
+      ValueId gv = grad_[at(p)];
+      if (gv == kNoValue) {
+        const float zero = 0.0f;
+        const ValueId z = constant_f32(g_.values[at(p)].name + "_zero", {}, zero);
+        gv = emit("Mul", {p, z}, g_.values[at(p)].type);
+      }
+      gv = emit("Identity", {gv}, g_.values[at(p)].type, g_.values[at(p)].name + "_grad");
+      g_.outputs.push_back(gv);
+    }
+    // Parameters become inputs with their values as defaults.
+    for (ValueId p : params)
+      if (std::find(g_.inputs.begin(), g_.inputs.end(), p) == g_.inputs.end()) g_.inputs.push_back(p);
+    if (!m_.opsets.count(graph::kTesseraDomain)) m_.opsets[graph::kTesseraDomain] = 1;
+    return graph::verify(m_).with_context("differentiate");
+  }
+
+ private:
+  // One node's gradient contributions to its inputs that vary.
+  Status backward(const Node& n, std::size_t i, const std::vector<char>& varies) {
+    const ValueId y = n.outputs.empty() ? kNoValue : n.outputs[0];
+    const ValueId dy = y == kNoValue ? kNoValue : grad_[at(y)];
+    if (dy == kNoValue) return Status::ok();  // its output does not reach the loss
+    for (std::size_t k = 1; k < n.outputs.size(); ++k)
+      if (n.outputs[k] != kNoValue && grad_[at(n.outputs[k])] != kNoValue)
+        return unsupported("differentiate: " + label(n, i) + ": only its first output can be differentiated");
+    const auto wants = [&](std::size_t k) { return k < n.inputs.size() && n.inputs[k] != kNoValue && varies[at(n.inputs[k])]; };
+    const auto in = [&](std::size_t k) { return n.inputs[k]; };
+    const auto type = [&](ValueId v) -> ValueType { return g_.values[at(v)].type; };
+    const std::string& op = n.op_type;
+    const bool onnx = n.domain.empty();
+    if (onnx && (op == "Identity" || op == "Dropout")) {
+      if (op == "Dropout" && n.outputs.size() > 1 && n.outputs[1] != kNoValue) return unsupported("differentiate: " + label(n, i) + ": Dropout's mask output");
+      return add_grad(in(0), dy);
+    }
+    if (onnx && (op == "Add" || op == "Sub")) {
+      if (wants(0)) TESSERA_RETURN_IF_ERROR(add_grad(in(0), unbroadcast(dy, type(y), in(0))));
+      if (wants(1)) TESSERA_RETURN_IF_ERROR(add_grad(in(1), unbroadcast(op == "Sub" ? emit("Neg", {dy}, type(y)) : dy, type(y), in(1))));
+      return Status::ok();
+    }
+    if (onnx && op == "Mul") {
+      if (wants(0)) TESSERA_RETURN_IF_ERROR(add_grad(in(0), unbroadcast(emit("Mul", {dy, in(1)}, type(y)), type(y), in(0))));
+      if (wants(1)) TESSERA_RETURN_IF_ERROR(add_grad(in(1), unbroadcast(emit("Mul", {dy, in(0)}, type(y)), type(y), in(1))));
+      return Status::ok();
+    }
+    if (onnx && op == "Div") {  // y = a / b: da = dy / b, db = -dy * y / b
+      if (wants(0)) TESSERA_RETURN_IF_ERROR(add_grad(in(0), unbroadcast(emit("Div", {dy, in(1)}, type(y)), type(y), in(0))));
+      if (wants(1)) {
+        const ValueId t = emit("Div", {emit("Mul", {dy, y}, type(y)), in(1)}, type(y));
+        TESSERA_RETURN_IF_ERROR(add_grad(in(1), unbroadcast(emit("Neg", {t}, type(y)), type(y), in(1))));
+      }
+      return Status::ok();
+    }
+    if (onnx && op == "Neg") return add_grad(in(0), emit("Neg", {dy}, type(in(0))));
+    if (onnx && op == "Gemm") return gemm(n, dy, wants);
+    if (onnx && op == "MatMul") return matmul(n, i, dy, wants);
+    if ((onnx && op == "Conv") || (n.domain == graph::kTesseraDomain && op == "FusedConv" && !n.attrs.count("activation") && n.inputs.size() <= 3))
+      return conv(n, dy, wants);
+    if (onnx && (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool")) {
+      Node p = gradient_node("PoolGrad", n);
+      p.attrs["pool"] = string_attr(op);
+      p.inputs = {in(0), dy};
+      return add_grad(in(0), emit_node(std::move(p), type(in(0))));
+    }
+    if (onnx && activation(op)) {
+      Node a = gradient_node("ActivationGrad", n);
+      a.attrs.clear();
+      a.attrs["activation"] = string_attr(op);
+      const auto [alpha, beta] = activation_params(n);
+      a.attrs["activation_alpha"] = float_attr(alpha);
+      a.attrs["activation_beta"] = float_attr(beta);
+      a.inputs = {in(0), dy};
+      return add_grad(in(0), emit_node(std::move(a), type(in(0))));
+    }
+    if (onnx && (op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze"))
+      return add_grad(in(0), emit("Reshape", {dy, emit("Shape", {in(0)}, {ElemType::kI64, std::vector<Dim>{Dim{}}})}, type(in(0))));
+    if (onnx && op == "Transpose") {
+      const auto it = n.attrs.find("perm");
+      Dims perm;
+      if (it != n.attrs.end()) perm = it->second.ints;
+      else if (const auto d = type(in(0)).shape) {
+        for (std::size_t k = d->size(); k-- > 0;) perm.push_back(static_cast<std::int64_t>(k));
+      } else {
+        return unsupported("differentiate: " + label(n, i) + ": Transpose without perm of an input of unknown rank");
+      }
+      Dims inverse(perm.size());
+      for (std::size_t k = 0; k < perm.size(); ++k) inverse[static_cast<std::size_t>(perm[k])] = static_cast<std::int64_t>(k);
+      return add_grad(in(0), emit("Transpose", {dy}, type(in(0)), "", {{"perm", ints_attr(inverse)}}));
+    }
+    if (onnx && (op == "ReduceSum" || op == "ReduceMean")) return reduce(n, i, dy);
+    if (onnx && op == "SoftmaxCrossEntropyLoss") {
+      if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) return unsupported("differentiate: " + label(n, i) + ": class weights");
+      Node s = gradient_node("SoftmaxCrossEntropyLossGrad", n);
+      s.attrs.clear();
+      for (const char* a : {"reduction", "ignore_index"})
+        if (n.attrs.count(a)) s.attrs[a] = n.attrs.at(a);
+      s.inputs = {dy, in(0), in(1)};
+      return add_grad(in(0), emit_node(std::move(s), type(in(0))));
+    }
+    return unsupported("differentiate: " + label(n, i) + ": the op " + (onnx ? "" : n.domain + ".") + op + " cannot be differentiated yet");
+  }
+
+  static bool activation(const std::string& op) {
+    static const std::set<std::string> a = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "Softplus", "Softsign", "Gelu",
+                                            "HardSigmoid", "HardSwish", "Mish", "Selu", "Celu"};
+    return a.count(op) > 0;
+  }
+
+  // The activation's parameters with ONNX's defaults, as the executor's activation kernel reads them.
+  static std::pair<float, float> activation_params(const Node& n) {
+    const auto f = [&](const char* name, float dflt) {
+      const auto it = n.attrs.find(name);
+      return it == n.attrs.end() ? dflt : it->second.f;
+    };
+    const std::string& op = n.op_type;
+    if (op == "LeakyRelu") return {f("alpha", 0.01f), 0.0f};
+    if (op == "Elu" || op == "Celu") return {f("alpha", 1.0f), 0.0f};
+    if (op == "Selu") return {f("alpha", 1.67326319217681884765625f), f("gamma", 1.05070102214813232421875f)};
+    if (op == "HardSigmoid") return {f("alpha", 0.2f), f("beta", 0.5f)};
+    if (op == "Gelu") {
+      const auto it = n.attrs.find("approximate");
+      return {it != n.attrs.end() && it->second.s == "tanh" ? 1.0f : 0.0f, 0.0f};
+    }
+    return {0.0f, 0.0f};
+  }
+
+  // Y = alpha op(A) op(B) + beta C.
+  Status gemm(const Node& n, ValueId dy, const std::function<bool(std::size_t)>& wants) {
+    const auto attr_i = [&](const char* name) { return n.attrs.count(name) ? n.attrs.at(name).i : 0; };
+    const auto attr_f = [&](const char* name) { return n.attrs.count(name) ? n.attrs.at(name).f : 1.0f; };
+    const bool ta = attr_i("transA") != 0, tb = attr_i("transB") != 0;
+    const float alpha = attr_f("alpha"), beta = attr_f("beta");
+    const ValueId a = n.inputs[0], b = n.inputs[1];
+    const auto gemm_of = [&](ValueId x, bool tx, ValueId z, bool tz, const ValueType& t) {
+      return emit("Gemm", {x, z}, t, "", {{"transA", int_attr(tx)}, {"transB", int_attr(tz)}, {"alpha", float_attr(alpha)}});
+    };
+    // op(A) op(B) = dY-side products: dA = dY op(B)^T (or its transpose), dB likewise.
+    if (wants(0)) TESSERA_RETURN_IF_ERROR(add_grad(a, ta ? gemm_of(b, tb, dy, true, type(a)) : gemm_of(dy, false, b, !tb, type(a))));
+    if (wants(1)) TESSERA_RETURN_IF_ERROR(add_grad(b, tb ? gemm_of(dy, true, a, ta, type(b)) : gemm_of(a, !ta, dy, false, type(b))));
+    if (wants(2)) {
+      ValueId dc = dy;
+      if (beta != 1.0f) dc = emit("Mul", {dy, constant_f32("gemm_beta", {}, beta)}, type(n.outputs[0]));
+      TESSERA_RETURN_IF_ERROR(add_grad(n.inputs[2], unbroadcast(dc, type(n.outputs[0]), n.inputs[2])));
+    }
+    return Status::ok();
+  }
+
+  // Y = A B over the last two axes (batch axes broadcast).
+  Status matmul(const Node& n, std::size_t i, ValueId dy, const std::function<bool(std::size_t)>& wants) {
+    const ValueId a = n.inputs[0], b = n.inputs[1];
+    const ValueType ta = type(a), tb = type(b), ty = type(n.outputs[0]);
+    if (!ta.shape || !tb.shape || ta.shape->size() < 2 || tb.shape->size() < 2)
+      return unsupported("differentiate: " + label(n, i) + ": MatMul of operands of rank below 2 or unknown");
+    const auto swap_last = [&](ValueId v, const ValueType& t) {
+      Dims perm;
+      for (std::size_t k = 0; k < t.shape->size(); ++k) perm.push_back(static_cast<std::int64_t>(k));
+      std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+      ValueType r = t;
+      std::swap((*r.shape)[r.shape->size() - 1], (*r.shape)[r.shape->size() - 2]);
+      return emit("Transpose", {v}, r, "", {{"perm", ints_attr(perm)}});
+    };
+    ValueType unknown{ElemType::kF32, std::nullopt};
+    if (wants(0)) TESSERA_RETURN_IF_ERROR(add_grad(a, unbroadcast(emit("MatMul", {dy, swap_last(b, tb)}, unknown), ty, a, true)));
+    if (wants(1)) TESSERA_RETURN_IF_ERROR(add_grad(b, unbroadcast(emit("MatMul", {swap_last(a, ta), dy}, unknown), ty, b, true)));
+    return Status::ok();
+  }
+
+  Status conv(const Node& n, ValueId dy, const std::function<bool(std::size_t)>& wants) {
+    const ValueId x = n.inputs[0], w = n.inputs[1];
+    const ValueType shape_type{ElemType::kI64, std::vector<Dim>{Dim{}}};
+    if (wants(0)) {
+      Node d = gradient_node("ConvGradData", n);
+      d.inputs = {dy, w, emit("Shape", {x}, shape_type)};
+      TESSERA_RETURN_IF_ERROR(add_grad(x, emit_node(std::move(d), type(x))));
+    }
+    if (wants(1)) {
+      Node d = gradient_node("ConvGradWeight", n);
+      d.inputs = {x, dy, emit("Shape", {w}, shape_type)};
+      TESSERA_RETURN_IF_ERROR(add_grad(w, emit_node(std::move(d), type(w))));
+    }
+    if (wants(2)) {  // the bias: dY summed over every axis but the channels
+      const ValueType& ty = type(n.outputs[0]);
+      if (!ty.shape) return unsupported("differentiate: the rank of a convolution's output is unknown");
+      Dims axes = {0};
+      for (std::size_t k = 2; k < ty.shape->size(); ++k) axes.push_back(static_cast<std::int64_t>(k));
+      TESSERA_RETURN_IF_ERROR(add_grad(n.inputs[2], reduce_sum(dy, axes, false, type(n.inputs[2]))));
+    }
+    return Status::ok();
+  }
+
+  // ReduceSum / ReduceMean: dY spread back over the reduced axes (scaled by 1/count for the mean).
+  Status reduce(const Node& n, std::size_t i, ValueId dy) {
+    const ValueId x = n.inputs[0];
+    const std::optional<Dims> xd = known_dims(type(x));
+    if (!xd) return unsupported("differentiate: " + label(n, i) + ": a reduction over an input of unknown dims");
+    const auto rank = static_cast<std::int64_t>(xd->size());
+    Dims axes;
+    bool from_input = n.inputs.size() > 1 && n.inputs[1] != kNoValue;
+    if (from_input) {
+      const auto& c = g_.values[at(n.inputs[1])].constant;
+      if (!c || c->elem != ElemType::kI64) return unsupported("differentiate: " + label(n, i) + ": axes that are not a constant");
+      axes.resize(static_cast<std::size_t>(c->numel()));
+      if (!axes.empty()) std::memcpy(axes.data(), c->bytes.data(), axes.size() * sizeof(std::int64_t));
+    } else if (n.attrs.count("axes")) {
+      axes = n.attrs.at("axes").ints;
+    }
+    const bool noop_empty = n.attrs.count("noop_with_empty_axes") && n.attrs.at("noop_with_empty_axes").i != 0;
+    if (axes.empty() && noop_empty) return add_grad(x, dy);
+    std::vector<char> reduced(xd->size(), axes.empty() ? 1 : 0);
+    for (std::int64_t a : axes) reduced[static_cast<std::size_t>(a < 0 ? a + rank : a)] = 1;
+    Dims kept = *xd;
+    std::int64_t count = 1;
+    for (std::size_t k = 0; k < kept.size(); ++k)
+      if (reduced[k]) count *= kept[k], kept[k] = 1;
+    ValueId g = emit("Reshape", {dy, constant_i64("reduce_kept_dims", kept)}, {ElemType::kF32, dims_type(kept)});
+    if (n.op_type == "ReduceMean") g = emit("Mul", {g, constant_f32("reduce_mean_scale", {}, 1.0f / static_cast<float>(std::max<std::int64_t>(count, 1)))}, {ElemType::kF32, dims_type(kept)});
+    return add_grad(x, emit("Expand", {g, constant_i64("reduce_input_dims", *xd)}, type(x)));
+  }
+
+  // dY (of y_type) summed down to the dims of `to`, as broadcasting spread `to` into y. With
+  // `batch_only`, only the leading axes (MatMul's batch axes) can have been broadcast.
+  ValueId unbroadcast(ValueId dy, const ValueType& y_type, ValueId to, bool batch_only = false) {
+    const ValueType& tt = type(to);
+    if (!batch_only && same_dims(tt, y_type)) return dy;
+    const std::optional<Dims> td = known_dims(tt);
+    if (!td) {
+      fail_ = "the dims of '" + g_.values[at(to)].name + "' are not known, so its broadcast gradient cannot be summed";
+      return dy;
+    }
+    if (batch_only && same_dims(tt, y_type)) return dy;
+    // Axes of y that `to` did not have or had as 1: summed (keepdims), then reshaped to `to`.
+    const std::size_t yr = y_type.shape ? y_type.shape->size() : td->size();
+    Dims axes;
+    for (std::size_t k = 0; k < yr; ++k) {
+      const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(k) - static_cast<std::ptrdiff_t>(yr - td->size());
+      const bool y_one = y_type.shape && (*y_type.shape)[k].has_size() && (*y_type.shape)[k].size == 1;
+      if (j < 0 || ((*td)[static_cast<std::size_t>(j)] == 1 && !y_one)) axes.push_back(static_cast<std::int64_t>(k));
+    }
+    ValueId s = axes.empty() ? dy : reduce_sum(dy, axes, true, {ElemType::kF32, std::nullopt});
+    return emit("Reshape", {s, constant_i64("unbroadcast_dims", *td)}, tt);
+  }
+
+  ValueId reduce_sum(ValueId x, const Dims& axes, bool keep, const ValueType& t) {
+    if (opset_ >= 13) return emit("ReduceSum", {x, constant_i64("reduce_axes", axes)}, t, "", {{"keepdims", int_attr(keep)}});
+    return emit("ReduceSum", {x}, t, "", {{"axes", ints_attr(axes)}, {"keepdims", int_attr(keep)}});
+  }
+
+  // Adds a gradient contribution to v's.
+  Status add_grad(ValueId v, ValueId contribution) {
+    if (!fail_.empty()) return unsupported("differentiate: " + fail_);
+    grow();
+    if (grad_[at(v)] == kNoValue) grad_[at(v)] = contribution;
+    else grad_[at(v)] = emit("Add", {grad_[at(v)], contribution}, type(v));
+    return Status::ok();
+  }
+
+  // A tessera gradient node carrying the forward node's attributes.
+  Node gradient_node(const std::string& op, const Node& forward) const {
+    Node g;
+    g.name = forward.name.empty() ? op : forward.name + "_" + op;
+    g.op_type = op;
+    g.domain = graph::kTesseraDomain;
+    g.attrs = forward.attrs;
+    return g;
+  }
+
+  // Appends n with one new output of type t (named `out`, else after the node); its id.
+  ValueId emit_node(Node n, const ValueType& t, const std::string& out = "") {
+    const ValueId v = add_value(g_, out.empty() ? (n.name.empty() ? n.op_type : n.name) + "_out" : out, t);
+    grow();
+    n.outputs = {v};
+    g_.values[at(v)].producer = static_cast<int>(g_.nodes.size());
+    g_.nodes.push_back(std::move(n));
+    return v;
+  }
+
+  ValueId emit(const std::string& op, std::vector<ValueId> inputs, const ValueType& t, const std::string& out = "",
+               std::map<std::string, Attribute> attrs = {}) {
+    Node n;
+    n.name = out.empty() ? "grad_" + op + "_" + std::to_string(g_.nodes.size()) : out;
+    n.op_type = op;
+    n.inputs = std::move(inputs);
+    n.attrs = std::move(attrs);
+    return emit_node(std::move(n), t, out);
+  }
+
+  ValueId constant_i64(const std::string& name, const Dims& v) {
+    const ValueId c = add_constant(g_, name, ElemType::kI64, {static_cast<std::int64_t>(v.size())}, v.data(), v.size() * sizeof(std::int64_t));
+    grow();
+    return c;
+  }
+  ValueId constant_f32(const std::string& name, const Dims& dims, float v) {
+    const ValueId c = add_constant(g_, name, ElemType::kF32, dims, &v, sizeof v);
+    grow();
+    return c;
+  }
+  static std::optional<std::vector<Dim>> dims_type(const Dims& d) {
+    std::vector<Dim> r;
+    for (std::int64_t x : d) r.push_back(Dim{x, {}});
+    return r;
+  }
+  ValueType type(ValueId v) const { return g_.values[at(v)].type; }
+  void grow() { grad_.resize(g_.values.size(), kNoValue); }
+
+  graph::Model& m_;
+  Graph& g_;
+  std::int64_t opset_;
+  std::vector<ValueId> grad_;  // per value: its gradient so far
+  std::string fail_;           // why a contribution could not be built
+};
+
+}  // namespace
+
+Result<graph::Model> differentiate(const graph::Model& model, const std::string& loss, const std::vector<std::string>& wrt) {
+  graph::Model m = model;
+  TESSERA_RETURN_IF_ERROR(Differentiator(m).run(loss, wrt));
+  return m;
+}
+
+}  // namespace tessera::train

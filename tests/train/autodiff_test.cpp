@@ -1,0 +1,228 @@
+// Reverse-mode differentiation (tessera/train.hpp): every differentiated op's gradient checked
+// by central finite differences of the loss, on small models that combine them (a classifier
+// MLP, a CNN with both pools, broadcasting elementwise ops and reductions), with the gradient
+// model run by a session (and again after the level-2 passes); the errors for what it cannot
+// differentiate; and SGD on the gradients lowering a loss.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <tessera/session.hpp>
+#include <tessera/train.hpp>
+
+#include "onnx_builder.hpp"
+#include "test_util.hpp"
+
+namespace tessera::train {
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+using testing::OnnxBuilder;
+
+Tensor f32(const Dims& dims, const std::vector<float>& v) { return Tensor::from_vector<float>(Shape(dims), v).value_or_throw(); }
+
+graph::Model typed(const OnnxBuilder& b) {
+  graph::Model m = b.import().value_or_throw();
+  EXPECT_TRUE(graph::infer_types(m).is_ok());
+  return m;
+}
+
+// Checks d loss / d p for every parameter p (each element, central differences with step 1e-3
+// in a session of the gradient model itself: its parameters are inputs) at opt levels 0 and 2.
+void check_gradients(const OnnxBuilder& b, const std::vector<std::string>& params, const std::vector<exec::NamedTensor>& inputs) {
+  const graph::Model g = differentiate(typed(b), "loss", params).value_or_throw();
+  ASSERT_EQ(g.graph.outputs.size(), params.size() + 1);
+  for (int level : {0, 2}) {
+    SCOPED_TRACE("opt level " + std::to_string(level));
+    exec::SessionOptions o;
+    o.opt_level = level;
+    exec::Session s = exec::Session::create(g, o).value_or_throw();
+    const auto out = s.run(inputs).value_or_throw();
+    std::map<std::string, Tensor> values;
+    for (const exec::IoInfo& io : s.inputs())
+      if (io.has_default) {
+        const graph::ValueId v = g.graph.find(io.name);
+        values[io.name] = exec::tensor_from_constant(*g.graph.values[static_cast<std::size_t>(v)].constant, io.name).value_or_throw();
+      }
+    const auto loss_with = [&](const std::string& name, const Tensor& t) {
+      std::vector<exec::NamedTensor> in = inputs;
+      in.push_back({name, t});
+      return s.run(in).value_or_throw()[0].tensor.to_vector<float>()[0];
+    };
+    for (std::size_t k = 0; k < params.size(); ++k) {
+      SCOPED_TRACE("d loss / d " + params[k]);
+      ASSERT_EQ(out[k + 1].name, params[k] + "_grad");
+      const std::vector<float> grad = out[k + 1].tensor.to_vector<float>();
+      const Tensor& p = values.at(params[k]);
+      ASSERT_EQ(out[k + 1].tensor.shape().dims(), p.shape().dims());
+      std::vector<float> base = p.to_vector<float>();
+      float scale = 0;
+      for (float x : grad) scale = std::max(scale, std::fabs(x));
+      for (std::size_t i = 0; i < base.size(); ++i) {
+        const float eps = 1e-3f;
+        std::vector<float> up = base, down = base;
+        up[i] += eps;
+        down[i] -= eps;
+        const float fd = (loss_with(params[k], f32(p.shape().dims(), up)) - loss_with(params[k], f32(p.shape().dims(), down))) / (2 * eps);
+        EXPECT_NEAR(grad[i], fd, 3e-3f + 2e-2f * std::max(std::fabs(fd), 0.1f * scale)) << "element " << i;
+      }
+    }
+  }
+}
+
+// x [4, 6] -> Gemm(W1, b1, transB) -> Relu -> MatMul(W2) -> Add(b2) -> SoftmaxCrossEntropyLoss.
+OnnxBuilder mlp() {
+  OnnxBuilder b(17);
+  b.input("x", {"4", "6"});
+  b.input("labels", {"4"}, onnx::TensorProto::INT64);
+  b.floats("W1", {5, 6}, testing::random_floats(30, 1));
+  b.floats("b1", {5}, testing::random_floats(5, 2));
+  b.floats("W2", {5, 3}, testing::random_floats(15, 3));
+  b.floats("b2", {3}, testing::random_floats(3, 4));
+  OnnxBuilder::attr(b.node("Gemm", {"x", "W1", "b1"}, {"h"}), "transB", std::int64_t{1});
+  b.node("Relu", {"h"}, {"r"});
+  b.node("MatMul", {"r", "W2"}, {"m"});
+  b.node("Add", {"m", "b2"}, {"scores"});
+  b.node("SoftmaxCrossEntropyLoss", {"scores", "labels"}, {"loss"});
+  b.output("loss");
+  return b;
+}
+
+Tensor labels(const std::vector<std::int64_t>& v) { return Tensor::from_vector<std::int64_t>(Shape({static_cast<std::int64_t>(v.size())}), v).value_or_throw(); }
+
+TEST(Autodiff, MlpClassifierMatchesFiniteDifferences) {
+  check_gradients(mlp(), {"W1", "b1", "W2", "b2"}, {{"x", f32({4, 6}, testing::random_floats(24, 5))}, {"labels", labels({0, 2, 1, 2})}});
+}
+
+// A CNN: Conv (bias, pads) -> LeakyRelu -> MaxPool -> Conv (2 groups) -> Sigmoid -> AveragePool
+// -> GlobalAveragePool -> Flatten -> Gemm -> Sub(target) -> squared -> ReduceMean.
+TEST(Autodiff, CnnMatchesFiniteDifferences) {
+  OnnxBuilder b(17);
+  b.input("x", {"2", "2", "6", "6"});
+  b.input("target", {"2", "3"});
+  b.floats("W1", {4, 2, 3, 3}, testing::random_floats(72, 11));
+  b.floats("b1", {4}, testing::random_floats(4, 12));
+  b.floats("W2", {4, 2, 2, 2}, testing::random_floats(32, 13));
+  b.floats("W3", {3, 4}, testing::random_floats(12, 14));
+  OnnxBuilder::attr(b.node("Conv", {"x", "W1", "b1"}, {"c1"}), "pads", {1, 1, 1, 1});
+  OnnxBuilder::attr_float(b.node("LeakyRelu", {"c1"}, {"l1"}), "alpha", 0.1f);
+  auto* mp = b.node("MaxPool", {"l1"}, {"p1"});
+  OnnxBuilder::attr(mp, "kernel_shape", {2, 2});
+  OnnxBuilder::attr(mp, "strides", {2, 2});
+  auto* c2 = b.node("Conv", {"p1", "W2"}, {"c2"});
+  OnnxBuilder::attr(c2, "group", std::int64_t{2});
+  OnnxBuilder::attr(c2, "pads", {1, 1, 0, 0});
+  b.node("Sigmoid", {"c2"}, {"s2"});
+  auto* ap = b.node("AveragePool", {"s2"}, {"p2"});
+  OnnxBuilder::attr(ap, "kernel_shape", {2, 2});
+  b.node("GlobalAveragePool", {"p2"}, {"g"});
+  b.node("Flatten", {"g"}, {"f"});
+  OnnxBuilder::attr(b.node("Gemm", {"f", "W3"}, {"y"}), "transB", std::int64_t{1});
+  b.node("Sub", {"y", "target"}, {"d"});
+  b.node("Mul", {"d", "d"}, {"sq"});
+  OnnxBuilder::attr(b.node("ReduceMean", {"sq"}, {"loss"}), "keepdims", std::int64_t{0});
+  b.output("loss");
+  std::vector<float> x = testing::random_floats(144, 15);
+  for (float& v : x) v *= 3;  // spread the pooled windows apart
+  check_gradients(b, {"W1", "b1", "W2", "W3"}, {{"x", f32({2, 2, 6, 6}, x)}, {"target", f32({2, 3}, testing::random_floats(6, 16))}});
+}
+
+// Broadcasting: Mul by a row, Div by a column, Tanh, Sub of a scalar, a transposed MatMul of a
+// batch with a shared matrix, ReduceSum over one axis, then over all.
+TEST(Autodiff, BroadcastingAndReductionsMatchFiniteDifferences) {
+  OnnxBuilder b(17);
+  b.input("x", {"2", "3", "4"});
+  b.floats("row", {4}, testing::random_floats(4, 21));
+  b.floats("col", {3, 1}, {1.5f, 2.0f, -1.7f});
+  b.floats("shift", {1}, {0.3f});
+  b.floats("M", {4, 2}, testing::random_floats(8, 22));
+  b.ints("ax1", {1});
+  b.node("Mul", {"x", "row"}, {"a"});
+  b.node("Div", {"a", "col"}, {"q"});
+  b.node("Tanh", {"q"}, {"t"});
+  b.node("Sub", {"t", "shift"}, {"u"});
+  b.node("MatMul", {"u", "M"}, {"v"});                // [2, 3, 2]
+  OnnxBuilder::attr(b.node("Transpose", {"v"}, {"vt"}), "perm", {0, 2, 1});
+  b.node("Mul", {"vt", "vt"}, {"w"});
+  OnnxBuilder::attr(b.node("ReduceSum", {"w", "ax1"}, {"r"}), "keepdims", std::int64_t{0});
+  OnnxBuilder::attr(b.node("ReduceSum", {"r"}, {"loss"}), "keepdims", std::int64_t{0});
+  b.output("loss");
+  check_gradients(b, {"row", "col", "shift", "M"}, {{"x", f32({2, 3, 4}, testing::random_floats(24, 23))}});
+}
+
+TEST(Autodiff, GradientModelOutputsAndParameterInputs) {
+  const graph::Model g = differentiate(typed(mlp()), "loss", {"W2", "b1"}).value_or_throw();
+  std::vector<std::string> outs;
+  for (graph::ValueId v : g.graph.outputs) outs.push_back(g.graph.values[static_cast<std::size_t>(v)].name);
+  EXPECT_EQ(outs, (std::vector<std::string>{"loss", "W2_grad", "b1_grad"}));
+  exec::Session s = exec::Session::create(g).value_or_throw();
+  bool w2_input = false;
+  for (const exec::IoInfo& io : s.inputs()) w2_input = w2_input || (io.name == "W2" && io.has_default);
+  EXPECT_TRUE(w2_input);
+  // A parameter the loss does not depend on has a zero gradient.
+  OnnxBuilder b = mlp();
+  b.floats("unused", {2}, {1, 2});
+  const graph::Model h = differentiate(typed(b), "loss", {"unused"}).value_or_throw();
+  exec::Session su = exec::Session::create(h).value_or_throw();
+  const auto out = su.run({{"x", f32({4, 6}, testing::random_floats(24, 5))}, {"labels", labels({0, 1, 2, 0})}}).value_or_throw();
+  EXPECT_EQ(out[1].tensor.to_vector<float>(), (std::vector<float>{0, 0}));
+}
+
+TEST(Autodiff, WhatCannotBeDifferentiatedIsAClearError) {
+  const graph::Model m = typed(mlp());
+  Result<graph::Model> r = differentiate(m, "nope", {"W1"});
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("no value 'nope'"), std::string::npos) << r.status().message();
+  r = differentiate(m, "loss", {"W9"});
+  EXPECT_NE(r.status().message().find("no value 'W9'"), std::string::npos) << r.status().message();
+  r = differentiate(m, "scores", {"W1"});  // not one element
+  EXPECT_NE(r.status().message().find("one element"), std::string::npos) << r.status().message();
+  r = differentiate(m, "loss", {"h"});  // computed, not a parameter
+  EXPECT_NE(r.status().message().find("computed by a node"), std::string::npos) << r.status().message();
+  OnnxBuilder b(17);
+  b.input("x", {"3"});
+  b.floats("w", {3}, {1, 2, 3});
+  b.ints("ax", {0});
+  b.node("Mul", {"x", "w"}, {"a"});
+  b.node("Sin", {"a"}, {"s"});
+  OnnxBuilder::attr(b.node("ReduceSum", {"s", "ax"}, {"loss"}), "keepdims", std::int64_t{0});
+  b.output("loss");
+  r = differentiate(typed(b), "loss", {"w"});
+  EXPECT_EQ(r.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(r.status().message().find("(Sin): the op Sin cannot be differentiated yet"), std::string::npos) << r.status().message();
+}
+
+// Plain SGD with the gradient model: the MLP's loss on a fixed batch falls.
+TEST(Autodiff, SgdStepsLowerTheLoss) {
+  const std::vector<std::string> params = {"W1", "b1", "W2", "b2"};
+  const graph::Model g = differentiate(typed(mlp()), "loss", params).value_or_throw();
+  exec::Session s = exec::Session::create(g).value_or_throw();
+  std::map<std::string, Tensor> p;
+  for (const std::string& name : params) {
+    const graph::ValueId v = g.graph.find(name);
+    p[name] = exec::tensor_from_constant(*g.graph.values[static_cast<std::size_t>(v)].constant, name).value_or_throw();
+  }
+  const Tensor x = f32({4, 6}, testing::random_floats(24, 31));
+  const Tensor y = labels({2, 0, 1, 1});
+  float first = 0, last = 0;
+  for (int step = 0; step < 60; ++step) {
+    std::vector<exec::NamedTensor> in = {{"x", x}, {"labels", y}};
+    for (const auto& [name, t] : p) in.push_back({name, t});
+    const auto out = s.run(in).value_or_throw();
+    last = out[0].tensor.to_vector<float>()[0];
+    if (step == 0) first = last;
+    for (std::size_t k = 0; k < params.size(); ++k) {
+      std::vector<float> w = p[params[k]].to_vector<float>();
+      const std::vector<float> gr = out[k + 1].tensor.to_vector<float>();
+      for (std::size_t i = 0; i < w.size(); ++i) w[i] -= 0.5f * gr[i];
+      p[params[k]] = f32(p[params[k]].shape().dims(), w);
+    }
+  }
+  EXPECT_LT(last, 0.2f * first) << "first " << first << ", last " << last;
+}
+
+}  // namespace
+}  // namespace tessera::train
