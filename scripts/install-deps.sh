@@ -15,6 +15,8 @@ packages=(
   libcli11-dev         # command-line parsing of tools/tessera
   libprotobuf-dev      # protobuf, the ONNX model format's encoding (src/graph)
   libonnx-dev          # the ONNX schema's generated protobuf classes (libonnx_proto) for ONNX import
+  zlib1g-dev           # gzip-compressed IDX datasets (src/train)
+  dataset-fashion-mnist # Fashion-MNIST, the training demo's and tests' data (/usr/share/datasets/fashion-mnist)
   libgtest-dev         # unit tests
   libbenchmark-dev     # micro-benchmarks in bench/
   python3-venv         # the test-time virtual environment (scripts/test-venv.sh) with PyPI's newest onnx

@@ -13,13 +13,147 @@
 // goes through the same passes, memory plan and executor as inference.
 #pragma once
 
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "tessera/core/status.hpp"
+#include "tessera/core/tensor.hpp"
 #include "tessera/graph.hpp"
+#include "tessera/session.hpp"
 
 namespace tessera::train {
+
+// ---- data -------------------------------------------------------------------------------------
+
+// Labelled images: images f32 [N, C, H, W] in [0, 1], labels i64 [N].
+struct Dataset {
+  Tensor images;
+  Tensor labels;
+  std::int64_t size() const { return labels.defined() ? labels.numel() : 0; }
+};
+
+// Reads an IDX pair (the MNIST / Fashion-MNIST format: big-endian header, magic 0x0803 for
+// u8 images [N, H, W], 0x0801 for u8 labels [N]), gzip-compressed (.gz) or not. Images become
+// [N, 1, H, W] f32 divided by 255. A missing or unreadable file, a bad magic number, a header
+// that does not match the file's length, or label and image counts that differ is an error
+// naming the file.
+Result<Dataset> read_idx(const std::filesystem::path& images, const std::filesystem::path& labels);
+
+// Fashion-MNIST's training (60000) or test (10000) set from `dir` (default: Debian's
+// dataset-fashion-mnist, /usr/share/datasets/fashion-mnist).
+Result<Dataset> fashion_mnist(bool train, const std::filesystem::path& dir = "/usr/share/datasets/fashion-mnist");
+
+// Samples [first, first + count) of `order` (indices into d) gathered into a batch.
+Result<Dataset> gather_batch(const Dataset& d, const std::vector<std::int64_t>& order, std::int64_t first, std::int64_t count);
+
+// A permutation of [0, n) from a seed: the same seed gives the same order on every machine
+// (splitmix64 keys, sorted).
+std::vector<std::int64_t> shuffled(std::int64_t n, std::uint64_t seed);
+
+// ---- optimisers ---------------------------------------------------------------------------------
+
+// Updates parameters in place from their gradients, with PyTorch's formulas:
+//   sgd:   g = grad + weight_decay p; b = momentum b + g (b = g at the first step);
+//          p -= lr (nesterov ? g + momentum b : b)            (momentum 0: p -= lr g)
+//   adamw: p *= 1 - lr weight_decay; m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2;
+//          p -= lr (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + eps)
+// Parameters and gradients are f32 tensors of equal dims, in the same order at every step.
+struct OptimizerOptions {
+  std::string kind = "sgd";  // "sgd" or "adamw"
+  float lr = 0.01f;
+  float momentum = 0.0f;
+  bool nesterov = false;
+  float weight_decay = 0.0f;
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+};
+class Optimizer {
+ public:
+  static Result<Optimizer> create(const OptimizerOptions& o);
+  Status step(std::vector<Tensor>& params, const std::vector<Tensor>& grads);
+  void set_lr(float lr) { o_.lr = lr; }
+  float lr() const { return o_.lr; }
+  std::int64_t steps() const { return t_; }
+
+ private:
+  explicit Optimizer(const OptimizerOptions& o) : o_(o) {}
+  OptimizerOptions o_;
+  std::int64_t t_ = 0;
+  std::vector<std::vector<float>> m_, v_;  // per parameter: momentum buffer / Adam's moments
+};
+
+// ---- model definition ---------------------------------------------------------------------------
+
+// Layers appended one after another to a classifier over images [N, C, H, W], built as a graph
+// (ai.onnx ops, opset 17) whose parameters are initializers that are also graph inputs (so a
+// session takes updated values): weights from Kaiming-uniform (bound sqrt(6 / fan_in)), biases
+// zero, drawn from `seed` (the same seed gives the same bits everywhere).
+//
+//   auto m = NetBuilder({1, 28, 28}, 7).conv(6, 5, 1, 2).relu().max_pool(2).conv(16, 5).relu()
+//                .max_pool(2).flatten().linear(120).relu().linear(84).relu().linear(10).build();
+//
+// The model's inputs: "images" [N, C, H, W] f32 and "labels" [N] i64; outputs: "loss" (softmax
+// cross-entropy, mean over the batch) and "scores" [N, classes].
+class NetBuilder {
+ public:
+  NetBuilder(std::vector<std::int64_t> image_dims, std::uint64_t seed);
+  NetBuilder& conv(std::int64_t channels, std::int64_t kernel, std::int64_t stride = 1, std::int64_t pad = 0);
+  NetBuilder& linear(std::int64_t features);
+  NetBuilder& relu();
+  NetBuilder& max_pool(std::int64_t kernel);  // stride = kernel
+  NetBuilder& flatten();
+  // The model, or the first error of a layer that does not fit what came before.
+  Result<graph::Model> build();
+  // The parameters' names, in the order they were made.
+  const std::vector<std::string>& parameters() const { return params_; }
+
+ private:
+  std::string add_param(const std::string& kind, const std::vector<std::int64_t>& dims, std::int64_t fan_in, bool zero);
+  std::string add_node(const std::string& op, std::vector<std::string> inputs, std::map<std::string, graph::Attribute> attrs = {});
+  graph::Model m_;
+  std::vector<std::int64_t> dims_;  // the running value's dims without the batch
+  std::string x_;                   // the running value's name
+  std::vector<std::string> params_;
+  std::uint64_t seed_, draws_ = 0;
+  int layer_ = 0;
+  std::string error_;
+};
+
+// ---- training -----------------------------------------------------------------------------------
+
+struct TrainOptions {
+  int epochs = 1;
+  std::int64_t batch = 64;
+  OptimizerOptions optimizer;
+  std::uint64_t seed = 1;  // the order of the samples in each epoch
+  int threads = 0;         // per primitive; 0: the thread pool
+  // Called after each batch: epoch, batch index, batches per epoch, the batch's loss.
+  std::function<void(int, std::int64_t, std::int64_t, float)> on_batch;
+};
+struct EpochStats {
+  double mean_loss = 0;
+  double seconds = 0;
+  double samples_per_second = 0;
+  double test_accuracy = 0;  // on `test` after the epoch
+};
+struct TrainResult {
+  std::vector<EpochStats> epochs;
+  graph::Model trained;  // the model with the trained parameters as its initializers
+};
+// Trains `model` (a NetBuilder model, or any model with inputs "images" and "labels" and
+// outputs "loss" and "scores") on `train_set` with mini-batches in a seeded order (the last
+// partial batch is dropped), differentiating the loss with respect to `parameters`; the test
+// accuracy is measured after each epoch. A NaN or infinite loss stops training with an error
+// naming the epoch and batch.
+Result<TrainResult> fit(const graph::Model& model, const std::vector<std::string>& parameters, const Dataset& train_set,
+                        const Dataset& test_set, const TrainOptions& options);
+// The fraction of `d` whose largest score is the label, batch by batch.
+Result<double> accuracy(exec::Session& forward, const std::vector<exec::NamedTensor>& parameters, const Dataset& d, std::int64_t batch);
+
+// ---- differentiation ----------------------------------------------------------------------------
 
 // The model extended with the gradient of the scalar value `loss` (one element) with respect
 // to each value named in `wrt` (initializers or graph inputs, f32). The result's outputs are

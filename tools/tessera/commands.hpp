@@ -18,6 +18,7 @@ void add_optimize_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_selfcheck_command(CLI::App& app);
+void add_train_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
 // `tessera tune dnn` (tune_dnn.cpp), under `tune`; db_path gives the database `--db` selects.
 void add_tune_dnn_command(CLI::App& tune, std::function<std::string()> db_path);

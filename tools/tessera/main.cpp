@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   tessera::cli::add_info_command(app);
   tessera::cli::add_run_command(app);
   tessera::cli::add_selfcheck_command(app);
+  tessera::cli::add_train_command(app);
   tessera::cli::add_tune_command(app);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,171 @@
+// NetBuilder (train.hpp): a classifier's layers written straight into the graph IR.
+#include <cmath>
+#include <cstring>
+
+#include "tessera/train.hpp"
+
+namespace tessera::train {
+namespace {
+
+using graph::Attribute;
+using graph::Dim;
+using graph::ElemType;
+using graph::ValueId;
+
+Attribute ints_attr(std::vector<std::int64_t> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
+// A uniform float in [-1, 1) from the seed and the draw's number (splitmix64).
+float uniform(std::uint64_t seed, std::uint64_t n) {
+  std::uint64_t x = seed * 0x9e3779b97f4a7c15ULL + n + 0x632be59bd9b4e019ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return static_cast<float>(static_cast<double>(x >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+}
+
+}  // namespace
+
+NetBuilder::NetBuilder(std::vector<std::int64_t> image_dims, std::uint64_t seed) : dims_(std::move(image_dims)), x_("images"), seed_(seed) {
+  m_.ir_version = 8;
+  m_.opsets[""] = 17;
+  m_.producer_name = "tessera";
+  graph::Graph& g = m_.graph;
+  g.name = "net";
+  std::vector<Dim> shape = {Dim{-1, "N"}};
+  for (std::int64_t d : dims_) shape.push_back(Dim{d, {}});
+  g.values.push_back(graph::Value{"images", {ElemType::kF32, shape}, -1, nullptr});
+  g.values.push_back(graph::Value{"labels", {ElemType::kI64, std::vector<Dim>{Dim{-1, "N"}}}, -1, nullptr});
+  g.inputs = {0, 1};
+  if (dims_.size() != 3) error_ = "NetBuilder: images must be [C, H, W]";
+}
+
+std::string NetBuilder::add_param(const std::string& kind, const std::vector<std::int64_t>& dims, std::int64_t fan_in, bool zero) {
+  graph::Graph& g = m_.graph;
+  const std::string name = "layer" + std::to_string(layer_) + "." + kind;
+  auto c = std::make_shared<graph::Constant>();
+  c->elem = ElemType::kF32;
+  c->dims = dims;
+  std::int64_t n = 1;
+  std::vector<Dim> shape;
+  for (std::int64_t d : dims) n *= d, shape.push_back(Dim{d, {}});
+  std::vector<float> v(static_cast<std::size_t>(n), 0.0f);
+  const float bound = std::sqrt(6.0f / static_cast<float>(std::max<std::int64_t>(fan_in, 1)));
+  if (!zero)
+    for (float& x : v) x = bound * uniform(seed_, draws_++);
+  c->bytes.resize(v.size() * sizeof(float));
+  std::memcpy(c->bytes.data(), v.data(), c->bytes.size());
+  g.values.push_back(graph::Value{name, {ElemType::kF32, shape}, -1, std::move(c)});
+  const auto id = static_cast<ValueId>(g.values.size() - 1);
+  g.initializers.push_back(id);
+  g.inputs.push_back(id);  // a default a session's caller may replace
+  params_.push_back(name);
+  return name;
+}
+
+std::string NetBuilder::add_node(const std::string& op, std::vector<std::string> inputs, std::map<std::string, Attribute> attrs) {
+  graph::Graph& g = m_.graph;
+  graph::Node n;
+  n.name = "layer" + std::to_string(layer_) + "." + op;
+  n.op_type = op;
+  for (const std::string& in : inputs) n.inputs.push_back(g.find(in));
+  n.attrs = std::move(attrs);
+  const std::string out = n.name + ".out";
+  g.values.push_back(graph::Value{out, {ElemType::kF32, std::nullopt}, static_cast<int>(g.nodes.size()), nullptr});
+  n.outputs = {static_cast<ValueId>(g.values.size() - 1)};
+  g.nodes.push_back(std::move(n));
+  x_ = out;
+  return out;
+}
+
+NetBuilder& NetBuilder::conv(std::int64_t channels, std::int64_t kernel, std::int64_t stride, std::int64_t pad) {
+  if (!error_.empty()) return *this;
+  if (dims_.size() != 3 || channels < 1 || kernel < 1 || stride < 1 || pad < 0) {
+    error_ = "NetBuilder: conv " + std::to_string(layer_) + " needs an image-shaped input and positive sizes";
+    return *this;
+  }
+  const std::int64_t c = dims_[0];
+  std::vector<std::int64_t> out = {channels};
+  for (int i = 1; i < 3; ++i) {
+    const std::int64_t o = (dims_[static_cast<std::size_t>(i)] + 2 * pad - kernel) / stride + 1;
+    if (o < 1) {
+      error_ = "NetBuilder: conv " + std::to_string(layer_) + "'s kernel is larger than its padded input";
+      return *this;
+    }
+    out.push_back(o);
+  }
+  ++layer_;
+  const std::string w = add_param("weight", {channels, c, kernel, kernel}, c * kernel * kernel, false);
+  const std::string b = add_param("bias", {channels}, 1, true);
+  add_node("Conv", {x_, w, b}, {{"kernel_shape", ints_attr({kernel, kernel})}, {"strides", ints_attr({stride, stride})}, {"pads", ints_attr({pad, pad, pad, pad})}});
+  dims_ = out;
+  return *this;
+}
+
+NetBuilder& NetBuilder::linear(std::int64_t features) {
+  if (!error_.empty()) return *this;
+  if (dims_.size() != 1 || features < 1) {
+    error_ = "NetBuilder: linear " + std::to_string(layer_) + " needs a flat input (flatten() first) and features >= 1";
+    return *this;
+  }
+  ++layer_;
+  const std::string w = add_param("weight", {features, dims_[0]}, dims_[0], false);
+  const std::string b = add_param("bias", {features}, 1, true);
+  Attribute t;
+  t.kind = Attribute::Kind::kInt;
+  t.i = 1;
+  add_node("Gemm", {x_, w, b}, {{"transB", t}});
+  dims_ = {features};
+  return *this;
+}
+
+NetBuilder& NetBuilder::relu() {
+  if (error_.empty()) add_node("Relu", {x_});
+  return *this;
+}
+
+NetBuilder& NetBuilder::max_pool(std::int64_t kernel) {
+  if (!error_.empty()) return *this;
+  if (dims_.size() != 3 || kernel < 1 || dims_[1] < kernel || dims_[2] < kernel) {
+    error_ = "NetBuilder: max_pool after layer " + std::to_string(layer_) + " needs an image at least as large as its kernel";
+    return *this;
+  }
+  add_node("MaxPool", {x_}, {{"kernel_shape", ints_attr({kernel, kernel})}, {"strides", ints_attr({kernel, kernel})}});
+  dims_ = {dims_[0], dims_[1] / kernel, dims_[2] / kernel};
+  return *this;
+}
+
+NetBuilder& NetBuilder::flatten() {
+  if (!error_.empty()) return *this;
+  add_node("Flatten", {x_});
+  std::int64_t n = 1;
+  for (std::int64_t d : dims_) n *= d;
+  dims_ = {n};
+  return *this;
+}
+
+Result<graph::Model> NetBuilder::build() {
+  if (!error_.empty()) return invalid_argument(error_);
+  if (dims_.size() != 1) return invalid_argument("NetBuilder: the last layer must give flat scores (flatten() and linear())");
+  graph::Model m = m_;
+  graph::Graph& g = m.graph;
+  const ValueId scores = g.find(x_);
+  g.values[static_cast<std::size_t>(scores)].name = "scores";
+  graph::Node loss;
+  loss.name = "loss";
+  loss.op_type = "SoftmaxCrossEntropyLoss";
+  loss.inputs = {scores, g.find("labels")};
+  g.values.push_back(graph::Value{"loss", {ElemType::kF32, std::vector<Dim>{}}, static_cast<int>(g.nodes.size()), nullptr});
+  loss.outputs = {static_cast<ValueId>(g.values.size() - 1)};
+  g.nodes.push_back(std::move(loss));
+  g.outputs = {static_cast<ValueId>(g.values.size() - 1), scores};
+  TESSERA_RETURN_IF_ERROR(graph::verify(m).with_context("NetBuilder"));
+  TESSERA_RETURN_IF_ERROR(graph::infer_types(m).with_context("NetBuilder"));
+  return m;
+}
+
+}  // namespace tessera::train

@@ -1,0 +1,62 @@
+// Optimisers (train.hpp): SGD with momentum, Nesterov and weight decay; AdamW.
+#include <cmath>
+
+#include "tessera/train.hpp"
+
+namespace tessera::train {
+
+Result<Optimizer> Optimizer::create(const OptimizerOptions& o) {
+  if (o.kind != "sgd" && o.kind != "adamw") return invalid_argument("optimizer: '" + o.kind + "' (sgd or adamw)");
+  if (!(o.lr >= 0) || !(o.momentum >= 0) || !(o.weight_decay >= 0) || !(o.beta1 >= 0 && o.beta1 < 1) || !(o.beta2 >= 0 && o.beta2 < 1) || !(o.eps > 0))
+    return invalid_argument("optimizer: lr, momentum and weight_decay must be >= 0, beta1 and beta2 in [0, 1), eps > 0");
+  if (o.nesterov && o.momentum == 0) return invalid_argument("optimizer: Nesterov needs momentum");
+  return Optimizer(o);
+}
+
+Status Optimizer::step(std::vector<Tensor>& params, const std::vector<Tensor>& grads) {
+  if (params.size() != grads.size()) return invalid_argument("optimizer: " + std::to_string(params.size()) + " parameters, " + std::to_string(grads.size()) + " gradients");
+  if (t_ > 0 && m_.size() != params.size()) return invalid_argument("optimizer: the parameter list changed between steps");
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    const Tensor &p = params[k], &g = grads[k];
+    if (p.dtype() != DType::kF32 || g.dtype() != DType::kF32 || p.shape() != g.shape() || !p.is_contiguous() || !g.is_contiguous())
+      return invalid_argument("optimizer: parameter " + std::to_string(k) + " and its gradient are not packed f32 tensors of equal dims");
+    if (t_ > 0 && m_[k].size() != static_cast<std::size_t>(p.numel())) return invalid_argument("optimizer: parameter " + std::to_string(k) + " changed size");
+  }
+  m_.resize(params.size());
+  v_.resize(params.size());
+  ++t_;
+  const float lr = o_.lr, wd = o_.weight_decay;
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    float* p = params[k].data<float>();
+    const float* g = grads[k].data<float>();
+    const auto n = static_cast<std::size_t>(params[k].numel());
+    std::vector<float>& m = m_[k];
+    if (o_.kind == "sgd") {
+      if (o_.momentum == 0) {
+        for (std::size_t i = 0; i < n; ++i) p[i] -= lr * (g[i] + wd * p[i]);
+        continue;
+      }
+      const bool first = m.empty();
+      m.resize(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const float gi = g[i] + wd * p[i];
+        m[i] = first ? gi : o_.momentum * m[i] + gi;
+        p[i] -= lr * (o_.nesterov ? gi + o_.momentum * m[i] : m[i]);
+      }
+      continue;
+    }
+    std::vector<float>& v = v_[k];
+    m.resize(n);
+    v.resize(n);
+    const float c1 = 1.0f - std::pow(o_.beta1, static_cast<float>(t_)), c2 = 1.0f - std::pow(o_.beta2, static_cast<float>(t_));
+    for (std::size_t i = 0; i < n; ++i) {
+      p[i] *= 1.0f - lr * wd;
+      m[i] = o_.beta1 * m[i] + (1.0f - o_.beta1) * g[i];
+      v[i] = o_.beta2 * v[i] + (1.0f - o_.beta2) * g[i] * g[i];
+      p[i] -= lr * (m[i] / c1) / (std::sqrt(v[i] / c2) + o_.eps);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace tessera::train
