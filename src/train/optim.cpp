@@ -20,7 +20,7 @@ Status Optimizer::step(std::vector<Tensor>& params, const std::vector<Tensor>& g
     const Tensor &p = params[k], &g = grads[k];
     if (p.dtype() != DType::kF32 || g.dtype() != DType::kF32 || p.shape() != g.shape() || !p.is_contiguous() || !g.is_contiguous())
       return invalid_argument("optimizer: parameter " + std::to_string(k) + " and its gradient are not packed f32 tensors of equal dims");
-    if (t_ > 0 && m_[k].size() != static_cast<std::size_t>(p.numel())) return invalid_argument("optimizer: parameter " + std::to_string(k) + " changed size");
+    if (t_ > 0 && !m_[k].empty() && m_[k].size() != static_cast<std::size_t>(p.numel())) return invalid_argument("optimizer: parameter " + std::to_string(k) + " changed size");
   }
   m_.resize(params.size());
   v_.resize(params.size());

@@ -3,6 +3,7 @@
 // summing to 1, and the same numbers as a session opened in the test); bad arguments and bad
 // models as one-line errors with a non-zero exit code.
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -151,4 +152,25 @@ TEST(RunCli, ExplainAndOptimize) {
 }
 
 }  // namespace
+// `tessera train` on a slice of Fashion-MNIST: JSON metrics, an exported model that `tessera
+// run` loads, and bad arguments.
+TEST(RunCli, TrainExportsAModelThatRuns) {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist")) GTEST_SKIP() << "Debian's dataset-fashion-mnist is not installed";
+  TempDir dir;
+  Outcome r = run("train --model mlp --limit 1280 --batch 64 --json --export " + dir.file("mlp.onnx"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["train_samples"], 1280);
+  ASSERT_EQ(j["epochs"].size(), 1u);
+  EXPECT_GT(j["epochs"][0]["test_accuracy"].get<double>(), 0.5);  // ten classes: chance is 0.1
+  r = run("run " + dir.file("mlp.onnx") + " --batch 4 --iterations 2 --json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = run("train --model vgg");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--model 'vgg' (lenet or mlp)"), std::string::npos) << r.err;
+  r = run("train --data " + dir.file("nothing"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("is not a file"), std::string::npos) << r.err;
+}
+
 }  // namespace tessera::testing
