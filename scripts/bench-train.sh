@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Training throughput, side by side: `tessera train` and PyTorch (Debian's python3-torch, the
+# same network: Caffe's LeNet or the MLP, AdamW, batch 64) on the same Fashion-MNIST samples
+# and thread count. Samples per second over one epoch of the first N training images.
+#   scripts/bench-train.sh [BUILD_DIR] [THREADS] [SAMPLES] [MODEL]
+set -euo pipefail
+build=${1:-build/release}
+threads=${2:-2}
+samples=${3:-12800}
+model=${4:-lenet}
+tess=$("$build/bin/tessera" train --model "$model" --limit "$samples" --threads "$threads" --json |
+       /usr/bin/python3 -c "import json,sys; print(round(json.load(sys.stdin)['epochs'][0]['samples_per_second']))")
+torch_sps=$(/usr/bin/python3 - "$threads" "$samples" "$model" <<'PY'
+import gzip, sys, time, numpy as np, torch
+threads, samples, model = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+torch.set_num_threads(threads)
+torch.manual_seed(1)
+with gzip.open("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz") as f:
+    x = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 1, 28, 28)[:samples].astype(np.float32) / 255
+with gzip.open("/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz") as f:
+    y = np.frombuffer(f.read(), np.uint8, offset=8)[:samples].astype(np.int64)
+x, y = torch.from_numpy(x), torch.from_numpy(y)
+nn = torch.nn
+if model == "lenet":
+    net = nn.Sequential(nn.Conv2d(1, 20, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(20, 50, 5), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Flatten(), nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
+else:
+    net = nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+opt = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=0)
+loss_fn = nn.CrossEntropyLoss()
+order = torch.randperm(samples)
+t0 = time.perf_counter()
+n = 0
+for b in range(samples // 64):
+    idx = order[b * 64:(b + 1) * 64]
+    opt.zero_grad()
+    loss = loss_fn(net(x[idx]), y[idx])
+    loss.backward()
+    opt.step()
+    n += 64
+print(round(n / (time.perf_counter() - t0)))
+PY
+)
+ratio=$(/usr/bin/python3 -c "print(f'{$torch_sps / $tess:.2f}')")
+printf "%-8s threads %s samples %s: tessera %s samples/s, PyTorch %s samples/s, time ratio (tessera / PyTorch) %s\n" \
+  "$model" "$threads" "$samples" "$tess" "$torch_sps" "$ratio"
