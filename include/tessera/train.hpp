@@ -77,6 +77,14 @@ class Optimizer {
   void set_lr(float lr) { o_.lr = lr; }
   float lr() const { return o_.lr; }
   std::int64_t steps() const { return t_; }
+  // The state checkpoints keep: the step count and, per parameter, the momentum buffer or
+  // Adam's first and second moments (empty until the first step that uses them).
+  struct State {
+    std::int64_t steps = 0;
+    std::vector<std::vector<float>> m, v;
+  };
+  const State state() const { return State{t_, m_, v_}; }
+  Status restore(State s);
 
  private:
   explicit Optimizer(const OptimizerOptions& o) : o_(o) {}
@@ -125,7 +133,12 @@ class NetBuilder {
 // ---- training -----------------------------------------------------------------------------------
 
 struct TrainOptions {
-  int epochs = 1;
+  int epochs = 1;  // in all: a resumed run trains the epochs the checkpoint has not done
+  // When set, after every epoch the parameters, the optimiser's state and the epoch are
+  // written to <checkpoint_dir>/checkpoint.onnx (a new file renamed over the old one, so a
+  // crash mid-save leaves the previous checkpoint whole); with `resume`, fit starts from it.
+  std::filesystem::path checkpoint_dir;
+  bool resume = false;
   std::int64_t batch = 64;
   OptimizerOptions optimizer;
   std::uint64_t seed = 1;  // the order of the samples in each epoch
@@ -134,6 +147,7 @@ struct TrainOptions {
   std::function<void(int, std::int64_t, std::int64_t, float)> on_batch;
 };
 struct EpochStats {
+  int epoch = 0;  // counted from 1 (a resumed run starts past the checkpoint's)
   double mean_loss = 0;
   double seconds = 0;
   double samples_per_second = 0;
@@ -150,6 +164,21 @@ struct TrainResult {
 // naming the epoch and batch.
 Result<TrainResult> fit(const graph::Model& model, const std::vector<std::string>& parameters, const Dataset& train_set,
                         const Dataset& test_set, const TrainOptions& options);
+// The checkpoint fit writes: `model` with `parameters` set to `values`, and the optimiser's
+// state and the number of epochs done as initializers named "tessera.checkpoint.*" (the
+// file is an ONNX model that tessera run and other runtimes load). Written atomically.
+Status save_checkpoint(const std::filesystem::path& path, const graph::Model& model, const std::vector<std::string>& parameters,
+                       const std::vector<Tensor>& values, const Optimizer::State& state, std::int64_t epochs_done);
+// Reads one back for `model`: the parameters' values (in `parameters` order), the optimiser's
+// state and the epochs done. A file that is not a checkpoint, or one of another model (other
+// ops, a parameter missing or of other dims), is an error naming the file and the difference.
+struct Checkpoint {
+  std::vector<Tensor> values;
+  Optimizer::State state;
+  std::int64_t epochs_done = 0;
+};
+Result<Checkpoint> load_checkpoint(const std::filesystem::path& path, const graph::Model& model, const std::vector<std::string>& parameters);
+
 // The fraction of `d` whose largest score is the label, batch by batch.
 Result<double> accuracy(exec::Session& forward, const std::vector<exec::NamedTensor>& parameters, const Dataset& d, std::int64_t batch);
 

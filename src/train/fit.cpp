@@ -54,9 +54,18 @@ Result<TrainResult> fit(const graph::Model& model, const std::vector<std::string
     for (std::size_t k = 0; k < params.size(); ++k) in.push_back({parameters[k], params[k]});
     return in;
   };
+  const std::filesystem::path checkpoint = o.checkpoint_dir / "checkpoint.onnx";
+  int start = 0;
+  if (o.resume) {
+    if (o.checkpoint_dir.empty()) return invalid_argument("fit: resume needs a checkpoint folder");
+    TESSERA_ASSIGN_OR_RETURN(Checkpoint c, load_checkpoint(checkpoint, model, parameters));
+    params = std::move(c.values);
+    TESSERA_RETURN_IF_ERROR(opt.restore(std::move(c.state)));
+    start = static_cast<int>(std::min<std::int64_t>(c.epochs_done, o.epochs));
+  }
   TrainResult result;
   const std::int64_t batches = train_set.size() / o.batch;
-  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+  for (int epoch = start; epoch < o.epochs; ++epoch) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<std::int64_t> order = shuffled(train_set.size(), o.seed + static_cast<std::uint64_t>(epoch));
     double loss_sum = 0;
@@ -77,11 +86,13 @@ Result<TrainResult> fit(const graph::Model& model, const std::vector<std::string
       if (o.on_batch) o.on_batch(epoch, bi, batches, loss);
     }
     EpochStats s;
+    s.epoch = epoch + 1;
     s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     s.mean_loss = loss_sum / static_cast<double>(std::max<std::int64_t>(batches, 1));
     s.samples_per_second = static_cast<double>(batches * o.batch) / std::max(s.seconds, 1e-9);
     TESSERA_ASSIGN_OR_RETURN(s.test_accuracy, accuracy(forward, named(), test_set, 500));
     result.epochs.push_back(s);
+    if (!o.checkpoint_dir.empty()) TESSERA_RETURN_IF_ERROR(save_checkpoint(checkpoint, model, parameters, params, opt.state(), epoch + 1));
   }
   result.trained = model;
   for (std::size_t k = 0; k < params.size(); ++k) {

@@ -59,4 +59,12 @@ Status Optimizer::step(std::vector<Tensor>& params, const std::vector<Tensor>& g
   return Status::ok();
 }
 
+Status Optimizer::restore(State s) {
+  if (s.steps < 0 || s.m.size() != s.v.size()) return invalid_argument("optimizer: a state of " + std::to_string(s.m.size()) + " momentum and " + std::to_string(s.v.size()) + " moment lists");
+  t_ = s.steps;
+  m_ = std::move(s.m);
+  v_ = std::move(s.v);
+  return Status::ok();
+}
+
 }  // namespace tessera::train

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <tessera/session.hpp>
 #include <tessera/train.hpp>
 
 #include "test_util.hpp"
@@ -198,6 +199,46 @@ TEST(TrainFit, LearnsReproduciblyAndStopsOnADivergingLoss) {
   EXPECT_NE(diverged.message().find("at epoch 1, batch "), std::string::npos) << diverged.message();
   o.batch = 1000;
   EXPECT_NE(fit(m, b.parameters(), train_set, test_set, o).status().message().find("for a batch of 1000"), std::string::npos);
+}
+
+// Training two epochs, stopping, and resuming from the checkpoint for a third gives the bits of
+// three epochs in one go (seeded order per epoch, the optimiser's moments restored); a
+// checkpoint of another model, or a file that is not one, is refused by name.
+TEST(TrainFit, ResumingFromACheckpointGivesTheUninterruptedBits) {
+  TempDir dir;
+  NetBuilder b({1, 8, 8}, 5);
+  const graph::Model m = b.conv(4, 3, 1, 1).relu().max_pool(2).flatten().linear(4).build().value_or_throw();
+  const Dataset train_set = quarters(128, 3), test_set = quarters(32, 4);
+  TrainOptions o;
+  o.epochs = 3;
+  o.batch = 16;
+  o.optimizer.kind = "adamw";
+  o.optimizer.lr = 0.01f;
+  const TrainResult whole = fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
+  o.checkpoint_dir = dir.file("ck");
+  o.epochs = 2;
+  fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
+  o.epochs = 3;
+  o.resume = true;
+  const TrainResult resumed = fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
+  ASSERT_EQ(resumed.epochs.size(), 1u);
+  EXPECT_EQ(resumed.epochs[0].epoch, 3);
+  EXPECT_EQ(resumed.epochs[0].mean_loss, whole.epochs[2].mean_loss);
+  for (const std::string& p : b.parameters()) {
+    const auto& c1 = whole.trained.graph.values[static_cast<std::size_t>(whole.trained.graph.find(p))].constant;
+    const auto& c2 = resumed.trained.graph.values[static_cast<std::size_t>(resumed.trained.graph.find(p))].constant;
+    EXPECT_EQ(c1->bytes, c2->bytes) << p;
+  }
+  // The checkpoint is an ONNX model that runs as it is.
+  exec::Session s = exec::Session::open(dir.file("ck") + "/checkpoint.onnx").value_or_throw();
+  EXPECT_EQ(accuracy(s, {}, test_set, 8).value_or_throw(), resumed.epochs[0].test_accuracy);
+  NetBuilder other({1, 8, 8}, 5);
+  const graph::Model m2 = other.conv(4, 3, 1, 1).relu().flatten().linear(4).build().value_or_throw();
+  EXPECT_NE(load_checkpoint(dir.file("ck") + "/checkpoint.onnx", m2, other.parameters()).status().message().find("checkpoint of another model"), std::string::npos);
+  ASSERT_TRUE(graph::save_onnx(m, dir.file("plain.onnx")).is_ok());
+  EXPECT_NE(load_checkpoint(dir.file("plain.onnx"), m, b.parameters()).status().message().find("is not a tessera checkpoint"), std::string::npos);
+  o.checkpoint_dir = dir.file("none");
+  EXPECT_FALSE(fit(m, b.parameters(), train_set, test_set, o).is_ok());
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // `tessera train [--model lenet|mlp] [--data fashion-mnist|DIR] [--epochs N] [--batch B] [--lr X]
 // [--optimizer adamw|sgd] [--momentum M] [--weight-decay W] [--seed S] [--threads T] [--limit N]
-// [--export FILE.onnx] [--json]`: trains a classifier on Fashion-MNIST (Debian's
+// [--checkpoint DIR [--resume]] [--export FILE.onnx] [--json]`: trains a classifier on Fashion-MNIST (Debian's
 // dataset-fashion-mnist, or the IDX files in DIR) through tessera's autodiff and sessions,
 // printing the loss as it goes and each epoch's mean loss, samples/s and test accuracy;
 // `--export` writes the trained model as ONNX that `tessera run` loads.
@@ -17,13 +17,13 @@ namespace tessera::cli {
 namespace {
 
 struct TrainArgs {
-  std::string model = "lenet", data = "fashion-mnist", export_path;
+  std::string model = "lenet", data = "fashion-mnist", export_path, checkpoint;
   int epochs = 1, threads = 0;
   std::int64_t batch = 64, limit = 0;
   float lr = 0.0f, momentum = 0.9f, weight_decay = 0.0f;  // lr 0: 0.001 for adamw, 0.02 for sgd
   std::string optimizer = "adamw";
   std::uint64_t seed = 1;
-  bool json = false;
+  bool json = false, resume = false;
 };
 
 Result<graph::Model> make_model(const std::string& name, std::uint64_t seed, std::vector<std::string>& params) {
@@ -64,6 +64,8 @@ void run_train(const TrainArgs& a) {
   o.optimizer.lr = a.lr > 0 ? a.lr : a.optimizer == "sgd" ? 0.02f : 0.001f;
   o.optimizer.momentum = a.optimizer == "sgd" ? a.momentum : 0.0f;
   o.optimizer.weight_decay = a.weight_decay;
+  o.checkpoint_dir = a.checkpoint;
+  o.resume = a.resume;
   if (!a.json) {
     o.on_batch = [](int epoch, std::int64_t b, std::int64_t n, float loss) {
       if ((b + 1) % std::max<std::int64_t>(n / 10, 1) == 0 || b + 1 == n)
@@ -79,9 +81,9 @@ void run_train(const TrainArgs& a) {
   nlohmann::json j = {{"model", a.model}, {"train_samples", train_set.size()}, {"test_samples", test_set.size()}, {"batch", a.batch}, {"optimizer", a.optimizer}, {"lr", o.optimizer.lr}};
   for (std::size_t e = 0; e < r.value().epochs.size(); ++e) {
     const train::EpochStats& s = r.value().epochs[e];
-    j["epochs"].push_back({{"epoch", e + 1}, {"mean_loss", s.mean_loss}, {"seconds", s.seconds}, {"samples_per_second", s.samples_per_second}, {"test_accuracy", s.test_accuracy}});
+    j["epochs"].push_back({{"epoch", s.epoch}, {"mean_loss", s.mean_loss}, {"seconds", s.seconds}, {"samples_per_second", s.samples_per_second}, {"test_accuracy", s.test_accuracy}});
     if (!a.json)
-      std::printf("\repoch %zu: mean loss %.4f, %.0f samples/s, test accuracy %.2f%%\n", e + 1, s.mean_loss, s.samples_per_second, 100 * s.test_accuracy);
+      std::printf("\repoch %d: mean loss %.4f, %.0f samples/s, test accuracy %.2f%%\n", s.epoch, s.mean_loss, s.samples_per_second, 100 * s.test_accuracy);
   }
   if (a.json) std::cout << j.dump(2) << "\n";
   else if (!a.export_path.empty()) std::printf("wrote %s\n", a.export_path.c_str());
@@ -104,6 +106,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "threads per primitive (default: the thread pool)")->check(CLI::Range(0, 1024));
   cmd->add_option("--limit", a->limit, "train on the first N samples only (and test on N/6)")->check(CLI::Range(0, 1 << 30));
   cmd->add_option("--export", a->export_path, "write the trained model as ONNX");
+  cmd->add_option("--checkpoint", a->checkpoint, "save parameters and optimiser state to DIR/checkpoint.onnx after every epoch");
+  cmd->add_flag("--resume", a->resume, "continue from DIR/checkpoint.onnx (--checkpoint DIR) up to --epochs in all");
   cmd->add_flag("--json", a->json, "print the metrics as JSON");
   cmd->callback([a] { run_train(*a); });
 }
