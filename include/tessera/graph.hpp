@@ -124,6 +124,11 @@ struct Attribute {
   ValueType type;  // kType (TYPE_PROTO)
 };
 std::string_view attribute_kind_name(Attribute::Kind k);
+// Attributes of one kind, as passes write them.
+Attribute int_attribute(std::int64_t v);
+Attribute ints_attribute(std::vector<std::int64_t> v);
+Attribute float_attribute(float v);
+Attribute string_attribute(std::string v);
 
 struct Node {
   std::string name;

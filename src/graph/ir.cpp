@@ -171,6 +171,31 @@ std::optional<DType> to_dtype(ElemType t) {
   }
 }
 
+Attribute int_attribute(std::int64_t v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+Attribute ints_attribute(std::vector<std::int64_t> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+Attribute float_attribute(float v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+Attribute string_attribute(std::string v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kString;
+  a.s = std::move(v);
+  return a;
+}
+
 std::string_view attribute_kind_name(Attribute::Kind k) {
   static constexpr const char* kNames[] = {"float", "int", "string", "tensor", "graph", "floats",
                                            "ints",  "strings", "tensors", "graphs", "type"};

@@ -29,31 +29,6 @@ std::size_t at(ValueId v) { return static_cast<std::size_t>(v); }
 
 std::string label(const Node& n, std::size_t i) { return "node " + std::to_string(i) + (n.name.empty() ? "" : " '" + n.name + "'") + " (" + n.op_type + ")"; }
 
-Attribute ints_attr(Dims v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-Attribute int_attr(std::int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-Attribute float_attr(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-Attribute string_attr(std::string v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kString;
-  a.s = std::move(v);
-  return a;
-}
-
 // Known dims of a value's type, or nullopt.
 std::optional<Dims> known_dims(const ValueType& t) {
   if (!t.shape) return std::nullopt;
@@ -209,17 +184,17 @@ class Differentiator {
       return conv(n, dy, wants);
     if (onnx && (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool")) {
       Node p = gradient_node("PoolGrad", n);
-      p.attrs["pool"] = string_attr(op);
+      p.attrs["pool"] = graph::string_attribute(op);
       p.inputs = {in(0), dy};
       return add_grad(in(0), emit_node(std::move(p), type(in(0))));
     }
     if (onnx && activation(op)) {
       Node a = gradient_node("ActivationGrad", n);
       a.attrs.clear();
-      a.attrs["activation"] = string_attr(op);
+      a.attrs["activation"] = graph::string_attribute(op);
       const auto [alpha, beta] = activation_params(n);
-      a.attrs["activation_alpha"] = float_attr(alpha);
-      a.attrs["activation_beta"] = float_attr(beta);
+      a.attrs["activation_alpha"] = graph::float_attribute(alpha);
+      a.attrs["activation_beta"] = graph::float_attribute(beta);
       a.inputs = {in(0), dy};
       return add_grad(in(0), emit_node(std::move(a), type(in(0))));
     }
@@ -236,7 +211,7 @@ class Differentiator {
       }
       Dims inverse(perm.size());
       for (std::size_t k = 0; k < perm.size(); ++k) inverse[static_cast<std::size_t>(perm[k])] = static_cast<std::int64_t>(k);
-      return add_grad(in(0), emit("Transpose", {dy}, type(in(0)), "", {{"perm", ints_attr(inverse)}}));
+      return add_grad(in(0), emit("Transpose", {dy}, type(in(0)), "", {{"perm", graph::ints_attribute(inverse)}}));
     }
     if (onnx && (op == "ReduceSum" || op == "ReduceMean")) return reduce(n, i, dy);
     if (onnx && op == "SoftmaxCrossEntropyLoss") {
@@ -283,7 +258,7 @@ class Differentiator {
     const float alpha = attr_f("alpha"), beta = attr_f("beta");
     const ValueId a = n.inputs[0], b = n.inputs[1];
     const auto gemm_of = [&](ValueId x, bool tx, ValueId z, bool tz, const ValueType& t) {
-      return emit("Gemm", {x, z}, t, "", {{"transA", int_attr(tx)}, {"transB", int_attr(tz)}, {"alpha", float_attr(alpha)}});
+      return emit("Gemm", {x, z}, t, "", {{"transA", graph::int_attribute(tx)}, {"transB", graph::int_attribute(tz)}, {"alpha", graph::float_attribute(alpha)}});
     };
     // op(A) op(B) = dY-side products: dA = dY op(B)^T (or its transpose), dB likewise.
     if (wants(0)) TESSERA_RETURN_IF_ERROR(add_grad(a, ta ? gemm_of(b, tb, dy, true, type(a)) : gemm_of(dy, false, b, !tb, type(a))));
@@ -308,7 +283,7 @@ class Differentiator {
       std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
       ValueType r = t;
       std::swap((*r.shape)[r.shape->size() - 1], (*r.shape)[r.shape->size() - 2]);
-      return emit("Transpose", {v}, r, "", {{"perm", ints_attr(perm)}});
+      return emit("Transpose", {v}, r, "", {{"perm", graph::ints_attribute(perm)}});
     };
     ValueType unknown{ElemType::kF32, std::nullopt};
     if (wants(0)) TESSERA_RETURN_IF_ERROR(add_grad(a, unbroadcast(emit("MatMul", {dy, swap_last(b, tb)}, unknown), ty, a, true)));
@@ -392,8 +367,8 @@ class Differentiator {
   }
 
   ValueId reduce_sum(ValueId x, const Dims& axes, bool keep, const ValueType& t) {
-    if (opset_ >= 13) return emit("ReduceSum", {x, constant_i64("reduce_axes", axes)}, t, "", {{"keepdims", int_attr(keep)}});
-    return emit("ReduceSum", {x}, t, "", {{"axes", ints_attr(axes)}, {"keepdims", int_attr(keep)}});
+    if (opset_ >= 13) return emit("ReduceSum", {x, constant_i64("reduce_axes", axes)}, t, "", {{"keepdims", graph::int_attribute(keep)}});
+    return emit("ReduceSum", {x}, t, "", {{"axes", graph::ints_attribute(axes)}, {"keepdims", graph::int_attribute(keep)}});
   }
 
   // Adds a gradient contribution to v's.

@@ -12,13 +12,6 @@ using graph::Dim;
 using graph::ElemType;
 using graph::ValueId;
 
-Attribute ints_attr(std::vector<std::int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-
 // A uniform float in [-1, 1) from the seed and the draw's number (splitmix64).
 float uniform(std::uint64_t seed, std::uint64_t n) {
   std::uint64_t x = seed * 0x9e3779b97f4a7c15ULL + n + 0x632be59bd9b4e019ULL;
@@ -101,7 +94,7 @@ NetBuilder& NetBuilder::conv(std::int64_t channels, std::int64_t kernel, std::in
   ++layer_;
   const std::string w = add_param("weight", {channels, c, kernel, kernel}, c * kernel * kernel, false);
   const std::string b = add_param("bias", {channels}, 1, true);
-  add_node("Conv", {x_, w, b}, {{"kernel_shape", ints_attr({kernel, kernel})}, {"strides", ints_attr({stride, stride})}, {"pads", ints_attr({pad, pad, pad, pad})}});
+  add_node("Conv", {x_, w, b}, {{"kernel_shape", graph::ints_attribute({kernel, kernel})}, {"strides", graph::ints_attribute({stride, stride})}, {"pads", graph::ints_attribute({pad, pad, pad, pad})}});
   dims_ = out;
   return *this;
 }
@@ -115,10 +108,7 @@ NetBuilder& NetBuilder::linear(std::int64_t features) {
   ++layer_;
   const std::string w = add_param("weight", {features, dims_[0]}, dims_[0], false);
   const std::string b = add_param("bias", {features}, 1, true);
-  Attribute t;
-  t.kind = Attribute::Kind::kInt;
-  t.i = 1;
-  add_node("Gemm", {x_, w, b}, {{"transB", t}});
+  add_node("Gemm", {x_, w, b}, {{"transB", graph::int_attribute(1)}});
   dims_ = {features};
   return *this;
 }
@@ -134,7 +124,7 @@ NetBuilder& NetBuilder::max_pool(std::int64_t kernel) {
     error_ = "NetBuilder: max_pool after layer " + std::to_string(layer_) + " needs an image at least as large as its kernel";
     return *this;
   }
-  add_node("MaxPool", {x_}, {{"kernel_shape", ints_attr({kernel, kernel})}, {"strides", ints_attr({kernel, kernel})}});
+  add_node("MaxPool", {x_}, {{"kernel_shape", graph::ints_attribute({kernel, kernel})}, {"strides", graph::ints_attribute({kernel, kernel})}});
   dims_ = {dims_[0], dims_[1] / kernel, dims_[2] / kernel};
   return *this;
 }

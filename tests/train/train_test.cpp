@@ -169,27 +169,37 @@ Dataset quarters(std::int64_t n, unsigned seed) {
   return Dataset{Tensor::from_vector<float>(Shape({n, 1, 8, 8}), x).value_or_throw(), Tensor::from_vector<std::int64_t>(Shape({n}), y).value_or_throw()};
 }
 
-TEST(TrainFit, LearnsReproduciblyAndStopsOnADivergingLoss) {
-  NetBuilder b({1, 8, 8}, 11);
-  const graph::Model m = b.conv(4, 3, 1, 1).relu().max_pool(2).flatten().linear(4).build().value_or_throw();
-  const Dataset train_set = quarters(256, 1), test_set = quarters(64, 2);
+// Three epochs of batches of 16 with AdamW at 0.01: the small task's training.
+TrainOptions three_adamw_epochs() {
   TrainOptions o;
   o.epochs = 3;
   o.batch = 16;
   o.optimizer.kind = "adamw";
   o.optimizer.lr = 0.01f;
+  return o;
+}
+
+// The trained parameters of two runs, bit for bit.
+void expect_same_parameters(const TrainResult& a, const TrainResult& b, const std::vector<std::string>& names) {
+  for (const std::string& p : names) {
+    const auto& ca = a.trained.graph.values[static_cast<std::size_t>(a.trained.graph.find(p))].constant;
+    const auto& cb = b.trained.graph.values[static_cast<std::size_t>(b.trained.graph.find(p))].constant;
+    EXPECT_EQ(ca->bytes, cb->bytes) << p;
+  }
+}
+
+TEST(TrainFit, LearnsReproduciblyAndStopsOnADivergingLoss) {
+  NetBuilder b({1, 8, 8}, 11);
+  const graph::Model m = b.conv(4, 3, 1, 1).relu().max_pool(2).flatten().linear(4).build().value_or_throw();
+  const Dataset train_set = quarters(256, 1), test_set = quarters(64, 2);
+  TrainOptions o = three_adamw_epochs();
   const TrainResult r = fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
   ASSERT_EQ(r.epochs.size(), 3u);
   EXPECT_LT(r.epochs[2].mean_loss, r.epochs[0].mean_loss);
   EXPECT_GT(r.epochs[2].test_accuracy, 0.9);
   // The same seed gives the same weights bit for bit, whatever the thread count.
   o.threads = 1;
-  const TrainResult again = fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
-  for (const std::string& p : b.parameters()) {
-    const auto& c1 = r.trained.graph.values[static_cast<std::size_t>(r.trained.graph.find(p))].constant;
-    const auto& c2 = again.trained.graph.values[static_cast<std::size_t>(again.trained.graph.find(p))].constant;
-    EXPECT_EQ(c1->bytes, c2->bytes) << p;
-  }
+  expect_same_parameters(r, fit(m, b.parameters(), train_set, test_set, o).value_or_throw(), b.parameters());
   // The trained model runs as an ordinary model and scores as fit measured.
   exec::Session s = exec::Session::create(r.trained).value_or_throw();
   EXPECT_EQ(accuracy(s, {}, test_set, 10).value_or_throw(), r.epochs[2].test_accuracy);
@@ -209,11 +219,7 @@ TEST(TrainFit, ResumingFromACheckpointGivesTheUninterruptedBits) {
   NetBuilder b({1, 8, 8}, 5);
   const graph::Model m = b.conv(4, 3, 1, 1).relu().max_pool(2).flatten().linear(4).build().value_or_throw();
   const Dataset train_set = quarters(128, 3), test_set = quarters(32, 4);
-  TrainOptions o;
-  o.epochs = 3;
-  o.batch = 16;
-  o.optimizer.kind = "adamw";
-  o.optimizer.lr = 0.01f;
+  TrainOptions o = three_adamw_epochs();
   const TrainResult whole = fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
   o.checkpoint_dir = dir.file("ck");
   o.epochs = 2;
@@ -224,11 +230,7 @@ TEST(TrainFit, ResumingFromACheckpointGivesTheUninterruptedBits) {
   ASSERT_EQ(resumed.epochs.size(), 1u);
   EXPECT_EQ(resumed.epochs[0].epoch, 3);
   EXPECT_EQ(resumed.epochs[0].mean_loss, whole.epochs[2].mean_loss);
-  for (const std::string& p : b.parameters()) {
-    const auto& c1 = whole.trained.graph.values[static_cast<std::size_t>(whole.trained.graph.find(p))].constant;
-    const auto& c2 = resumed.trained.graph.values[static_cast<std::size_t>(resumed.trained.graph.find(p))].constant;
-    EXPECT_EQ(c1->bytes, c2->bytes) << p;
-  }
+  expect_same_parameters(whole, resumed, b.parameters());
   // The checkpoint is an ONNX model that runs as it is.
   exec::Session s = exec::Session::open(dir.file("ck") + "/checkpoint.onnx").value_or_throw();
   EXPECT_EQ(accuracy(s, {}, test_set, 8).value_or_throw(), resumed.epochs[0].test_accuracy);

@@ -10,13 +10,6 @@
 namespace tessera::graph {
 namespace {
 
-Attribute float_attribute(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-
 // A scalar f32 initializer; its id.
 ValueId scalar_constant(Graph& g, const std::string& name, float v) { return passes::add_constant(g, name, ElemType::kF32, {}, &v, sizeof v); }
 
@@ -202,10 +195,7 @@ std::vector<Node> channels_first_form(Graph& g, Node n) {
     t.op_type = "Transpose";
     t.inputs = {from};
     t.outputs = {to};
-    Attribute a;
-    a.kind = Attribute::Kind::kInts;
-    a.ints.assign(perm, perm + 4);
-    t.attrs["perm"] = a;
+    t.attrs["perm"] = ints_attribute(std::vector<std::int64_t>(perm, perm + 4));
     return t;
   };
   std::vector<Node> out;

@@ -40,20 +40,6 @@ ValueType permuted(const ValueType& t, const std::int64_t* perm) {
   return r;
 }
 
-Attribute ints_attr(std::vector<std::int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-
-Attribute int_attr(std::int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-
 std::string label(const Node& n) { return n.op_type + (n.name.empty() ? "" : " '" + n.name + "'"); }
 
 class Assigner {
@@ -95,7 +81,7 @@ class Assigner {
     Node c = n;
     c.op_type = "FusedConv";
     c.domain = kTesseraDomain;
-    c.attrs["channels_last"] = int_attr(1);
+    c.attrs["channels_last"] = int_attribute(1);
     c.inputs[0] = to_last(n.inputs[0]);
     for (std::size_t k = 1; k < c.inputs.size() && k < 3; ++k) to_first(c.inputs[k]);
     if (c.inputs.size() > 3 && c.inputs[3] != kNoValue) c.inputs[3] = to_last(n.inputs[3]);
@@ -115,7 +101,7 @@ class Assigner {
     if (!rank4(type(n.outputs[0])) || type(n.inputs[0]).elem != ElemType::kF32) return false;
     Node p = n;
     p.domain = kTesseraDomain;
-    p.attrs["channels_last"] = int_attr(1);
+    p.attrs["channels_last"] = int_attribute(1);
     p.inputs = {twin_[at(n.inputs[0])]};
     p.outputs = {make_twin(n.outputs[0])};
     g_.nodes.push_back(std::move(p));
@@ -145,7 +131,7 @@ class Assigner {
       if (axis < 0) axis += 4;
       if (axis < 0 || axis > 3) return false;
       for (std::int64_t i = 0; i < 4; ++i)
-        if (kToLast[i] == axis) e.attrs["axis"] = int_attr(i);
+        if (kToLast[i] == axis) e.attrs["axis"] = int_attribute(i);
     }
     for (ValueId& v : e.inputs)
       if (v != kNoValue) v = twin_[at(v)] != kNoValue ? twin_[at(v)] : transposed_constant(v);
@@ -215,7 +201,7 @@ class Assigner {
     t.op_type = "Transpose";
     t.inputs = {from};
     t.outputs = {to};
-    t.attrs["perm"] = ints_attr({perm[0], perm[1], perm[2], perm[3]});
+    t.attrs["perm"] = ints_attribute({perm[0], perm[1], perm[2], perm[3]});
     return t;
   }
 
