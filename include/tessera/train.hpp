@@ -93,6 +93,25 @@ class Optimizer {
   std::vector<std::vector<float>> m_, v_;  // per parameter: momentum buffer / Adam's moments
 };
 
+// The learning rate of optimiser step `step` (from 0) of a run of `steps_per_epoch` x `epochs`
+// steps, from the base rate: "constant"; "step": times gamma every `step_size` epochs;
+// "cosine": from base down to min_lr over the run, (min + (base - min)(1 + cos(pi t / T)) / 2).
+// A linear warm-up multiplies the first `warmup` steps by (step + 1) / warmup.
+struct LrSchedule {
+  std::string kind = "constant";
+  std::int64_t warmup = 0;     // steps
+  std::int64_t step_size = 1;  // epochs ("step")
+  float gamma = 0.1f;          // "step"
+  float min_lr = 0.0f;         // "cosine"
+};
+Status check_schedule(const LrSchedule& s);
+float scheduled_lr(const LrSchedule& s, float base, std::int64_t step, std::int64_t steps_per_epoch, std::int64_t epochs);
+
+// Scales the gradients so that their joint L2 norm is at most max_norm (PyTorch's
+// clip_grad_norm_: by max_norm / (norm + 1e-6) when that is below 1); returns the norm before,
+// summed in double in a fixed order (the same for any thread count).
+Result<double> clip_grad_norm(std::vector<Tensor>& grads, double max_norm);
+
 // ---- model definition ---------------------------------------------------------------------------
 
 // Layers appended one after another to a classifier over images [N, C, H, W], built as a graph
@@ -141,6 +160,8 @@ struct TrainOptions {
   bool resume = false;
   std::int64_t batch = 64;
   OptimizerOptions optimizer;
+  LrSchedule schedule;     // of optimizer.lr
+  float clip_norm = 0.0f;  // > 0: the gradients' joint norm clipped to it before each step
   std::uint64_t seed = 1;  // the order of the samples in each epoch
   int threads = 0;         // per primitive; 0: the thread pool
   // Called after each batch: epoch, batch index, batches per epoch, the batch's loss.

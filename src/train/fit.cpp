@@ -42,6 +42,7 @@ Result<TrainResult> fit(const graph::Model& model, const std::vector<std::string
   TESSERA_ASSIGN_OR_RETURN(exec::Session step, exec::Session::create(grads, so));
   TESSERA_ASSIGN_OR_RETURN(exec::Session forward, exec::Session::create(model, so));
   TESSERA_ASSIGN_OR_RETURN(Optimizer opt, Optimizer::create(o.optimizer));
+  TESSERA_RETURN_IF_ERROR(check_schedule(o.schedule));
   std::vector<Tensor> params;
   for (const std::string& name : parameters) {
     const graph::ValueId v = model.graph.find(name);
@@ -81,6 +82,8 @@ Result<TrainResult> fit(const graph::Model& model, const std::vector<std::string
                                 " (the parameters before this batch are kept)");
       std::vector<Tensor> g;
       for (std::size_t k = 0; k < params.size(); ++k) g.push_back(out[k + 1].tensor);
+      if (o.clip_norm > 0) TESSERA_RETURN_IF_ERROR(clip_grad_norm(g, o.clip_norm).status());
+      opt.set_lr(scheduled_lr(o.schedule, o.optimizer.lr, opt.steps(), batches, o.epochs));
       TESSERA_RETURN_IF_ERROR(opt.step(params, g));
       loss_sum += loss;
       if (o.on_batch) o.on_batch(epoch, bi, batches, loss);

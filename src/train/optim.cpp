@@ -1,4 +1,5 @@
 // Optimisers (train.hpp): SGD with momentum, Nesterov and weight decay; AdamW.
+#include <algorithm>
 #include <cmath>
 
 #include "tessera/train.hpp"
@@ -65,6 +66,42 @@ Status Optimizer::restore(State s) {
   m_ = std::move(s.m);
   v_ = std::move(s.v);
   return Status::ok();
+}
+
+Status check_schedule(const LrSchedule& s) {
+  if (s.kind != "constant" && s.kind != "step" && s.kind != "cosine") return invalid_argument("schedule: '" + s.kind + "' (constant, step or cosine)");
+  if (s.warmup < 0 || s.step_size < 1 || !(s.gamma > 0) || !(s.min_lr >= 0))
+    return invalid_argument("schedule: warmup must be >= 0, step_size >= 1, gamma > 0 and min_lr >= 0");
+  return Status::ok();
+}
+
+float scheduled_lr(const LrSchedule& s, float base, std::int64_t step, std::int64_t steps_per_epoch, std::int64_t epochs) {
+  double lr = base;
+  if (s.kind == "step") {
+    lr *= std::pow(static_cast<double>(s.gamma), static_cast<double>(step / std::max<std::int64_t>(steps_per_epoch, 1) / s.step_size));
+  } else if (s.kind == "cosine") {
+    const double total = static_cast<double>(std::max<std::int64_t>(steps_per_epoch * epochs, 1));
+    lr = s.min_lr + (base - s.min_lr) * (1 + std::cos(3.14159265358979323846 * std::min(static_cast<double>(step), total) / total)) / 2;
+  }
+  if (step < s.warmup) lr *= static_cast<double>(step + 1) / static_cast<double>(s.warmup);
+  return static_cast<float>(lr);
+}
+
+Result<double> clip_grad_norm(std::vector<Tensor>& grads, double max_norm) {
+  if (!(max_norm > 0)) return invalid_argument("clip_grad_norm: max_norm must be > 0");
+  double sum = 0;
+  for (const Tensor& g : grads) {
+    if (g.dtype() != DType::kF32 || !g.is_contiguous()) return invalid_argument("clip_grad_norm: gradients must be packed f32");
+    const float* p = g.data<float>();
+    for (std::int64_t i = 0, n = g.numel(); i < n; ++i) sum += static_cast<double>(p[i]) * p[i];
+  }
+  const double norm = std::sqrt(sum), coef = max_norm / (norm + 1e-6);
+  if (coef < 1)
+    for (Tensor& g : grads) {
+      float* p = g.data<float>();
+      for (std::int64_t i = 0, n = g.numel(); i < n; ++i) p[i] = static_cast<float>(p[i] * coef);
+    }
+  return norm;
 }
 
 }  // namespace tessera::train

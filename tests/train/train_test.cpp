@@ -136,6 +136,35 @@ TEST(TrainOptimizers, FollowTheirFormulas) {
   EXPECT_FALSE(opt.step(p, {}).is_ok());
 }
 
+TEST(TrainOptimizers, SchedulesAndClipping) {
+  LrSchedule s;
+  EXPECT_EQ(scheduled_lr(s, 0.1f, 57, 10, 3), 0.1f);
+  s.kind = "step";
+  s.step_size = 2;
+  s.gamma = 0.5f;
+  EXPECT_FLOAT_EQ(scheduled_lr(s, 0.1f, 19, 10, 6), 0.1f);    // epoch 1
+  EXPECT_FLOAT_EQ(scheduled_lr(s, 0.1f, 20, 10, 6), 0.05f);   // epoch 2
+  EXPECT_FLOAT_EQ(scheduled_lr(s, 0.1f, 45, 10, 6), 0.025f);  // epoch 4
+  s = LrSchedule{};
+  s.kind = "cosine";
+  s.min_lr = 0.01f;
+  EXPECT_FLOAT_EQ(scheduled_lr(s, 0.1f, 0, 10, 2), 0.1f);
+  EXPECT_FLOAT_EQ(scheduled_lr(s, 0.1f, 10, 10, 2), 0.055f);  // half way
+  EXPECT_FLOAT_EQ(scheduled_lr(s, 0.1f, 20, 10, 2), 0.01f);
+  s.warmup = 4;
+  EXPECT_FLOAT_EQ(scheduled_lr(s, 0.1f, 0, 10, 2), 0.025f);
+  EXPECT_FLOAT_EQ(scheduled_lr(s, 0.1f, 3, 10, 2), scheduled_lr(LrSchedule{"cosine", 0, 1, 0.1f, 0.01f}, 0.1f, 3, 10, 2));
+  EXPECT_FALSE(check_schedule(LrSchedule{"linear"}).is_ok());
+  EXPECT_FALSE(check_schedule(LrSchedule{"step", 0, 0}).is_ok());
+  std::vector<Tensor> g = {Tensor::from_vector<float>(Shape({2}), {3, 0}).value_or_throw(), Tensor::from_vector<float>(Shape({1}), {4}).value_or_throw()};
+  EXPECT_DOUBLE_EQ(clip_grad_norm(g, 10).value_or_throw(), 5.0);  // below the bound: unchanged
+  EXPECT_EQ(g[0].to_vector<float>(), (std::vector<float>{3, 0}));
+  EXPECT_DOUBLE_EQ(clip_grad_norm(g, 1).value_or_throw(), 5.0);
+  EXPECT_NEAR(g[0].to_vector<float>()[0], 0.6f, 1e-6f);
+  EXPECT_NEAR(g[1].to_vector<float>()[0], 0.8f, 1e-6f);
+  EXPECT_FALSE(clip_grad_norm(g, 0).is_ok());
+}
+
 TEST(TrainNetBuilder, BuildsClassifiersAndRefusesWhatDoesNotFit) {
   NetBuilder b({1, 8, 8}, 3);
   const graph::Model m = b.conv(4, 3, 1, 1).relu().max_pool(2).flatten().linear(5).build().value_or_throw();
@@ -212,7 +241,8 @@ TEST(TrainFit, LearnsReproduciblyAndStopsOnADivergingLoss) {
 }
 
 // Training two epochs, stopping, and resuming from the checkpoint for a third gives the bits of
-// three epochs in one go (seeded order per epoch, the optimiser's moments restored); a
+// three epochs in one go (seeded order per epoch, the optimiser's moments and step count
+// restored, so the schedule and clipping continue where they were); a
 // checkpoint of another model, or a file that is not one, is refused by name.
 TEST(TrainFit, ResumingFromACheckpointGivesTheUninterruptedBits) {
   TempDir dir;
@@ -220,6 +250,10 @@ TEST(TrainFit, ResumingFromACheckpointGivesTheUninterruptedBits) {
   const graph::Model m = b.conv(4, 3, 1, 1).relu().max_pool(2).flatten().linear(4).build().value_or_throw();
   const Dataset train_set = quarters(128, 3), test_set = quarters(32, 4);
   TrainOptions o = three_adamw_epochs();
+  o.schedule.kind = "step";  // (cosine's curve depends on the planned epochs, which differ below)
+  o.schedule.gamma = 0.5f;
+  o.schedule.warmup = 5;
+  o.clip_norm = 1.0f;
   const TrainResult whole = fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
   o.checkpoint_dir = dir.file("ck");
   o.epochs = 2;

@@ -1,5 +1,6 @@
 // `tessera train [--model lenet|mlp] [--data fashion-mnist|DIR] [--epochs N] [--batch B] [--lr X]
-// [--optimizer adamw|sgd] [--momentum M] [--weight-decay W] [--seed S] [--threads T] [--limit N]
+// [--optimizer adamw|sgd] [--momentum M] [--weight-decay W] [--schedule constant|step|cosine]
+// [--warmup N] [--step-size E] [--gamma G] [--clip-norm X] [--seed S] [--threads T] [--limit N]
 // [--checkpoint DIR [--resume]] [--export FILE.onnx] [--json]`: trains a classifier on Fashion-MNIST (Debian's
 // dataset-fashion-mnist, or the IDX files in DIR) through tessera's autodiff and sessions,
 // printing the loss as it goes and each epoch's mean loss, samples/s and test accuracy;
@@ -24,6 +25,8 @@ struct TrainArgs {
   std::string optimizer = "adamw";
   std::uint64_t seed = 1;
   bool json = false, resume = false;
+  train::LrSchedule schedule;
+  float clip_norm = 0.0f;
 };
 
 Result<graph::Model> make_model(const std::string& name, std::uint64_t seed, std::vector<std::string>& params) {
@@ -64,6 +67,8 @@ void run_train(const TrainArgs& a) {
   o.optimizer.lr = a.lr > 0 ? a.lr : a.optimizer == "sgd" ? 0.02f : 0.001f;
   o.optimizer.momentum = a.optimizer == "sgd" ? a.momentum : 0.0f;
   o.optimizer.weight_decay = a.weight_decay;
+  o.schedule = a.schedule;
+  o.clip_norm = a.clip_norm;
   o.checkpoint_dir = a.checkpoint;
   o.resume = a.resume;
   if (!a.json) {
@@ -102,6 +107,11 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--optimizer", a->optimizer, "adamw (default) or sgd (momentum 0.9 unless --momentum)");
   cmd->add_option("--momentum", a->momentum, "SGD momentum (default 0.9)");
   cmd->add_option("--weight-decay", a->weight_decay, "weight decay (default 0)");
+  cmd->add_option("--schedule", a->schedule.kind, "learning rate: constant (default), step (--gamma every --step-size epochs) or cosine");
+  cmd->add_option("--warmup", a->schedule.warmup, "linear warm-up over the first N steps (default 0)")->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--step-size", a->schedule.step_size, "epochs between step decays (default 1)")->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--gamma", a->schedule.gamma, "step decay factor (default 0.1)");
+  cmd->add_option("--clip-norm", a->clip_norm, "clip the gradients' joint L2 norm to X (default: off)");
   cmd->add_option("--seed", a->seed, "initial weights and sample order (default 1)");
   cmd->add_option("--threads", a->threads, "threads per primitive (default: the thread pool)")->check(CLI::Range(0, 1024));
   cmd->add_option("--limit", a->limit, "train on the first N samples only (and test on N/6)")->check(CLI::Range(0, 1 << 30));
