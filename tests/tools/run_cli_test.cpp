@@ -165,9 +165,16 @@ TEST(RunCli, TrainExportsAModelThatRuns) {
   EXPECT_GT(j["epochs"][0]["test_accuracy"].get<double>(), 0.5);  // ten classes: chance is 0.1
   r = run("run " + dir.file("mlp.onnx") + " --batch 4 --iterations 2 --json");
   EXPECT_EQ(r.code, 0) << r.err;
+  // Fine-tuning the exported model goes on from where it was.
+  r = run("train --model " + dir.file("mlp.onnx") + " --limit 1280 --batch 64 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_LT(nlohmann::json::parse(r.out)["epochs"][0]["mean_loss"].get<double>(), j["epochs"][0]["mean_loss"].get<double>());
   r = run("train --model vgg");
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("--model 'vgg' (lenet or mlp)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--model 'vgg' (lenet, mlp or a FILE.onnx)"), std::string::npos) << r.err;
+  r = run("train --model " TESSERA_DEFAULT_MODEL);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("takes inputs 'images' and 'labels'"), std::string::npos) << r.err;
   r = run("train --data " + dir.file("nothing"));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("is not a file"), std::string::npos) << r.err;

@@ -1,10 +1,11 @@
-// `tessera train [--model lenet|mlp] [--data fashion-mnist|DIR] [--epochs N] [--batch B] [--lr X]
+// `tessera train [--model lenet|mlp|FILE.onnx] [--data fashion-mnist|DIR] [--epochs N] [--batch B] [--lr X]
 // [--optimizer adamw|sgd] [--momentum M] [--weight-decay W] [--schedule constant|step|cosine]
 // [--warmup N] [--step-size E] [--gamma G] [--clip-norm X] [--seed S] [--threads T] [--limit N]
 // [--checkpoint DIR [--resume]] [--export FILE.onnx] [--json]`: trains a classifier on Fashion-MNIST (Debian's
 // dataset-fashion-mnist, or the IDX files in DIR) through tessera's autodiff and sessions,
 // printing the loss as it goes and each epoch's mean loss, samples/s and test accuracy;
 // `--export` writes the trained model as ONNX that `tessera run` loads.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -29,14 +30,38 @@ struct TrainArgs {
   float clip_norm = 0.0f;
 };
 
+// A model from a file (one tessera train exported, a checkpoint, or any of the same form:
+// inputs images and labels, outputs loss and scores): its f32 initializers are the parameters,
+// made graph inputs with their values as defaults.
+Result<graph::Model> onnx_model(const std::string& path, std::vector<std::string>& params) {
+  TESSERA_ASSIGN_OR_RETURN(graph::Model m, graph::import_onnx(path));
+  TESSERA_RETURN_IF_ERROR(graph::infer_types(m));
+  graph::Graph& g = m.graph;
+  std::vector<std::string> outputs;
+  for (graph::ValueId v : g.outputs) outputs.push_back(g.values[static_cast<std::size_t>(v)].name);
+  if (g.find("images") == graph::kNoValue || g.find("labels") == graph::kNoValue || outputs.size() < 2 || outputs[0] != "loss" || outputs[1] != "scores")
+    return invalid_argument("--model '" + path + "': a model to train takes inputs 'images' and 'labels' and gives outputs 'loss' and 'scores'");
+  g.outputs.resize(2);
+  for (graph::ValueId v : g.initializers) {
+    const graph::Value& val = g.values[static_cast<std::size_t>(v)];
+    if (val.constant->elem != graph::ElemType::kF32 || val.name.rfind("tessera.checkpoint.", 0) == 0) continue;
+    params.push_back(val.name);
+    if (std::find(g.inputs.begin(), g.inputs.end(), v) == g.inputs.end()) g.inputs.push_back(v);
+  }
+  if (params.empty()) return invalid_argument("--model '" + path + "' has no f32 initializers to train");
+  return m;
+}
+
 Result<graph::Model> make_model(const std::string& name, std::uint64_t seed, std::vector<std::string>& params) {
   train::NetBuilder b({1, 28, 28}, seed);
   if (name == "lenet") {
     b.conv(20, 5).relu().max_pool(2).conv(50, 5).relu().max_pool(2).flatten().linear(500).relu().linear(10);  // Caffe's LeNet
   } else if (name == "mlp") {
     b.flatten().linear(256).relu().linear(10);
+  } else if (name.size() > 5 && name.substr(name.size() - 5) == ".onnx") {
+    return onnx_model(name, params);
   } else {
-    return invalid_argument("--model '" + name + "' (lenet or mlp)");
+    return invalid_argument("--model '" + name + "' (lenet, mlp or a FILE.onnx)");
   }
   params = b.parameters();
   return b.build();
@@ -99,7 +124,7 @@ void run_train(const TrainArgs& a) {
 void add_train_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("train", "Train a classifier on Fashion-MNIST with tessera's autodiff");
   auto a = std::make_shared<TrainArgs>();
-  cmd->add_option("--model", a->model, "lenet (default) or mlp");
+  cmd->add_option("--model", a->model, "lenet (default), mlp, or a FILE.onnx with inputs images and labels and outputs loss and scores (an exported model or a checkpoint: fine-tuning)");
   cmd->add_option("--data", a->data, "fashion-mnist (Debian's dataset-fashion-mnist) or a folder of the four IDX files");
   cmd->add_option("--epochs", a->epochs, "epochs (default 1)")->check(CLI::Range(0, 1000));
   cmd->add_option("--batch", a->batch, "batch size (default 64)")->check(CLI::Range(1, 1 << 20));
