@@ -94,9 +94,16 @@ class Differentiator {
     // Which values depend on a parameter, and which nodes lead to the loss.
     std::vector<char> varies(g_.values.size(), 0), needed(g_.values.size(), 0);
     for (ValueId v : params) varies[at(v)] = 1;
+    // A node's reads: its inputs and what its subgraphs capture (so control flow that reads a
+    // parameter is on the path, and refused, rather than skipped).
+    const auto reads = [&](const Node& n) {
+      std::vector<ValueId> r = n.inputs;
+      for (ValueId v : graph::subgraph_reads(g_, n)) r.push_back(v);
+      return r;
+    };
     for (const Node& n : g_.nodes) {
       bool any = false;
-      for (ValueId v : n.inputs) any = any || (v != kNoValue && varies[at(v)]);
+      for (ValueId v : reads(n)) any = any || (v != kNoValue && varies[at(v)]);
       for (ValueId v : n.outputs)
         if (v != kNoValue) varies[at(v)] = any;
     }
@@ -108,8 +115,10 @@ class Differentiator {
       for (ValueId v : n.outputs) out_needed = out_needed || (v != kNoValue && needed[at(v)]);
       if (!out_needed) continue;
       bool in_varies = false;
-      for (ValueId v : n.inputs) in_varies = in_varies || (v != kNoValue && varies[at(v)]);
+      for (ValueId v : reads(n)) in_varies = in_varies || (v != kNoValue && varies[at(v)]);
       if (!in_varies) continue;
+      if (!graph::subgraph_reads(g_, n).empty())
+        return unsupported("differentiate: " + label(n, i) + ": control flow (subgraphs) cannot be differentiated yet");
       for (ValueId v : n.inputs)
         if (v != kNoValue) needed[at(v)] = 1;
       order.push_back(i);

@@ -193,6 +193,25 @@ TEST(Autodiff, WhatCannotBeDifferentiatedIsAClearError) {
   r = differentiate(typed(b), "loss", {"w"});
   EXPECT_EQ(r.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(r.status().message().find("(Sin): the op Sin cannot be differentiated yet"), std::string::npos) << r.status().message();
+  // A parameter read only inside an If's branch: refused, not a silent zero gradient.
+  OnnxBuilder f(17);
+  f.input("cond", {}, onnx::TensorProto::BOOL);
+  f.input("x", {"3"});
+  f.floats("w", {3}, {1, 2, 3});
+  f.ints("ax", {0});
+  auto* iff = f.node("If", {"cond"}, {"y"});
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* a = iff->add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    OnnxBuilder::add_node(a->mutable_g(), "Mul", {"x", "w"}, {"t"});
+    OnnxBuilder::type(a->mutable_g()->add_output(), "t", onnx::TensorProto::FLOAT, {"3"});
+  }
+  OnnxBuilder::attr(f.node("ReduceSum", {"y", "ax"}, {"loss"}), "keepdims", std::int64_t{0});
+  f.output("loss", {});
+  r = differentiate(typed(f), "loss", {"w"});
+  EXPECT_EQ(r.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(r.status().message().find("(If): control flow (subgraphs) cannot be differentiated yet"), std::string::npos) << r.status().message();
 }
 
 // Plain SGD with the gradient model: the MLP's loss on a fixed batch falls.
