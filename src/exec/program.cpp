@@ -137,7 +137,7 @@ Status run_waves(Program& p, dnn::Handle& h, std::vector<std::unique_ptr<dnn::Ha
     const std::vector<int>& wave = p.waves[w];
     Program::WaveTimes& times = p.wave_times[w];
     // The first run (allocations, the memory plan's recording) is not timed; the next
-    // kTries alternate; then at once only where it measured clearly faster.
+    // Program::kWaveTries alternate; then at once only where it measured clearly faster.
     const bool at_once = wave.size() > 1 && times.tries > 0 &&
                          (times.tries <= Program::kWaveTries ? times.tries % 2 == 0 : times.at_once_us < 0.9 * times.one_by_one_us);
     const auto t0 = std::chrono::steady_clock::now();

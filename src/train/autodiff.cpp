@@ -49,29 +49,6 @@ bool same_dims(const ValueType& a, const ValueType& b) {
   return true;
 }
 
-// A new value named `name` (made unique) of type t; its id.
-ValueId add_value(Graph& g, const std::string& name, ValueType t) {
-  std::string n = name;
-  for (int k = 1; g.find(n) != kNoValue; ++k) n = name + "_" + std::to_string(k);
-  g.values.push_back(graph::Value{n, std::move(t), -1, nullptr});
-  return static_cast<ValueId>(g.values.size() - 1);
-}
-
-// A new initializer of element type `elem` and dims holding `bytes` bytes; its id.
-ValueId add_constant(Graph& g, const std::string& name, ElemType elem, const Dims& dims, const void* data, std::size_t bytes) {
-  std::vector<Dim> shape;
-  for (std::int64_t d : dims) shape.push_back(Dim{d, {}});
-  const ValueId v = add_value(g, name, ValueType{elem, std::move(shape)});
-  auto c = std::make_shared<graph::Constant>();
-  c->elem = elem;
-  c->dims = dims;
-  c->bytes.resize(bytes);
-  if (bytes > 0) std::memcpy(c->bytes.data(), data, bytes);
-  g.values[at(v)].constant = std::move(c);
-  g.initializers.push_back(v);
-  return v;
-}
-
 class Differentiator {
  public:
   Differentiator(graph::Model& m) : m_(m), g_(m.graph), opset_(m.opsets.count("") ? m.opsets.at("") : graph::kMaxOpset) {}
@@ -125,7 +102,7 @@ class Differentiator {
     }
     grad_.assign(g_.values.size(), kNoValue);
     const float one = 1.0f;
-    grad_[at(loss)] = add_constant(g_, loss_name + "_grad_seed", ElemType::kF32, known_dims(lt).value_or(Dims{}), &one, sizeof one);
+    grad_[at(loss)] = graph::passes::add_constant(g_, loss_name + "_grad_seed", ElemType::kF32, known_dims(lt).value_or(Dims{}), &one, sizeof one);
     grad_.resize(g_.values.size(), kNoValue);
     for (std::size_t i : order) {
       const Node n = g_.nodes[i];  // a copy: emitting nodes grows the list
@@ -401,7 +378,7 @@ class Differentiator {
 
   // Appends n with one new output of type t (named `out`, else after the node); its id.
   ValueId emit_node(Node n, const ValueType& t, const std::string& out = "") {
-    const ValueId v = add_value(g_, out.empty() ? (n.name.empty() ? n.op_type : n.name) + "_out" : out, t);
+    const ValueId v = graph::passes::add_value(g_, out.empty() ? (n.name.empty() ? n.op_type : n.name) + "_out" : out, t);
     grow();
     n.outputs = {v};
     g_.values[at(v)].producer = static_cast<int>(g_.nodes.size());
@@ -420,12 +397,12 @@ class Differentiator {
   }
 
   ValueId constant_i64(const std::string& name, const Dims& v) {
-    const ValueId c = add_constant(g_, name, ElemType::kI64, {static_cast<std::int64_t>(v.size())}, v.data(), v.size() * sizeof(std::int64_t));
+    const ValueId c = graph::passes::add_constant(g_, name, ElemType::kI64, {static_cast<std::int64_t>(v.size())}, v.data(), v.size() * sizeof(std::int64_t));
     grow();
     return c;
   }
   ValueId constant_f32(const std::string& name, const Dims& dims, float v) {
-    const ValueId c = add_constant(g_, name, ElemType::kF32, dims, &v, sizeof v);
+    const ValueId c = graph::passes::add_constant(g_, name, ElemType::kF32, dims, &v, sizeof v);
     grow();
     return c;
   }

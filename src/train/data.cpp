@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "splitmix.hpp"
 #include "tessera/train.hpp"
 
 namespace tessera::train {
@@ -112,12 +113,7 @@ Result<Dataset> gather_batch(const Dataset& d, const std::vector<std::int64_t>& 
 }
 
 std::vector<std::int64_t> shuffled(std::int64_t n, std::uint64_t seed) {
-  const auto splitmix = [](std::uint64_t x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-  };
+  const auto splitmix = [](std::uint64_t x) { return detail::splitmix64_mix(x + 0x9e3779b97f4a7c15ULL); };
   std::vector<std::pair<std::uint64_t, std::int64_t>> keyed(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
   for (std::int64_t i = 0; i < n; ++i) keyed[static_cast<std::size_t>(i)] = {splitmix(seed ^ splitmix(static_cast<std::uint64_t>(i))), i};
   std::sort(keyed.begin(), keyed.end());

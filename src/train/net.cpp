@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "splitmix.hpp"
 #include "tessera/train.hpp"
 
 namespace tessera::train {
@@ -14,10 +15,7 @@ using graph::ValueId;
 
 // A uniform float in [-1, 1) from the seed and the draw's number (splitmix64).
 float uniform(std::uint64_t seed, std::uint64_t n) {
-  std::uint64_t x = seed * 0x9e3779b97f4a7c15ULL + n + 0x632be59bd9b4e019ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  x ^= x >> 31;
+  const std::uint64_t x = detail::splitmix64_mix(seed * 0x9e3779b97f4a7c15ULL + n + 0x632be59bd9b4e019ULL);
   return static_cast<float>(static_cast<double>(x >> 11) * (2.0 / 9007199254740992.0) - 1.0);
 }
 

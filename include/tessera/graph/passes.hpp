@@ -103,4 +103,13 @@ Result<std::vector<PassReport>> optimize(Model& m, const OptimizeOptions& option
 // the "tessera" opset import is dropped. The model is unchanged when it fails.
 Status expand_fused_ops(Model& m);
 
+// Graph edits the passes and autodiff (tessera/train.hpp) make.
+namespace passes {
+// A new value of that name (made unique) and type; its id.
+ValueId add_value(Graph& g, const std::string& name, ValueType type);
+// A new initializer (its name made unique) of that element type and dims holding `bytes` bytes
+// of little-endian elements; its id.
+ValueId add_constant(Graph& g, const std::string& name, ElemType elem, const std::vector<std::int64_t>& dims, const void* data, std::size_t bytes);
+}  // namespace passes
+
 }  // namespace tessera::graph

@@ -35,15 +35,11 @@ void replace_uses(Graph& g, ValueId from, ValueId to);
 // Drops the nodes whose `keep` entry is 0 and every value no longer defined, read or named
 // by the graph's inputs, outputs or subgraphs; renumbers what is left.
 void compact(Graph& g, const std::vector<char>& keep);
-// A new value of that name (made unique) and type; its id.
-ValueId add_value(Graph& g, const std::string& name, ValueType type);
 // The one element of a constant of one element (f32, f64, i32 or i64), or nullopt.
 std::optional<double> scalar_constant(const Graph& g, ValueId v);
-// A new initializer (its name made unique) of that element type and dims holding `bytes` bytes
-// of little-endian elements; its id.
-ValueId add_constant(Graph& g, const std::string& name, ElemType elem, const std::vector<std::int64_t>& dims, const void* data, std::size_t bytes);
 // A float attribute of n, or dflt.
 float float_attr(const Node& n, const char* name, float dflt);
+// add_value and add_constant: tessera/graph/passes.hpp (autodiff builds graphs with them too).
 // Clip's bounds from its attributes (before opset 11) or constant inputs, or a reason why not.
 std::optional<std::string> clip_bounds(const Graph& g, const Node& n, std::int64_t opset, float& lo, float& hi);
 
