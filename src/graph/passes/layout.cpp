@@ -69,7 +69,7 @@ class Assigner {
 
   bool try_conv(const Node& n) {
     const bool conv = (n.op_type == "Conv" && n.domain.empty()) || (n.op_type == "FusedConv" && n.domain == kTesseraDomain && !n.attrs.count("channels_last"));
-    if (!conv || n.inputs.size() < 2 || n.outputs.size() != 1) return false;
+    if (!conv || n.inputs.size() < 2 || n.outputs.size() != 1 || n.inputs[0] == kNoValue || n.inputs[1] == kNoValue || n.outputs[0] == kNoValue) return false;
     const ValueType &x = type(n.inputs[0]), &y = type(n.outputs[0]);
     if (!rank4(x) || !rank4(y) || x.elem != ElemType::kF32) return false;
     if (!o_.conv_layout) return false;
@@ -95,7 +95,9 @@ class Assigner {
   // Pools follow their input into the region; they never start one.
   bool try_pool(const Node& n) {
     static const std::set<std::string, std::less<>> pools = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
-    if (!n.domain.empty() || !pools.count(n.op_type) || n.inputs.empty() || twin_[at(n.inputs[0])] == kNoValue) return false;
+    if (!n.domain.empty() || !pools.count(n.op_type) || n.inputs.empty() || n.inputs[0] == kNoValue || twin_[at(n.inputs[0])] == kNoValue ||
+        n.outputs.empty() || n.outputs[0] == kNoValue)
+      return false;
     for (std::size_t k = 1; k < n.outputs.size(); ++k)
       if (n.outputs[k] != kNoValue) return false;  // MaxPool's Indices count in NCHW order
     if (!rank4(type(n.outputs[0])) || type(n.inputs[0]).elem != ElemType::kF32) return false;
