@@ -178,9 +178,14 @@ Result<Constant> import_tensor(std::span<const std::byte> bytes, const std::stri
 // The invariants of the IR: value ids in range, one producer per value, every input defined
 // before its node (graph inputs, initializers, captures, earlier outputs), outputs defined,
 // distinct non-empty names, constants matching their types, subgraphs recursively (their
-// captures found in the enclosing scopes).
+// captures found in the enclosing scopes). The Model form checks the opset too and every node's
+// signature (check_signatures).
 Status verify(const Graph& g);
 Status verify(const Model& m);
+// Each node of a known op (ai.onnx at the model's opset, from the ONNX schemas; tessera's own
+// ops) has as many inputs and outputs as its op takes, and its required ones are not omitted;
+// subgraphs too. The passes, type inference and kernels rely on it. import_onnx checks it.
+Status check_signatures(const Model& m);
 
 // Fills in the types of node outputs from their inputs' types, attributes and constant inputs
 // (shapes of Reshape, axes of Squeeze/Unsqueeze/reductions), per op of the ai.onnx domain;

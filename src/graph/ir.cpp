@@ -237,7 +237,8 @@ Status verify(const Model& m) {
   if (it->second < kMinOpset || it->second > kMaxOpset)
     return invalid_argument("verify: opset ai.onnx " + std::to_string(it->second) + " is outside [" +
                             std::to_string(kMinOpset) + ", " + std::to_string(kMaxOpset) + "]");
-  return verify(m.graph);
+  TESSERA_RETURN_IF_ERROR(verify(m.graph));
+  return check_signatures(m).with_context("verify");
 }
 
 }  // namespace tessera::graph

@@ -455,6 +455,7 @@ Result<Model> import_onnx(std::span<const std::byte> bytes, const fs::path& dir)
   } catch (const std::bad_alloc&) {
     return out_of_memory("import_onnx: out of memory");
   }
+  TESSERA_RETURN_IF_ERROR(check_signatures(m).with_context("import_onnx"));
   return m;
 }
 

@@ -358,5 +358,58 @@ TEST(OnnxImport, VerifyCatchesBrokenGraphs) {
   EXPECT_NE(verify(m).message().find("opset ai.onnx 3 is outside"), std::string::npos);
 }
 
+// Every node of a known op has the inputs and outputs its op's signature (at the model's
+// opset) allows, required ones present: the passes and kernels index inputs by position.
+TEST(OnnxImport, NodesMustMatchTheirOpsSignature) {
+  auto m = conv_relu();
+  m.mutable_graph()->mutable_node(0)->set_input(0, "");
+  expect_error(import_onnx(bytes_of(m)), StatusCode::kInvalidArgument, "node 0 'conv1' (Conv-11): input 0 is omitted; it is required");
+
+  m = conv_relu();
+  m.mutable_graph()->mutable_node(0)->add_input("b");
+  expect_error(import_onnx(bytes_of(m)), StatusCode::kInvalidArgument, "(Conv-11): has 4 inputs; it takes 2 to 3");
+
+  m = conv_relu();
+  m.mutable_graph()->mutable_node(1)->add_output("extra");
+  expect_error(import_onnx(bytes_of(m)), StatusCode::kInvalidArgument, "(Relu-14): has 2 outputs; it gives 1");
+
+  OnnxBuilder b(17);
+  b.input("x", {"2"});
+  b.node("Add", {"x"}, {"y"});
+  b.output("y");
+  expect_error(import_onnx(bytes_of(b.m)), StatusCode::kInvalidArgument, "(Add-14): has 1 input; it takes 2");
+
+  OnnxBuilder c(17);  // Concat's inputs are one variadic list: none may be omitted
+  c.input("x", {"2"});
+  OnnxBuilder::attr(c.node("Concat", {"x", ""}, {"y"}), "axis", std::int64_t{0});
+  c.output("y");
+  expect_error(import_onnx(bytes_of(c.m)), StatusCode::kInvalidArgument, "(Concat-13): input 1 is omitted");
+
+  for (const std::int64_t opset : {7, 11}) {  // Clip's bounds became optional inputs at opset 11
+    OnnxBuilder d(opset);
+    d.input("x", {"2"});
+    d.node("Clip", {"x", "", ""}, {"y"});
+    d.output("y");
+    const Result<Model> r = import_onnx(bytes_of(d.m));
+    if (opset < 11) expect_error(r, StatusCode::kInvalidArgument, "(Clip-6): has 3 inputs; it takes 1");
+    else EXPECT_TRUE(r.is_ok()) << r.status().to_string();  // the omitted bounds are optional
+  }
+
+  // Ops it does not know, in any domain, keep whatever inputs they have.
+  OnnxBuilder e(17);
+  e.input("x", {"2"});
+  e.node("NoSuchOp", {"x", "", "x"}, {"y"});
+  e.output("y");
+  EXPECT_TRUE(import_onnx(bytes_of(e.m)).is_ok());
+
+  // verify() holds the passes to it, tessera's own ops included.
+  Model ok = import_ok(conv_relu());
+  ok.graph.nodes[0].domain = "tessera";
+  ok.graph.nodes[0].op_type = "FusedConv";
+  EXPECT_TRUE(verify(ok).is_ok()) << verify(ok).to_string();
+  ok.graph.nodes[0].inputs.resize(1);
+  EXPECT_NE(verify(ok).message().find("(tessera.FusedConv): has 1 input; it takes 2 to 4"), std::string::npos) << verify(ok).to_string();
+}
+
 }  // namespace
 }  // namespace tessera::graph
