@@ -22,6 +22,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -74,6 +75,16 @@ struct MemoryPlanReport {
   int views = 0;                    // outputs that are views of an input (no memory of their own)
 };
 
+struct RunOptions {
+  // Called once per output of the model as soon as its value is final: when the node that makes
+  // it finishes (or, for an output no node makes, at the end of the run), with its index in
+  // outputs() and its tensor, while the rest of the graph still runs (a training step starts
+  // reducing a gradient across processes while the backward pass goes on). The tensor may lie
+  // in the session's arena: copy what you keep before returning. Under parallel_branches it may
+  // be called from several threads at once.
+  std::function<void(std::size_t, const Tensor&)> on_output;
+};
+
 struct NamedTensor {
   std::string name;
   Tensor tensor;
@@ -102,6 +113,8 @@ class Session {
   const std::vector<graph::PassReport>& pass_reports() const;
 
   Result<std::vector<NamedTensor>> run(const std::vector<NamedTensor>& inputs);
+  // The same, telling `options.on_output` about each output as soon as it is final.
+  Result<std::vector<NamedTensor>> run(const std::vector<NamedTensor>& inputs, const RunOptions& options);
   // The plan the runs use now (made by the first run() with the current input dims).
   MemoryPlanReport memory_plan() const;
   // With options.profile: every run() so far, in order (clear_profiles() forgets them).

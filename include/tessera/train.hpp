@@ -17,6 +17,8 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -149,6 +151,43 @@ class NetBuilder {
   std::string error_;
 };
 
+// ---- data parallelism ---------------------------------------------------------------------------
+
+// The processes of a data-parallel run, ranks 0 .. size-1, and the one operation the collectives
+// below are built from. A rank that fails calls abort(): the others' pending and later
+// exchanges fail (thread groups) or the whole job ends (MPI) instead of waiting forever.
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string name() const = 0;  // "single process", "MPI (Open MPI v4.1.4), 2 ranks", ...
+  // Sends `send` to rank `to` (none when to < 0) and receives one message of exactly
+  // recv.size() bytes from rank `from` (none when from < 0), blocking until both are done.
+  // Messages between two ranks arrive in the order they were sent.
+  virtual Status exchange(int to, std::span<const std::byte> send, int from, std::span<std::byte> recv) = 0;
+  virtual void abort(const std::string& why) = 0;
+};
+
+// A communicator of one rank.
+std::unique_ptr<Communicator> single_process();
+// `n` communicators of one group whose ranks are threads of this process (tests; a machine
+// without MPI): rank k is element k.
+std::vector<std::unique_ptr<Communicator>> thread_group(int n);
+// The ranks mpirun started (MPI_COMM_WORLD). MPI is initialised by the first call (and
+// finalised at exit); kUnsupported when tessera was built without MPI.
+Result<std::unique_ptr<Communicator>> mpi_world();
+// Whether this process was started by mpirun / mpiexec (Open MPI's or a PMI environment).
+bool launched_by_mpi();
+
+// Sums `data` element-wise over the ranks, in place on each. A ring: reduce-scatter, then
+// all-gather, each chunk summed in one fixed rank order and then copied, so every rank gets
+// the same bits, and the same bits on every run with the same number of ranks.
+Status all_reduce_sum(Communicator& c, std::span<float> data);
+Status all_reduce_sum(Communicator& c, std::span<double> data);
+// Copies root's `data` to every rank (along the ring).
+Status broadcast(Communicator& c, std::span<std::byte> data, int root);
+
 // ---- training -----------------------------------------------------------------------------------
 
 struct TrainOptions {
@@ -164,6 +203,15 @@ struct TrainOptions {
   float clip_norm = 0.0f;  // > 0: the gradients' joint norm clipped to it before each step
   std::uint64_t seed = 1;  // the order of the samples in each epoch
   int threads = 0;         // per primitive; 0: the thread pool
+  // Data parallelism: with a communicator of several ranks, every rank runs fit on the same
+  // data and model; each takes its shard of every batch (`batch` is the global batch), and
+  // the gradients are summed over the ranks (weighted by shard size) in buckets of
+  // `bucket_bytes`, each reduced by a thread of its own as soon as the backward pass has made
+  // its gradients, while the rest of the backward pass runs. Every rank then takes the same
+  // optimiser step. The test accuracy is measured in shards too. Rank 0 writes the
+  // checkpoints. Null: one process.
+  Communicator* comm = nullptr;
+  std::size_t bucket_bytes = 1 << 20;
   // Called after each batch: epoch, batch index, batches per epoch, the batch's loss.
   std::function<void(int, std::int64_t, std::int64_t, float)> on_batch;
 };

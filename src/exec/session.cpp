@@ -120,11 +120,26 @@ struct RunHooks final : detail::NodeHooks {
       }
       if (planned) TESSERA_RETURN_IF_ERROR(keep_out_of_reused_slots(arena, v, call.out[k]));
     }
+    if (on_output)
+      for (std::size_t k = 0; k < n.outputs.size(); ++k)
+        if (n.outputs[k] != graph::kNoValue) report(n.outputs[k], call.out[k]);
     return Status::ok();
+  }
+
+  // on_output for each model output that is value v (each value has one producer: no races).
+  void report(graph::ValueId v, const Tensor& t) {
+    for (std::size_t o = 0; o < outputs->size(); ++o)
+      if ((*outputs)[o] == v && !reported[o]) {
+        reported[o] = 1;
+        on_output(o, t);
+      }
   }
 
   const Arena& arena;
   bool planned, record, profile;
+  std::function<void(std::size_t, const Tensor&)> on_output;
+  const std::vector<graph::ValueId>* outputs = nullptr;
+  std::vector<char> reported;  // per model output
   Clock::time_point t0;
   std::vector<double> node_start;                    // per node (profiles)
   std::mutex prof_mutex;                             // nodes of a wave finish on several threads
@@ -278,7 +293,9 @@ Result<Session> Session::create(graph::Model model, const SessionOptions& option
   return Session(std::move(s));
 }
 
-Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& inputs) {
+Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& inputs) { return run(inputs, RunOptions{}); }
+
+Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& inputs, const RunOptions& options) {
   const graph::Graph& g = s_->model.graph;
   std::vector<Tensor> vals = s_->program->constants;
   std::set<std::string> given;
@@ -319,6 +336,9 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
   const bool planned = s_->plan_memory && arena.made && arena.signature == signature;
   const bool record = s_->plan_memory && !planned;
   RunHooks hooks(arena, g.nodes.size(), g.values.size(), planned, record, s_->profile, s_->t0);
+  hooks.on_output = options.on_output;
+  hooks.outputs = &g.outputs;
+  hooks.reported.assign(g.outputs.size(), 0);
   hooks.prof.start_us = s_->profile ? us_since(s_->t0) : 0;
   detail::Program& program = *s_->program;
   try {
@@ -343,6 +363,9 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
     }
     result.push_back({g.values[static_cast<std::size_t>(v)].name, std::move(t)});
   }
+  if (options.on_output)  // the outputs no node made (inputs, constants)
+    for (std::size_t o = 0; o < result.size(); ++o)
+      if (!hooks.reported[o]) options.on_output(o, result[o].tensor);
   if (s_->profile) {
     hooks.prof.duration_us = us_since(s_->t0) - hooks.prof.start_us;
     std::sort(hooks.prof.nodes.begin(), hooks.prof.nodes.end(), [](const NodeProfile& a, const NodeProfile& b) { return a.node < b.node; });

@@ -1,40 +1,100 @@
 // fit and accuracy (train.hpp): mini-batch training of a classifier through its gradient model.
 #include <chrono>
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 
+#include "reducer.hpp"
 #include "tessera/train.hpp"
 
 namespace tessera::train {
 
-Result<double> accuracy(exec::Session& forward, const std::vector<exec::NamedTensor>& parameters, const Dataset& d, std::int64_t batch) {
+namespace {
+
+// How many of d's samples [first, first + count) the forward model classifies right.
+Result<std::int64_t> correct(exec::Session& forward, const std::vector<exec::NamedTensor>& parameters, const Dataset& d, std::int64_t first,
+                             std::int64_t count, std::int64_t batch) {
   if (batch < 1) return invalid_argument("accuracy: batch must be >= 1");
   std::vector<std::int64_t> order(static_cast<std::size_t>(d.size()));
   for (std::int64_t i = 0; i < d.size(); ++i) order[static_cast<std::size_t>(i)] = i;
   std::int64_t right = 0;
-  for (std::int64_t first = 0; first < d.size(); first += batch) {
-    const std::int64_t count = std::min(batch, d.size() - first);
-    TESSERA_ASSIGN_OR_RETURN(const Dataset b, gather_batch(d, order, first, count));
+  for (std::int64_t at = first; at < first + count; at += batch) {
+    const std::int64_t n = std::min(batch, first + count - at);
+    TESSERA_ASSIGN_OR_RETURN(const Dataset b, gather_batch(d, order, at, n));
     std::vector<exec::NamedTensor> in = parameters;
     in.push_back({"images", b.images});
     in.push_back({"labels", b.labels});
     TESSERA_ASSIGN_OR_RETURN(const std::vector<exec::NamedTensor> out, forward.run(in));
     const Tensor& scores = out[1].tensor;
-    const std::int64_t classes = scores.numel() / std::max<std::int64_t>(count, 1);
+    const std::int64_t classes = scores.numel() / std::max<std::int64_t>(n, 1);
     const float* s = scores.data<float>();
-    for (std::int64_t i = 0; i < count; ++i) {
+    for (std::int64_t i = 0; i < n; ++i) {
       std::int64_t best = 0;
       for (std::int64_t c = 1; c < classes; ++c)
         if (s[i * classes + c] > s[i * classes + best]) best = c;
       right += best == b.labels.data<std::int64_t>()[i];
     }
   }
+  return right;
+}
+
+// The slice [first, first + count) of n items that rank r of `ranks` takes.
+std::pair<std::int64_t, std::int64_t> shard(std::int64_t n, int r, int ranks) {
+  const std::int64_t b = n * r / ranks, e = n * (r + 1) / ranks;
+  return {b, e - b};
+}
+
+// Where a non-finite loss comes from: the first parameter or input holding NaN or Inf, else the
+// first node of the forward model (in order, no passes) whose output does, found by running the
+// model once more with every value an output.
+std::string first_non_finite(const graph::Model& model, const std::vector<exec::NamedTensor>& in) {
+  const auto finite = [](const Tensor& t) {
+    if (t.dtype() != DType::kF32) return true;
+    const float* p = t.data<float>();
+    for (std::int64_t i = 0; i < t.numel(); ++i)
+      if (!std::isfinite(p[i])) return false;
+    return true;
+  };
+  for (const exec::NamedTensor& t : in)
+    if (!finite(t.tensor)) return "the input '" + t.name + "' holds NaN or Inf";
+  graph::Model probe = model;
+  graph::Graph& g = probe.graph;
+  for (const graph::Node& n : g.nodes)
+    for (graph::ValueId v : n.outputs)
+      if (v != graph::kNoValue && std::find(g.outputs.begin(), g.outputs.end(), v) == g.outputs.end()) g.outputs.push_back(v);
+  exec::SessionOptions so;
+  so.opt_level = 0;
+  so.plan_memory = false;
+  Result<exec::Session> s = exec::Session::create(probe, so);
+  if (!s.is_ok()) return "it could not be traced (" + s.status().message() + ")";
+  const Result<std::vector<exec::NamedTensor>> out = s.value().run(in);
+  if (!out.is_ok()) return "it could not be traced (" + out.status().message() + ")";
+  for (std::size_t i = 0; i < g.nodes.size(); ++i)
+    for (graph::ValueId v : g.nodes[i].outputs) {
+      const std::string& name = g.values[static_cast<std::size_t>(v < 0 ? 0 : v)].name;
+      for (const exec::NamedTensor& t : out.value())
+        if (v != graph::kNoValue && t.name == name && !finite(t.tensor))
+          return "it first appears in the output '" + name + "' of node " + std::to_string(i) + (g.nodes[i].name.empty() ? "" : " '" + g.nodes[i].name + "'") +
+                 " (" + g.nodes[i].op_type + ")";
+    }
+  return "this rank's shard of the batch gives finite values everywhere";
+}
+
+}  // namespace
+
+Result<double> accuracy(exec::Session& forward, const std::vector<exec::NamedTensor>& parameters, const Dataset& d, std::int64_t batch) {
+  TESSERA_ASSIGN_OR_RETURN(const std::int64_t right, correct(forward, parameters, d, 0, d.size(), batch));
   return d.size() == 0 ? 0.0 : static_cast<double>(right) / static_cast<double>(d.size());
 }
 
-Result<TrainResult> fit(const graph::Model& model, const std::vector<std::string>& parameters, const Dataset& train_set,
-                        const Dataset& test_set, const TrainOptions& o) {
+namespace {
+
+// shared_stop: set when every rank stops with the same error (no rank is left waiting).
+Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const std::vector<std::string>& parameters, const Dataset& train_set,
+                           const Dataset& test_set, const TrainOptions& o, bool* shared_stop) {
   if (o.epochs < 0 || o.batch < 1) return invalid_argument("fit: epochs must be >= 0 and batch >= 1");
+  const int ranks = comm.size(), rank = comm.rank();
+  if (o.batch < ranks) return invalid_argument("fit: a batch of " + std::to_string(o.batch) + " cannot be shared by " + std::to_string(ranks) + " ranks");
   if (train_set.size() < o.batch) return invalid_argument("fit: " + std::to_string(train_set.size()) + " training samples for a batch of " + std::to_string(o.batch));
   TESSERA_ASSIGN_OR_RETURN(const graph::Model grads, differentiate(model, "loss", parameters));
   exec::SessionOptions so;
@@ -64,6 +124,15 @@ Result<TrainResult> fit(const graph::Model& model, const std::vector<std::string
     TESSERA_RETURN_IF_ERROR(opt.restore(std::move(c.state)));
     start = static_cast<int>(std::min<std::int64_t>(c.epochs_done, o.epochs));
   }
+  std::unique_ptr<detail::GradientReducer> reducer;
+  if (ranks > 1) {  // every rank starts from rank 0's parameters
+    std::vector<std::vector<std::int64_t>> dims;
+    for (Tensor& p : params) {
+      TESSERA_RETURN_IF_ERROR(broadcast(comm, std::span<std::byte>(static_cast<std::byte*>(p.data()), p.nbytes()), 0).with_context("fit"));
+      dims.push_back(p.shape().dims());
+    }
+    reducer = std::make_unique<detail::GradientReducer>(comm, dims, o.bucket_bytes);
+  }
   TrainResult result;
   const std::int64_t batches = train_set.size() / o.batch;
   for (int epoch = start; epoch < o.epochs; ++epoch) {
@@ -71,17 +140,36 @@ Result<TrainResult> fit(const graph::Model& model, const std::vector<std::string
     const std::vector<std::int64_t> order = shuffled(train_set.size(), o.seed + static_cast<std::uint64_t>(epoch));
     double loss_sum = 0;
     for (std::int64_t bi = 0; bi < batches; ++bi) {
-      TESSERA_ASSIGN_OR_RETURN(const Dataset b, gather_batch(train_set, order, bi * o.batch, o.batch));
+      const auto [first, count] = shard(o.batch, rank, ranks);
+      TESSERA_ASSIGN_OR_RETURN(const Dataset b, gather_batch(train_set, order, bi * o.batch + first, count));
       std::vector<exec::NamedTensor> in = named();
       in.push_back({"images", b.images});
       in.push_back({"labels", b.labels});
-      TESSERA_ASSIGN_OR_RETURN(const std::vector<exec::NamedTensor> out, step.run(in));
-      const float loss = out[0].tensor.to_vector<float>()[0];
-      if (!std::isfinite(loss))
-        return invalid_argument("fit: the loss is " + std::to_string(loss) + " at epoch " + std::to_string(epoch + 1) + ", batch " + std::to_string(bi + 1) +
-                                " (the parameters before this batch are kept)");
       std::vector<Tensor> g;
-      for (std::size_t k = 0; k < params.size(); ++k) g.push_back(out[k + 1].tensor);
+      float loss = 0;
+      if (reducer) {  // the shard's mean loss and gradients, weighted by its share and summed over the ranks
+        const float share = static_cast<float>(count) / static_cast<float>(o.batch);
+        reducer->start(share);
+        exec::RunOptions ro;
+        ro.on_output = [&](std::size_t k, const Tensor& t) {
+          if (k > 0) reducer->ready(k - 1, t);
+        };
+        TESSERA_ASSIGN_OR_RETURN(const std::vector<exec::NamedTensor> out, step.run(in, ro));
+        TESSERA_ASSIGN_OR_RETURN(g, reducer->finish());
+        double l = static_cast<double>(out[0].tensor.to_vector<float>()[0]) * share;
+        TESSERA_RETURN_IF_ERROR(all_reduce_sum(comm, std::span<double>(&l, 1)).with_context("fit"));
+        loss = static_cast<float>(l);
+      } else {
+        TESSERA_ASSIGN_OR_RETURN(const std::vector<exec::NamedTensor> out, step.run(in));
+        loss = out[0].tensor.to_vector<float>()[0];
+        for (std::size_t k = 0; k < params.size(); ++k) g.push_back(out[k + 1].tensor);
+      }
+      if (!std::isfinite(loss)) {  // every rank sees the same summed loss: they stop together
+        *shared_stop = true;
+        return invalid_argument("fit: the loss is " + std::to_string(loss) + " at epoch " + std::to_string(epoch + 1) + ", batch " + std::to_string(bi + 1) +
+                                " (step " + std::to_string(opt.steps() + 1) + "); " + first_non_finite(model, in) +
+                                " (the parameters before this batch are kept" + (o.checkpoint_dir.empty() ? "" : ", and the last checkpoint") + ")");
+      }
       if (o.clip_norm > 0) TESSERA_RETURN_IF_ERROR(clip_grad_norm(g, o.clip_norm).status());
       opt.set_lr(scheduled_lr(o.schedule, o.optimizer.lr, opt.steps(), batches, o.epochs));
       TESSERA_RETURN_IF_ERROR(opt.step(params, g));
@@ -93,9 +181,22 @@ Result<TrainResult> fit(const graph::Model& model, const std::vector<std::string
     s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     s.mean_loss = loss_sum / static_cast<double>(std::max<std::int64_t>(batches, 1));
     s.samples_per_second = static_cast<double>(batches * o.batch) / std::max(s.seconds, 1e-9);
-    TESSERA_ASSIGN_OR_RETURN(s.test_accuracy, accuracy(forward, named(), test_set, 500));
+    const auto [tfirst, tcount] = shard(test_set.size(), rank, ranks);
+    TESSERA_ASSIGN_OR_RETURN(const std::int64_t right, correct(forward, named(), test_set, tfirst, tcount, 500));
+    double tally = static_cast<double>(right);
+    if (ranks > 1) TESSERA_RETURN_IF_ERROR(all_reduce_sum(comm, std::span<double>(&tally, 1)).with_context("fit"));
+    s.test_accuracy = test_set.size() == 0 ? 0.0 : tally / static_cast<double>(test_set.size());
     result.epochs.push_back(s);
-    if (!o.checkpoint_dir.empty()) TESSERA_RETURN_IF_ERROR(save_checkpoint(checkpoint, model, parameters, params, opt.state(), epoch + 1));
+    if (!o.checkpoint_dir.empty()) {
+      Status saved = rank == 0 ? save_checkpoint(checkpoint, model, parameters, params, opt.state(), epoch + 1) : Status::ok();
+      if (ranks > 1) {  // the others wait for rank 0's file and stop with it when it failed
+        double ok = rank == 0 && saved.is_ok() ? 1 : 0;
+        TESSERA_RETURN_IF_ERROR(all_reduce_sum(comm, std::span<double>(&ok, 1)).with_context("fit"));
+        if (ok == 0 && saved.is_ok()) saved = io_error("fit: rank 0 could not write the checkpoint " + checkpoint.string());
+        *shared_stop = !saved.is_ok();
+      }
+      TESSERA_RETURN_IF_ERROR(saved);
+    }
   }
   result.trained = model;
   for (std::size_t k = 0; k < params.size(); ++k) {
@@ -105,6 +206,23 @@ Result<TrainResult> fit(const graph::Model& model, const std::vector<std::string
     v.constant = std::move(c);
   }
   return result;
+}
+
+}  // namespace
+
+Result<TrainResult> fit(const graph::Model& model, const std::vector<std::string>& parameters, const Dataset& train_set,
+                        const Dataset& test_set, const TrainOptions& o) {
+  if (!o.comm) {
+    const std::unique_ptr<Communicator> one = single_process();
+    bool shared = false;
+    return fit_on(*one, model, parameters, train_set, test_set, o, &shared);
+  }
+  bool shared = false;
+  Result<TrainResult> r = fit_on(*o.comm, model, parameters, train_set, test_set, o, &shared);
+  // A rank that stops alone would leave the others waiting for it; a stop they all saw (a
+  // NaN loss, a failed checkpoint) ends them all anyway.
+  if (!r.is_ok() && !shared && o.comm->size() > 1) o.comm->abort(r.status().message());
+  return r;
 }
 
 }  // namespace tessera::train

@@ -4,9 +4,13 @@
 // [--checkpoint DIR [--resume]] [--export FILE.onnx] [--json]`: trains a classifier on Fashion-MNIST (Debian's
 // dataset-fashion-mnist, or the IDX files in DIR) through tessera's autodiff and sessions,
 // printing the loss as it goes and each epoch's mean loss, samples/s and test accuracy;
-// `--export` writes the trained model as ONNX that `tessera run` loads.
+// `--export` writes the trained model as ONNX that `tessera run` loads. Started by mpirun
+// (`mpirun -np 2 tessera train ...`) it trains data-parallel: each rank a shard of every batch,
+// the gradients summed across the ranks; rank 0 prints, checkpoints and exports.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -75,6 +79,20 @@ train::Dataset first(const train::Dataset& d, std::int64_t n) {
 }
 
 void run_train(const TrainArgs& a) {
+  std::unique_ptr<train::Communicator> comm;
+  if (train::launched_by_mpi()) {
+    Result<std::unique_ptr<train::Communicator>> w = train::mpi_world();
+    if (!w.is_ok()) throw CommandError{"started by mpirun, but " + w.status().message()};
+    comm = std::move(w).value();
+  }
+  const int ranks = comm ? comm->size() : 1;
+  const bool lead = !comm || comm->rank() == 0;
+  int threads = a.threads;
+  if (threads == 0 && ranks > 1) {  // the ranks on this machine share its cores
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    const int here = local ? std::max(std::atoi(local), 1) : ranks;
+    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / here);
+  }
   const std::filesystem::path dir = a.data == "fashion-mnist" ? std::filesystem::path("/usr/share/datasets/fashion-mnist") : std::filesystem::path(a.data);
   Result<train::Dataset> tr = train::fashion_mnist(true, dir), te = train::fashion_mnist(false, dir);
   if (!tr.is_ok()) throw CommandError{tr.status().message()};
@@ -87,7 +105,11 @@ void run_train(const TrainArgs& a) {
   o.epochs = a.epochs;
   o.batch = a.batch;
   o.seed = a.seed;
-  o.threads = a.threads;
+  o.threads = threads;
+  o.comm = ranks > 1 ? comm.get() : nullptr;
+  if (ranks > 1 && lead && !a.json)
+    std::fprintf(stderr, "data parallel: %s, %d thread%s each, global batch %lld\n", comm->name().c_str(), threads, threads == 1 ? "" : "s",
+                 static_cast<long long>(a.batch));
   o.optimizer.kind = a.optimizer;
   o.optimizer.lr = a.lr > 0 ? a.lr : a.optimizer == "sgd" ? 0.02f : 0.001f;
   o.optimizer.momentum = a.optimizer == "sgd" ? a.momentum : 0.0f;
@@ -96,19 +118,21 @@ void run_train(const TrainArgs& a) {
   o.clip_norm = a.clip_norm;
   o.checkpoint_dir = a.checkpoint;
   o.resume = a.resume;
-  if (!a.json) {
+  if (!a.json && lead) {
     o.on_batch = [](int epoch, std::int64_t b, std::int64_t n, float loss) {
       if ((b + 1) % std::max<std::int64_t>(n / 10, 1) == 0 || b + 1 == n)
         std::fprintf(stderr, "\repoch %d  [%3lld%%]  loss %.4f", epoch + 1, static_cast<long long>(100 * (b + 1) / n), static_cast<double>(loss));
     };
   }
   Result<train::TrainResult> r = train::fit(model.value(), params, train_set, test_set, o);
-  if (!r.is_ok()) throw CommandError{r.status().message()};
+  if (!r.is_ok()) throw CommandError{(ranks > 1 ? "rank " + std::to_string(comm->rank()) + ": " : std::string()) + r.status().message()};
+  if (!lead) return;
   if (!a.export_path.empty()) {
     const Status s = graph::save_onnx(r.value().trained, a.export_path);
     if (!s.is_ok()) throw CommandError{s.message()};
   }
-  nlohmann::json j = {{"model", a.model}, {"train_samples", train_set.size()}, {"test_samples", test_set.size()}, {"batch", a.batch}, {"optimizer", a.optimizer}, {"lr", o.optimizer.lr}};
+  nlohmann::json j = {{"model", a.model}, {"train_samples", train_set.size()}, {"test_samples", test_set.size()}, {"batch", a.batch}, {"optimizer", a.optimizer}, {"lr", o.optimizer.lr},
+                    {"ranks", ranks}, {"threads", threads}};
   for (std::size_t e = 0; e < r.value().epochs.size(); ++e) {
     const train::EpochStats& s = r.value().epochs[e];
     j["epochs"].push_back({{"epoch", s.epoch}, {"mean_loss", s.mean_loss}, {"seconds", s.seconds}, {"samples_per_second", s.samples_per_second}, {"test_accuracy", s.test_accuracy}});
@@ -138,7 +162,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--gamma", a->schedule.gamma, "step decay factor (default 0.1)");
   cmd->add_option("--clip-norm", a->clip_norm, "clip the gradients' joint L2 norm to X (default: off)");
   cmd->add_option("--seed", a->seed, "initial weights and sample order (default 1)");
-  cmd->add_option("--threads", a->threads, "threads per primitive (default: the thread pool)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--threads", a->threads, "threads per primitive (default: the thread pool; under mpirun the cores shared by the ranks)")->check(CLI::Range(0, 1024));
   cmd->add_option("--limit", a->limit, "train on the first N samples only (and test on N/6)")->check(CLI::Range(0, 1 << 30));
   cmd->add_option("--export", a->export_path, "write the trained model as ONNX");
   cmd->add_option("--checkpoint", a->checkpoint, "save parameters and optimiser state to DIR/checkpoint.onnx after every epoch");
