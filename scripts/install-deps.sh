@@ -16,6 +16,8 @@ packages=(
   libprotobuf-dev      # protobuf, the ONNX model format's encoding (src/graph)
   libonnx-dev          # the ONNX schema's generated protobuf classes (libonnx_proto) for ONNX import
   zlib1g-dev           # gzip-compressed IDX datasets (src/train)
+  libopenmpi-dev       # MPI for data-parallel training across processes (src/train)
+  openmpi-bin          # mpirun: `mpirun -np 2 tessera train` and its test
   dataset-fashion-mnist # Fashion-MNIST, the training demo's and tests' data (/usr/share/datasets/fashion-mnist)
   libgtest-dev         # unit tests
   libbenchmark-dev     # micro-benchmarks in bench/

@@ -47,7 +47,7 @@ std::pair<std::int64_t, std::int64_t> shard(std::int64_t n, int r, int ranks) {
 // Where a non-finite loss comes from: the first parameter or input holding NaN or Inf, else the
 // first node of the forward model (in order, no passes) whose output does, found by running the
 // model once more with every value an output.
-std::string first_non_finite(const graph::Model& model, const std::vector<exec::NamedTensor>& in) {
+std::string first_non_finite(const graph::Model& model, const std::vector<std::string>& parameters, const std::vector<exec::NamedTensor>& in) {
   const auto finite = [](const Tensor& t) {
     if (t.dtype() != DType::kF32) return true;
     const float* p = t.data<float>();
@@ -56,7 +56,8 @@ std::string first_non_finite(const graph::Model& model, const std::vector<exec::
     return true;
   };
   for (const exec::NamedTensor& t : in)
-    if (!finite(t.tensor)) return "the input '" + t.name + "' holds NaN or Inf";
+    if (!finite(t.tensor))
+      return (std::find(parameters.begin(), parameters.end(), t.name) != parameters.end() ? "the parameter '" : "the input '") + t.name + "' holds NaN or Inf";
   graph::Model probe = model;
   graph::Graph& g = probe.graph;
   for (const graph::Node& n : g.nodes)
@@ -167,7 +168,7 @@ Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const 
       if (!std::isfinite(loss)) {  // every rank sees the same summed loss: they stop together
         *shared_stop = true;
         return invalid_argument("fit: the loss is " + std::to_string(loss) + " at epoch " + std::to_string(epoch + 1) + ", batch " + std::to_string(bi + 1) +
-                                " (step " + std::to_string(opt.steps() + 1) + "); " + first_non_finite(model, in) +
+                                " (step " + std::to_string(opt.steps() + 1) + "); " + first_non_finite(model, parameters, in) +
                                 " (the parameters before this batch are kept" + (o.checkpoint_dir.empty() ? "" : ", and the last checkpoint") + ")");
       }
       if (o.clip_norm > 0) TESSERA_RETURN_IF_ERROR(clip_grad_norm(g, o.clip_norm).status());

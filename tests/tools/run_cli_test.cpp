@@ -3,6 +3,7 @@
 // summing to 1, and the same numbers as a session opened in the test); bad arguments and bad
 // models as one-line errors with a non-zero exit code.
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -178,6 +179,27 @@ TEST(RunCli, TrainExportsAModelThatRuns) {
   r = run("train --data " + dir.file("nothing"));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("is not a file"), std::string::npos) << r.err;
+}
+
+// `mpirun -np 2 tessera train`: two processes with a shard each of every batch of 64 train as
+// one process does with the whole batch (to within the order of the gradient sums); rank 0
+// alone prints.
+TEST(RunCli, TrainUnderMpirunMatchesOneProcess) {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist")) GTEST_SKIP() << "Debian's dataset-fashion-mnist is not installed";
+  if (std::system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun (Debian's openmpi-bin) is not installed";
+  const std::string args = "train --model mlp --limit 1280 --batch 64 --threads 1 --json";
+  Outcome one = run(args);
+  ASSERT_EQ(one.code, 0) << one.err;
+  // Open MPI refuses root without these; its own allocations are not ours to leak-check.
+  Outcome two = run(args, "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=detect_leaks=0:intercept_tls_get_addr=0 "
+                          "mpirun -np 2 --oversubscribe");
+  ASSERT_EQ(two.code, 0) << two.err;
+  const nlohmann::json a = nlohmann::json::parse(one.out), b = nlohmann::json::parse(two.out);  // one JSON document: rank 0's
+  EXPECT_EQ(a["ranks"], 1);
+  EXPECT_EQ(b["ranks"], 2);
+  const double la = a["epochs"][0]["mean_loss"].get<double>(), lb = b["epochs"][0]["mean_loss"].get<double>();
+  EXPECT_NEAR(lb, la, 1e-3 * la);
+  EXPECT_NEAR(b["epochs"][0]["test_accuracy"].get<double>(), a["epochs"][0]["test_accuracy"].get<double>(), 2.0 / 213);
 }
 
 }  // namespace tessera::testing
