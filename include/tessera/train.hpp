@@ -31,7 +31,8 @@ namespace tessera::train {
 
 // ---- data -------------------------------------------------------------------------------------
 
-// Labelled images: images f32 [N, C, H, W] in [0, 1], labels i64 [N].
+// Labelled samples: images f32 [N, ...] (images [N, C, H, W], in [0, 1] when read from u8;
+// feature rows [N, F] from CSV), labels i64 [N] (class numbers).
 struct Dataset {
   Tensor images;
   Tensor labels;
@@ -48,6 +49,30 @@ Result<Dataset> read_idx(const std::filesystem::path& images, const std::filesys
 // Fashion-MNIST's training (60000) or test (10000) set from `dir` (default: Debian's
 // dataset-fashion-mnist, /usr/share/datasets/fashion-mnist).
 Result<Dataset> fashion_mnist(bool train, const std::filesystem::path& dir = "/usr/share/datasets/fashion-mnist");
+
+// A pair of .npy files: samples of u8 (divided by 255), f32 or f64 with a leading sample axis
+// ([N, H, W] gains a channel axis: [N, 1, H, W]) and labels of an integer type [N], >= 0. A
+// wrong dtype, rank, a negative label or counts that differ is an error naming the file.
+Result<Dataset> read_npy_dataset(const std::filesystem::path& samples, const std::filesystem::path& labels);
+// A CSV table of numbers, one sample per row: the features [N, F] and the label column (by
+// default the last; negative counts from the end), class numbers >= 0. A first row with no
+// number is a header; empty lines are skipped; quoting is not supported. A row of another
+// length, a field that is not a number or a label that is not a class number is an error
+// naming the line and column.
+Result<Dataset> read_csv(const std::filesystem::path& path, int label_column = -1);
+// The training (or test) set in `dir`: train_images.npy + train_labels.npy (test_...), else
+// train.csv (test.csv), else the IDX files of (Fashion-)MNIST.
+Result<Dataset> load_dataset(const std::filesystem::path& dir, bool train);
+
+// Image augmentation of a batch [N, C, H, W] in place: a random crop (the image padded with
+// zeros by crop_pad on each side, then cut back to its size at a random offset) and a random
+// horizontal flip (half of the samples). Each sample's choices come from (seed, ids[i]), its
+// index in the dataset: the same for any batching, rank count or thread count.
+struct Augmentation {
+  std::int64_t crop_pad = 0;
+  bool flip = false;
+};
+Status augment(Dataset& batch, std::span<const std::int64_t> ids, const Augmentation& a, std::uint64_t seed);
 
 // Samples [first, first + count) of `order` (indices into d) gathered into a batch.
 Result<Dataset> gather_batch(const Dataset& d, const std::vector<std::int64_t>& order, std::int64_t first, std::int64_t count);
@@ -201,7 +226,9 @@ struct TrainOptions {
   OptimizerOptions optimizer;
   LrSchedule schedule;     // of optimizer.lr
   float clip_norm = 0.0f;  // > 0: the gradients' joint norm clipped to it before each step
-  std::uint64_t seed = 1;  // the order of the samples in each epoch
+  std::uint64_t seed = 1;  // the order of the samples in each epoch, and the augmentation
+  Augmentation augmentation;  // of each training batch, drawn anew every epoch
+  bool prefetch = true;       // gather (and augment) the next batch on a thread while this one trains
   int threads = 0;         // per primitive; 0: the thread pool
   // Data parallelism: with a communicator of several ranks, every rank runs fit on the same
   // data and model; each takes its shard of every batch (`batch` is the global batch), and

@@ -3,8 +3,10 @@
 #include <cmath>
 #include <algorithm>
 #include <cstring>
+#include <future>
 
 #include "reducer.hpp"
+#include "splitmix.hpp"
 #include "tessera/train.hpp"
 
 namespace tessera::train {
@@ -140,9 +142,21 @@ Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const 
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<std::int64_t> order = shuffled(train_set.size(), o.seed + static_cast<std::uint64_t>(epoch));
     double loss_sum = 0;
+    const auto [first, count] = shard(o.batch, rank, ranks);
+    // This rank's shard of batch bi, augmented with choices drawn per epoch and sample.
+    const auto make_batch = [&, first = first, count = count, epoch = epoch](std::int64_t bi) -> Result<Dataset> {
+      const std::int64_t at = bi * o.batch + first;
+      TESSERA_ASSIGN_OR_RETURN(Dataset b, gather_batch(train_set, order, at, count));
+      const std::span<const std::int64_t> ids(order.data() + at, static_cast<std::size_t>(count));
+      TESSERA_RETURN_IF_ERROR(augment(b, ids, o.augmentation, detail::splitmix64_mix(o.seed + 0x5851f42d4c957f2dULL * static_cast<std::uint64_t>(epoch + 1))));
+      return b;
+    };
+    std::future<Result<Dataset>> next;  // the next batch, made on a thread while this one trains
+    if (o.prefetch && batches > 0) next = std::async(std::launch::async, make_batch, std::int64_t{0});
     for (std::int64_t bi = 0; bi < batches; ++bi) {
-      const auto [first, count] = shard(o.batch, rank, ranks);
-      TESSERA_ASSIGN_OR_RETURN(const Dataset b, gather_batch(train_set, order, bi * o.batch + first, count));
+      Result<Dataset> made = o.prefetch ? next.get() : make_batch(bi);
+      if (o.prefetch && bi + 1 < batches) next = std::async(std::launch::async, make_batch, bi + 1);
+      TESSERA_ASSIGN_OR_RETURN(const Dataset b, std::move(made));
       std::vector<exec::NamedTensor> in = named();
       in.push_back({"images", b.images});
       in.push_back({"labels", b.labels});

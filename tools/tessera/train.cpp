@@ -1,8 +1,9 @@
 // `tessera train [--model lenet|mlp|FILE.onnx] [--data fashion-mnist|DIR] [--epochs N] [--batch B] [--lr X]
 // [--optimizer adamw|sgd] [--momentum M] [--weight-decay W] [--schedule constant|step|cosine]
 // [--warmup N] [--step-size E] [--gamma G] [--clip-norm X] [--seed S] [--threads T] [--limit N]
-// [--checkpoint DIR [--resume]] [--export FILE.onnx] [--json]`: trains a classifier on Fashion-MNIST (Debian's
-// dataset-fashion-mnist, or the IDX files in DIR) through tessera's autodiff and sessions,
+// [--crop-pad P] [--flip] [--no-prefetch] [--checkpoint DIR [--resume]] [--export FILE.onnx] [--json]`: trains a
+// classifier on Fashion-MNIST (Debian's dataset-fashion-mnist) or the .npy, CSV or IDX files in
+// DIR through tessera's autodiff and sessions,
 // printing the loss as it goes and each epoch's mean loss, samples/s and test accuracy;
 // `--export` writes the trained model as ONNX that `tessera run` loads. Started by mpirun
 // (`mpirun -np 2 tessera train ...`) it trains data-parallel: each rank a shard of every batch,
@@ -32,6 +33,8 @@ struct TrainArgs {
   bool json = false, resume = false;
   train::LrSchedule schedule;
   float clip_norm = 0.0f;
+  train::Augmentation augmentation;
+  bool no_prefetch = false;
 };
 
 // A model from a file (one tessera train exported, a checkpoint, or any of the same form:
@@ -56,8 +59,9 @@ Result<graph::Model> onnx_model(const std::string& path, std::vector<std::string
   return m;
 }
 
-Result<graph::Model> make_model(const std::string& name, std::uint64_t seed, std::vector<std::string>& params) {
-  train::NetBuilder b({1, 28, 28}, seed);
+// `dims`: one sample's (the data's dims without the batch).
+Result<graph::Model> make_model(const std::string& name, const std::vector<std::int64_t>& dims, std::uint64_t seed, std::vector<std::string>& params) {
+  train::NetBuilder b(dims, seed);
   if (name == "lenet") {
     b.conv(20, 5).relu().max_pool(2).conv(50, 5).relu().max_pool(2).flatten().linear(500).relu().linear(10);  // Caffe's LeNet
   } else if (name == "mlp") {
@@ -93,13 +97,15 @@ void run_train(const TrainArgs& a) {
     const int here = local ? std::max(std::atoi(local), 1) : ranks;
     threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / here);
   }
-  const std::filesystem::path dir = a.data == "fashion-mnist" ? std::filesystem::path("/usr/share/datasets/fashion-mnist") : std::filesystem::path(a.data);
-  Result<train::Dataset> tr = train::fashion_mnist(true, dir), te = train::fashion_mnist(false, dir);
+  Result<train::Dataset> tr = a.data == "fashion-mnist" ? train::fashion_mnist(true) : train::load_dataset(a.data, true);
+  Result<train::Dataset> te = a.data == "fashion-mnist" ? train::fashion_mnist(false) : train::load_dataset(a.data, false);
   if (!tr.is_ok()) throw CommandError{tr.status().message()};
   if (!te.is_ok()) throw CommandError{te.status().message()};
   const train::Dataset train_set = first(tr.value(), a.limit), test_set = first(te.value(), a.limit > 0 ? std::max<std::int64_t>(a.limit / 6, 1) : 0);
   std::vector<std::string> params;
-  Result<graph::Model> model = make_model(a.model, a.seed, params);
+  std::vector<std::int64_t> dims = train_set.images.shape().dims();
+  dims.erase(dims.begin());
+  Result<graph::Model> model = make_model(a.model, dims, a.seed, params);
   if (!model.is_ok()) throw CommandError{model.status().message()};
   train::TrainOptions o;
   o.epochs = a.epochs;
@@ -118,6 +124,8 @@ void run_train(const TrainArgs& a) {
   o.clip_norm = a.clip_norm;
   o.checkpoint_dir = a.checkpoint;
   o.resume = a.resume;
+  o.augmentation = a.augmentation;
+  o.prefetch = !a.no_prefetch;
   if (!a.json && lead) {
     o.on_batch = [](int epoch, std::int64_t b, std::int64_t n, float loss) {
       if ((b + 1) % std::max<std::int64_t>(n / 10, 1) == 0 || b + 1 == n)
@@ -149,7 +157,12 @@ void add_train_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("train", "Train a classifier on Fashion-MNIST with tessera's autodiff");
   auto a = std::make_shared<TrainArgs>();
   cmd->add_option("--model", a->model, "lenet (default), mlp, or a FILE.onnx with inputs images and labels and outputs loss and scores (an exported model or a checkpoint: fine-tuning)");
-  cmd->add_option("--data", a->data, "fashion-mnist (Debian's dataset-fashion-mnist) or a folder of the four IDX files");
+  cmd->add_option("--data", a->data,
+                  "fashion-mnist (Debian's dataset-fashion-mnist) or a folder holding train_images.npy + train_labels.npy and test_..., "
+                  "or train.csv and test.csv (label last), or the four IDX files");
+  cmd->add_option("--crop-pad", a->augmentation.crop_pad, "augment: random crops of the images padded by P (default 0: off)")->check(CLI::Range(0, 1 << 20));
+  cmd->add_flag("--flip", a->augmentation.flip, "augment: flip half of the images horizontally");
+  cmd->add_flag("--no-prefetch", a->no_prefetch, "make each batch when it is needed instead of on a thread ahead of time");
   cmd->add_option("--epochs", a->epochs, "epochs (default 1)")->check(CLI::Range(0, 1000));
   cmd->add_option("--batch", a->batch, "batch size (default 64)")->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--lr", a->lr, "learning rate (default 0.001 for adamw, 0.02 for sgd)");
