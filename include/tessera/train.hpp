@@ -141,7 +141,8 @@ Result<double> clip_grad_norm(std::vector<Tensor>& grads, double max_norm);
 
 // ---- model definition ---------------------------------------------------------------------------
 
-// Layers appended one after another to a classifier over images [N, C, H, W], built as a graph
+// Layers appended one after another to a classifier over images [N, C, H, W] (or feature rows
+// [N, F]: linear layers only), built as a graph
 // (ai.onnx ops, opset 17) whose parameters are initializers that are also graph inputs (so a
 // session takes updated values): weights from Kaiming-uniform (bound sqrt(6 / fan_in)), biases
 // zero, drawn from `seed` (the same seed gives the same bits everywhere).
@@ -158,6 +159,11 @@ class NetBuilder {
   NetBuilder& linear(std::int64_t features);
   NetBuilder& relu();
   NetBuilder& max_pool(std::int64_t kernel);  // stride = kernel
+  // A residual block (He et al., without batch norm): conv 3x3 (stride) -> relu -> conv 3x3,
+  // plus the block's input (through a 1x1 convolution of that stride when the channels or the
+  // size change), then relu.
+  NetBuilder& residual(std::int64_t channels, std::int64_t stride = 1);
+  NetBuilder& global_avg_pool();  // [C, H, W] -> [C]
   NetBuilder& flatten();
   // The model, or the first error of a layer that does not fit what came before.
   Result<graph::Model> build();

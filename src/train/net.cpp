@@ -32,7 +32,7 @@ NetBuilder::NetBuilder(std::vector<std::int64_t> image_dims, std::uint64_t seed)
   g.values.push_back(graph::Value{"images", {ElemType::kF32, shape}, -1, nullptr});
   g.values.push_back(graph::Value{"labels", {ElemType::kI64, std::vector<Dim>{Dim{-1, "N"}}}, -1, nullptr});
   g.inputs = {0, 1};
-  if (dims_.size() != 3) error_ = "NetBuilder: images must be [C, H, W]";
+  if (dims_.size() != 3 && dims_.size() != 1) error_ = "NetBuilder: samples must be images [C, H, W] or feature rows [F]";
 }
 
 std::string NetBuilder::add_param(const std::string& kind, const std::vector<std::int64_t>& dims, std::int64_t fan_in, bool zero) {
@@ -124,6 +124,43 @@ NetBuilder& NetBuilder::max_pool(std::int64_t kernel) {
   }
   add_node("MaxPool", {x_}, {{"kernel_shape", graph::ints_attribute({kernel, kernel})}, {"strides", graph::ints_attribute({kernel, kernel})}});
   dims_ = {dims_[0], dims_[1] / kernel, dims_[2] / kernel};
+  return *this;
+}
+
+NetBuilder& NetBuilder::residual(std::int64_t channels, std::int64_t stride) {
+  if (!error_.empty()) return *this;
+  if (dims_.size() != 3 || channels < 1 || stride < 1) {
+    error_ = "NetBuilder: residual after layer " + std::to_string(layer_) + " needs an image-shaped input and positive sizes";
+    return *this;
+  }
+  const std::string in = x_;
+  const std::vector<std::int64_t> in_dims = dims_;
+  conv(channels, 3, stride, 1).relu().conv(channels, 3, 1, 1);
+  if (!error_.empty()) return *this;
+  std::string skip = in;
+  if (in_dims[0] != channels || stride != 1) {  // a 1x1 projection of the block's input
+    const std::string main = x_;
+    const std::vector<std::int64_t> main_dims = dims_;
+    x_ = in;
+    dims_ = in_dims;
+    conv(channels, 1, stride, 0);
+    skip = x_;
+    x_ = main;
+    dims_ = main_dims;
+  }
+  add_node("Add", {x_, skip});
+  return relu();
+}
+
+NetBuilder& NetBuilder::global_avg_pool() {
+  if (!error_.empty()) return *this;
+  if (dims_.size() != 3) {
+    error_ = "NetBuilder: global_avg_pool after layer " + std::to_string(layer_) + " needs an image-shaped input";
+    return *this;
+  }
+  add_node("GlobalAveragePool", {x_});
+  add_node("Flatten", {x_});
+  dims_ = {dims_[0]};
   return *this;
 }
 

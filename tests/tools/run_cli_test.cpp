@@ -172,13 +172,36 @@ TEST(RunCli, TrainExportsAModelThatRuns) {
   EXPECT_LT(nlohmann::json::parse(r.out)["epochs"][0]["mean_loss"].get<double>(), j["epochs"][0]["mean_loss"].get<double>());
   r = run("train --model vgg");
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("--model 'vgg' (lenet, mlp or a FILE.onnx)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--model 'vgg' (lenet, mlp, resnet-small or a FILE.onnx)"), std::string::npos) << r.err;
   r = run("train --model " TESSERA_DEFAULT_MODEL);
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("takes inputs 'images' and 'labels'"), std::string::npos) << r.err;
   r = run("train --data " + dir.file("nothing"));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("holds none of train_images.npy"), std::string::npos) << r.err;
+}
+
+// Other data and models: a CSV folder (classes from the labels' range) and resnet-small.
+TEST(RunCli, TrainOnCsvAndResnetSmall) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("csv"));
+  for (const char* name : {"train.csv", "test.csv"}) {
+    std::ofstream f(dir.file(std::string("csv/") + name));
+    f << "a,b,label\n";
+    for (int i = 0; i < 96; ++i) f << (i % 3) + 0.1 * (i % 7) << "," << (i % 3 == 2 ? 1.0 : -1.0) << "," << i % 3 << "\n";  // three classes
+  }
+  Outcome r = run("train --model mlp --data " + dir.file("csv") + " --batch 16 --epochs 5 --lr 0.01 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["train_samples"], 96);
+  EXPECT_GT(j["epochs"][4]["test_accuracy"].get<double>(), 0.9);
+  r = run("train --model lenet --data " + dir.file("csv"));  // rows are not images
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("needs an image-shaped input"), std::string::npos) << r.err;
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist")) GTEST_SKIP() << "Debian's dataset-fashion-mnist is not installed";
+  r = run("train --model resnet-small --limit 256 --batch 32 --crop-pad 2 --flip --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["epochs"].size(), 1u);
 }
 
 // `mpirun -np 2 tessera train`: two processes with a shard each of every batch of 64 train as

@@ -182,6 +182,33 @@ TEST(TrainNetBuilder, BuildsClassifiersAndRefusesWhatDoesNotFit) {
   EXPECT_NE(NetBuilder({1, 4, 4}, 3).conv(2, 3).build().status().message().find("flat scores"), std::string::npos);
 }
 
+// Residual blocks: an identity skip where the block keeps channels and size, a 1x1 projection
+// where it changes them; the model learns and its gradients are those autodiff checks by
+// finite differences (Conv, Relu, Add, GlobalAveragePool, Flatten, Gemm); feature rows train
+// through linear layers.
+TEST(TrainNetBuilder, ResidualBlocksAndFeatureRows) {
+  const auto count = [](const graph::Model& m, const std::string& op) {
+    int n = 0;
+    for (const graph::Node& node : m.graph.nodes) n += node.op_type == op;
+    return n;
+  };
+  NetBuilder b({1, 8, 8}, 4);
+  const graph::Model m = b.conv(4, 3, 1, 1).relu().residual(4).residual(8, 2).global_avg_pool().linear(4).build().value_or_throw();
+  EXPECT_EQ(count(m, "Add"), 2);
+  EXPECT_EQ(count(m, "Conv"), 1 + 2 + 3);  // the stem, the identity block, the projected block
+  EXPECT_EQ(count(m, "GlobalAveragePool"), 1);
+  const TrainResult r = fit(m, b.parameters(), quarters(256, 1), quarters(64, 2), three_adamw_epochs()).value_or_throw();
+  EXPECT_LT(r.epochs[2].mean_loss, r.epochs[0].mean_loss);
+  EXPECT_GT(r.epochs[2].test_accuracy, 0.9);
+  EXPECT_NE(NetBuilder({1, 8, 8}, 3).flatten().residual(4).build().status().message().find("residual after layer 0 needs an image"), std::string::npos);
+  EXPECT_NE(NetBuilder({1, 8, 8}, 3).flatten().global_avg_pool().build().status().message().find("needs an image-shaped input"), std::string::npos);
+  // Feature rows [F]: linear layers only.
+  NetBuilder rows({6}, 1);
+  EXPECT_TRUE(rows.linear(8).relu().linear(3).build().is_ok());
+  EXPECT_NE(NetBuilder({6}, 1).conv(2, 3).build().status().message().find("needs an image-shaped input"), std::string::npos);
+  EXPECT_NE(NetBuilder({2, 3}, 1).linear(2).build().status().message().find("images [C, H, W] or feature rows [F]"), std::string::npos);
+}
+
 TEST(TrainFit, LearnsReproduciblyAndStopsOnADivergingLoss) {
   NetBuilder b({1, 8, 8}, 11);
   const graph::Model m = b.conv(4, 3, 1, 1).relu().max_pool(2).flatten().linear(4).build().value_or_throw();
