@@ -56,7 +56,9 @@ TEST(Collectives, AllReduceGivesEveryRankTheSameBits) {
       });
       for (int r = 0; r < n; ++r) {
         const auto k = static_cast<std::size_t>(r);
-        EXPECT_EQ(std::memcmp(data[k].data(), data[0].data(), len * sizeof(float)), 0) << n << " ranks, " << len << ": rank " << r << " differs";
+        if (len > 0) {
+          EXPECT_EQ(std::memcmp(data[k].data(), data[0].data(), len * sizeof(float)), 0) << n << " ranks, " << len << ": rank " << r << " differs";
+        }
         EXPECT_EQ(doubles[k], doubles[0]);
         for (std::size_t i = 0; i < len; ++i) {
           EXPECT_NEAR(data[k][i], want[i], 1e-5) << n << " ranks, element " << i;
