@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Training throughput, side by side: `tessera train` and PyTorch (Debian's python3-torch, the
-# same network: Caffe's LeNet or the MLP, AdamW, batch 64) on the same Fashion-MNIST samples
+# same network: Caffe's LeNet, the MLP or resnet-small, AdamW, batch 64) on the same Fashion-MNIST samples
 # and thread count. Samples per second over one epoch of the first N training images.
 #   scripts/bench-train.sh [BUILD_DIR] [THREADS] [SAMPLES] [MODEL]
 set -euo pipefail
@@ -24,6 +24,17 @@ nn = torch.nn
 if model == "lenet":
     net = nn.Sequential(nn.Conv2d(1, 20, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(20, 50, 5), nn.ReLU(), nn.MaxPool2d(2),
                         nn.Flatten(), nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
+elif model == "resnet-small":  # NetBuilder's residual blocks: no batch norm
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.c1, self.c2 = nn.Conv2d(cin, cout, 3, stride, 1), nn.Conv2d(cout, cout, 3, 1, 1)
+            self.proj = nn.Conv2d(cin, cout, 1, stride) if cin != cout or stride != 1 else None
+        def forward(self, x):
+            y = self.c2(torch.relu(self.c1(x)))
+            return torch.relu(y + (self.proj(x) if self.proj is not None else x))
+    net = nn.Sequential(nn.Conv2d(1, 16, 3, 1, 1), nn.ReLU(), Block(16, 16, 1), Block(16, 32, 2), Block(32, 64, 2),
+                        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
 else:
     net = nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
 opt = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=0)
