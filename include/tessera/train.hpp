@@ -159,10 +159,14 @@ class NetBuilder {
   NetBuilder& linear(std::int64_t features);
   NetBuilder& relu();
   NetBuilder& max_pool(std::int64_t kernel);  // stride = kernel
-  // A residual block (He et al., without batch norm): conv 3x3 (stride) -> relu -> conv 3x3,
-  // plus the block's input (through a 1x1 convolution of that stride when the channels or the
-  // size change), then relu.
-  NetBuilder& residual(std::int64_t channels, std::int64_t stride = 1);
+  // Batch normalisation over the channels: scale (ones) and bias (zeros) are parameters; the
+  // running mean (zeros) and variance (ones) are initializers that fit keeps as state (the
+  // model is built in inference mode; fit trains it in training mode).
+  NetBuilder& batch_norm();
+  // A residual block (He et al.): conv 3x3 (stride) -> [batch norm] -> relu -> conv 3x3 ->
+  // [batch norm], plus the block's input (through a 1x1 convolution of that stride [and batch
+  // norm] when the channels or the size change), then relu.
+  NetBuilder& residual(std::int64_t channels, std::int64_t stride = 1, bool norm = true);
   NetBuilder& global_avg_pool();  // [C, H, W] -> [C]
   NetBuilder& flatten();
   // The model, or the first error of a layer that does not fit what came before.
@@ -171,7 +175,10 @@ class NetBuilder {
   const std::vector<std::string>& parameters() const { return params_; }
 
  private:
-  std::string add_param(const std::string& kind, const std::vector<std::int64_t>& dims, std::int64_t fan_in, bool zero);
+  // An f32 initializer named layer<N>.<kind>: Kaiming-uniform for fan_in > 0, else `fill`.
+  std::string add_initializer(const std::string& kind, const std::vector<std::int64_t>& dims, std::int64_t fan_in, float fill);
+  std::string add_param(const std::string& kind, const std::vector<std::int64_t>& dims, std::int64_t fan_in, float fill = 0.0f);
+  std::string add_state(const std::string& kind, const std::vector<std::int64_t>& dims, float fill);
   std::string add_node(const std::string& op, std::vector<std::string> inputs, std::map<std::string, graph::Attribute> attrs = {});
   graph::Model m_;
   std::vector<std::int64_t> dims_;  // the running value's dims without the batch

@@ -186,6 +186,24 @@ Result<Tensor> as_f32(dnn::Handle& h, const Tensor& t) {
   return f;
 }
 
+void batch_statistics(const float* x, std::int64_t outer, std::int64_t channels, std::int64_t inner, float* mean, float* var) {
+  const double count = static_cast<double>(outer * inner);
+  for (std::int64_t c = 0; c < channels; ++c) {
+    double sum = 0;
+    for (std::int64_t n = 0; n < outer; ++n)
+      for (std::int64_t i = 0; i < inner; ++i) sum += x[(n * channels + c) * inner + i];
+    const double m = count > 0 ? sum / count : 0;
+    double sq = 0;
+    for (std::int64_t n = 0; n < outer; ++n)
+      for (std::int64_t i = 0; i < inner; ++i) {
+        const double d = x[(n * channels + c) * inner + i] - m;
+        sq += d * d;
+      }
+    mean[c] = static_cast<float>(m);
+    var[c] = static_cast<float>(count > 0 ? sq / count : 0);
+  }
+}
+
 Result<Tensor> as_f64(dnn::Handle& h, const Tensor& x) {
   TESSERA_ASSIGN_OR_RETURN(Tensor d, like(x, DType::kF64));
   TESSERA_RETURN_IF_ERROR(dnn::cast(h, desc(x), x.data(), desc(d), d.data()));

@@ -6,7 +6,11 @@
 //                                    GlobalMaxPool) + that op's attributes
 //   ActivationGrad(X, dY) -> dX      activation (an ONNX activation op), activation_alpha / _beta
 //   SoftmaxCrossEntropyLossGrad(dLoss, Scores, Labels) -> dScores   reduction, ignore_index
+//   BatchNormGrad(X, dY, Scale) -> dX, dScale, dBias   epsilon (BatchNormalization in training mode)
 // All f32.
+#include <cmath>
+#include <cstring>
+
 #include "kernels.hpp"
 #include "tessera/dnn/training.hpp"
 
@@ -71,6 +75,36 @@ Status activation_grad_kernel(KernelCall& c) {
     return dnn::activation_backward(c.h, *a, one, x.data(), one, dy.data(), one, c.out[0].data());
   }
   return dnn::activation_backward(c.h, *a, desc(x), x.data(), desc(dy), dy.data(), desc(c.out[0]), c.out[0].data());
+}
+
+// BatchNormGrad(X, dY, scale) -> dX, dScale, dBias of BatchNormalization in training mode: the
+// batch's statistics recomputed from X (as the forward kernel computes them), then the dnn
+// primitive's backward pass.
+Status batch_norm_grad_kernel(KernelCall& c) {
+  TESSERA_RETURN_IF_ERROR(f32_only(c));
+  const Tensor &x = *c.input(0), &dy = *c.input(1), &scale = *c.input(2);
+  if (x.rank() < 2 || dy.shape().dims() != x.shape().dims())
+    return invalid_argument("BatchNormGrad: X " + x.shape().to_string() + " and dY " + dy.shape().to_string() + " must be equal and of rank 2 or more");
+  const std::int64_t channels = x.shape()[1], outer = x.shape()[0], inner = x.numel() / std::max<std::int64_t>(outer * channels, 1);
+  if (scale.numel() != channels) return invalid_argument("BatchNormGrad: " + std::to_string(scale.numel()) + " scales for " + std::to_string(channels) + " channels");
+  TESSERA_ASSIGN_OR_RETURN(const Tensor xc, x.contiguous());
+  TESSERA_ASSIGN_OR_RETURN(const Tensor sc, scale.contiguous());
+  std::vector<float> mean(static_cast<std::size_t>(channels)), invstd(static_cast<std::size_t>(channels));
+  batch_statistics(xc.data<float>(), outer, channels, inner, mean.data(), invstd.data());
+  const double eps = c.attr_float("epsilon", 1e-5f);
+  for (float& v : invstd) v = static_cast<float>(1.0 / std::sqrt(static_cast<double>(v) + eps));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
+  Tensor ds, db;
+  TESSERA_ASSIGN_OR_RETURN(ds, Tensor::empty(Shape({channels}), DType::kF32));
+  TESSERA_ASSIGN_OR_RETURN(db, Tensor::empty(Shape({channels}), DType::kF32));
+  TESSERA_RETURN_IF_ERROR(dnn::batch_norm_backward(c.h, dnn::BatchNormMode::kSpatial, desc(xc), xc.data(), desc(dy), dy.data(), sc.data<float>(), mean.data(),
+                                                   invstd.data(), desc(c.out[0]), c.out[0].data(), ds.data<float>(), db.data<float>()));
+  for (std::size_t k = 1; k < 3 && k < c.out.size(); ++k) {
+    if (c.node.outputs[k] == graph::kNoValue) continue;
+    TESSERA_ASSIGN_OR_RETURN(c.out[k], c.output(k, scale.shape().dims(), DType::kF32));
+    std::memcpy(c.out[k].data(), (k == 1 ? ds : db).data(), static_cast<std::size_t>(channels) * sizeof(float));
+  }
+  return Status::ok();
 }
 
 Status softmax_cross_entropy_grad_kernel(KernelCall& c) {

@@ -330,10 +330,15 @@ Status global_pool_kernel(KernelCall& c) {
   return dnn::pooling_forward(c.h, p, xd, x.data(), cl ? channels_first(desc(c.out[0])) : desc(c.out[0]), c.out[0].data());
 }
 
+// BatchNormalization. Inference: the given mean and variance. Training (training_mode, opset
+// 14+): the batch's per-channel mean and (biased) variance, summed in double in a fixed order
+// (the same bits for any thread count); outputs 1 and 2, when asked for, are the running
+// statistics input * momentum + batch * (1 - momentum) (ONNX's convention).
 Status batch_norm_kernel(KernelCall& c) {
-  if (c.attr_int("training_mode", 0) != 0) return unsupported("BatchNormalization in training mode");
-  for (std::size_t k = 1; k < c.out.size(); ++k)
-    if (c.node.outputs[k] != graph::kNoValue) return unsupported("BatchNormalization's statistics outputs");
+  const bool training = c.attr_int("training_mode", 0) != 0;
+  if (!training)
+    for (std::size_t k = 1; k < c.out.size(); ++k)
+      if (c.node.outputs[k] != graph::kNoValue) return unsupported("BatchNormalization's statistics outputs outside training mode");
   const Tensor& x = *c.input(0);
   if (x.rank() < 2) return invalid_argument("BatchNormalization of a rank-" + std::to_string(x.rank()) + " input");
   Tensor p[4];
@@ -342,9 +347,28 @@ Status batch_norm_kernel(KernelCall& c) {
     if (t.numel() != x.shape()[1]) return invalid_argument("parameter " + std::to_string(k + 1) + " has " + std::to_string(t.numel()) + " values for " + std::to_string(x.shape()[1]) + " channels");
     TESSERA_ASSIGN_OR_RETURN(p[k], as_f32(c.h, t));
   }
+  const float eps = c.attr_float("epsilon", 1e-5f);
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
-  return dnn::batch_norm_forward_inference(c.h, dnn::BatchNormMode::kSpatial, desc(x), x.data(), p[0].data<float>(), p[1].data<float>(),
-                                           p[2].data<float>(), p[3].data<float>(), c.attr_float("epsilon", 1e-5f), desc(c.out[0]), c.out[0].data());
+  if (!training)
+    return dnn::batch_norm_forward_inference(c.h, dnn::BatchNormMode::kSpatial, desc(x), x.data(), p[0].data<float>(), p[1].data<float>(),
+                                             p[2].data<float>(), p[3].data<float>(), eps, desc(c.out[0]), c.out[0].data());
+  if (x.dtype() != DType::kF32) return unsupported("BatchNormalization in training mode of " + std::string(dtype_name(x.dtype())) + " (f32 only)");
+  TESSERA_ASSIGN_OR_RETURN(const Tensor xc, x.contiguous());
+  const std::int64_t channels = x.shape()[1], outer = x.shape()[0], inner = x.numel() / std::max<std::int64_t>(outer * channels, 1);
+  std::vector<float> mean(static_cast<std::size_t>(channels)), var(static_cast<std::size_t>(channels));
+  batch_statistics(xc.data<float>(), outer, channels, inner, mean.data(), var.data());
+  TESSERA_RETURN_IF_ERROR(dnn::batch_norm_forward_inference(c.h, dnn::BatchNormMode::kSpatial, desc(xc), xc.data(), p[0].data<float>(), p[1].data<float>(),
+                                                            mean.data(), var.data(), eps, desc(c.out[0]), c.out[0].data()));
+  const float momentum = c.attr_float("momentum", 0.9f);
+  for (std::size_t k = 1; k < 3 && k < c.out.size(); ++k) {
+    if (c.node.outputs[k] == graph::kNoValue) continue;
+    TESSERA_ASSIGN_OR_RETURN(c.out[k], c.output(k, {channels}, DType::kF32));
+    const float* running = p[k + 1].data<float>();
+    const std::vector<float>& batch = k == 1 ? mean : var;
+    for (std::int64_t i = 0; i < channels; ++i)
+      c.out[k].data<float>()[i] = running[i] * momentum + batch[static_cast<std::size_t>(i)] * (1 - momentum);
+  }
+  return Status::ok();
 }
 
 void softmax_f64(double* p, std::int64_t outer, std::int64_t n, std::int64_t inner, bool log) {

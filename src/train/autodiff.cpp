@@ -141,9 +141,22 @@ class Differentiator {
     const auto type = [&](ValueId v) -> ValueType { return g_.values[at(v)].type; };
     const std::string& op = n.op_type;
     const bool onnx = n.domain.empty();
-    if (onnx && (op == "Identity" || op == "Dropout")) {
-      if (op == "Dropout" && n.outputs.size() > 1 && n.outputs[1] != kNoValue) return unsupported("differentiate: " + label(n, i) + ": Dropout's mask output");
-      return add_grad(in(0), dy);
+    if (onnx && op == "Identity") return add_grad(in(0), dy);
+    if (onnx && op == "Dropout") return dropout(n, i, dy);
+    if (onnx && op == "BatchNormalization") {
+      const auto mode = n.attrs.find("training_mode");
+      if (mode == n.attrs.end() || mode->second.i == 0)
+        return unsupported("differentiate: " + label(n, i) + ": BatchNormalization in inference mode (fit trains it in training mode)");
+      if (wants(3) || wants(4)) return unsupported("differentiate: " + label(n, i) + ": a gradient of the running statistics");
+      // dX, dScale, dBias from the batch's statistics (recomputed from X by the kernel).
+      Node b = gradient_node("BatchNormGrad", n);
+      b.attrs.clear();
+      if (n.attrs.count("epsilon")) b.attrs["epsilon"] = n.attrs.at("epsilon");
+      b.inputs = {in(0), dy, in(1)};
+      const std::vector<ValueId> d = emit_outputs(std::move(b), {type(in(0)), type(in(1)), type(in(2))});
+      for (std::size_t k = 0; k < 3; ++k)
+        if (wants(k)) TESSERA_RETURN_IF_ERROR(add_grad(in(k), d[k]));
+      return Status::ok();
     }
     if (onnx && (op == "Add" || op == "Sub")) {
       if (wants(0)) TESSERA_RETURN_IF_ERROR(add_grad(in(0), unbroadcast(dy, type(y), in(0))));
@@ -384,6 +397,66 @@ class Differentiator {
     g_.values[at(v)].producer = static_cast<int>(g_.nodes.size());
     g_.nodes.push_back(std::move(n));
     return v;
+  }
+
+  // Appends n with one new output per type (named after the node); their ids.
+  std::vector<ValueId> emit_outputs(Node n, const std::vector<ValueType>& types) {
+    n.outputs.clear();
+    for (std::size_t k = 0; k < types.size(); ++k) {
+      const ValueId v = graph::passes::add_value(g_, (n.name.empty() ? n.op_type : n.name) + "_out" + std::to_string(k), types[k]);
+      g_.values[at(v)].producer = static_cast<int>(g_.nodes.size());
+      n.outputs.push_back(v);
+    }
+    grow();
+    std::vector<ValueId> r = n.outputs;
+    g_.nodes.push_back(std::move(n));
+    return r;
+  }
+
+  // Dropout: the identity outside training mode; in training mode dY times the node's mask
+  // (made an output of the node when it had none) over 1 - ratio, for a constant ratio.
+  Status dropout(const Node& n, std::size_t i, ValueId dy) {
+    const ValueId x = n.inputs[0];
+    const auto scalar = [&](std::size_t k) -> std::optional<double> {
+      if (k >= n.inputs.size() || n.inputs[k] == kNoValue) return std::nullopt;
+      const graph::Value& v = g_.values[at(n.inputs[k])];
+      const graph::Constant* c = v.constant.get();
+      if (!c && v.producer >= 0 && g_.nodes[static_cast<std::size_t>(v.producer)].op_type == "Constant") {
+        const auto it = g_.nodes[static_cast<std::size_t>(v.producer)].attrs.find("value");
+        if (it != g_.nodes[static_cast<std::size_t>(v.producer)].attrs.end()) c = it->second.t.get();
+      }
+      if (!c || c->numel() != 1) return std::nullopt;
+      if (c->elem == ElemType::kBool) return c->bytes[0] != std::byte{0} ? 1.0 : 0.0;
+      if (c->elem == ElemType::kF32) {
+        float f;
+        std::memcpy(&f, c->bytes.data(), 4);
+        return f;
+      }
+      if (c->elem == ElemType::kF64) {
+        double d;
+        std::memcpy(&d, c->bytes.data(), 8);
+        return d;
+      }
+      return std::nullopt;
+    };
+    const bool has_mode = opset_ >= 12 && n.inputs.size() > 2 && n.inputs[2] != kNoValue;
+    if (!has_mode) return add_grad(x, dy);
+    const std::optional<double> mode = scalar(2);
+    if (mode && *mode == 0) return add_grad(x, dy);
+    if (!mode) return unsupported("differentiate: " + label(n, i) + ": Dropout whose training_mode is not a constant");
+    const std::optional<double> ratio = n.inputs.size() > 1 && n.inputs[1] != kNoValue ? scalar(1) : std::optional<double>(0.5);
+    if (!ratio || *ratio >= 1) return unsupported("differentiate: " + label(n, i) + ": Dropout whose ratio is not a constant below 1");
+    Node& fwd = g_.nodes[i];
+    if (fwd.outputs.size() < 2 || fwd.outputs[1] == kNoValue) {
+      fwd.outputs.resize(2);
+      const ValueId mask = graph::passes::add_value(g_, (fwd.name.empty() ? "dropout" : fwd.name) + "_mask", ValueType{ElemType::kBool, type(x).shape});
+      g_.values[at(mask)].producer = static_cast<int>(i);
+      g_.nodes[i].outputs[1] = mask;
+      grow();
+    }
+    const ValueId m = emit("Cast", {g_.nodes[i].outputs[1]}, type(x), "", {{"to", graph::int_attribute(static_cast<std::int64_t>(ElemType::kF32))}});
+    const ValueId scale = constant_f32((n.name.empty() ? "dropout" : n.name) + "_scale", {}, static_cast<float>(1.0 / (1.0 - *ratio)));
+    return add_grad(x, emit("Mul", {emit("Mul", {dy, m}, type(x)), scale}, type(x)));
   }
 
   ValueId emit(const std::string& op, std::vector<ValueId> inputs, const ValueType& t, const std::string& out = "",

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <future>
 
+#include "forms.hpp"
 #include "reducer.hpp"
 #include "splitmix.hpp"
 #include "tessera/train.hpp"
@@ -99,31 +100,49 @@ Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const 
   const int ranks = comm.size(), rank = comm.rank();
   if (o.batch < ranks) return invalid_argument("fit: a batch of " + std::to_string(o.batch) + " cannot be shared by " + std::to_string(ranks) + " ranks");
   if (train_set.size() < o.batch) return invalid_argument("fit: " + std::to_string(train_set.size()) + " training samples for a batch of " + std::to_string(o.batch));
-  TESSERA_ASSIGN_OR_RETURN(const graph::Model grads, differentiate(model, "loss", parameters));
+  // Batch norm trains in training mode; its running statistics are state carried from step to
+  // step (outputs of the step after the gradients), and the accuracy is measured in inference
+  // mode with them.
+  TESSERA_ASSIGN_OR_RETURN(const detail::TrainingForm form, detail::training_form(model));
+  TESSERA_ASSIGN_OR_RETURN(graph::Model grads, differentiate(form.model, "loss", parameters));
+  for (const std::string& u : form.updates) grads.graph.outputs.push_back(grads.graph.find(u));
   exec::SessionOptions so;
   so.threads = o.threads;
   TESSERA_ASSIGN_OR_RETURN(exec::Session step, exec::Session::create(grads, so));
-  TESSERA_ASSIGN_OR_RETURN(exec::Session forward, exec::Session::create(model, so));
+  TESSERA_ASSIGN_OR_RETURN(exec::Session forward, exec::Session::create(form.inference, so));
+  // What checkpoints and the trained model hold: the parameters, then the state.
+  std::vector<std::string> kept = parameters;
+  kept.insert(kept.end(), form.state.begin(), form.state.end());
   TESSERA_ASSIGN_OR_RETURN(Optimizer opt, Optimizer::create(o.optimizer));
   TESSERA_RETURN_IF_ERROR(check_schedule(o.schedule));
-  std::vector<Tensor> params;
-  for (const std::string& name : parameters) {
+  std::vector<Tensor> params, state;
+  for (const std::string& name : kept) {
     const graph::ValueId v = model.graph.find(name);
     if (v == graph::kNoValue || !model.graph.values[static_cast<std::size_t>(v)].constant) return invalid_argument("fit: '" + name + "' is not an initializer");
     TESSERA_ASSIGN_OR_RETURN(Tensor t, exec::tensor_from_constant(*model.graph.values[static_cast<std::size_t>(v)].constant, name));
-    params.push_back(std::move(t));
+    (params.size() < parameters.size() ? params : state).push_back(std::move(t));
   }
   const auto named = [&] {
     std::vector<exec::NamedTensor> in;
     for (std::size_t k = 0; k < params.size(); ++k) in.push_back({parameters[k], params[k]});
+    for (std::size_t k = 0; k < state.size(); ++k) in.push_back({form.state[k], state[k]});
     return in;
+  };
+  const auto everything = [&] {
+    std::vector<Tensor> all = params;
+    all.insert(all.end(), state.begin(), state.end());
+    return all;
   };
   const std::filesystem::path checkpoint = o.checkpoint_dir / "checkpoint.onnx";
   int start = 0;
   if (o.resume) {
     if (o.checkpoint_dir.empty()) return invalid_argument("fit: resume needs a checkpoint folder");
-    TESSERA_ASSIGN_OR_RETURN(Checkpoint c, load_checkpoint(checkpoint, model, parameters));
+    TESSERA_ASSIGN_OR_RETURN(Checkpoint c, load_checkpoint(checkpoint, model, kept));
+    state.assign(c.values.begin() + static_cast<std::ptrdiff_t>(parameters.size()), c.values.end());
+    c.values.resize(parameters.size());
     params = std::move(c.values);
+    c.state.m.resize(std::min(c.state.m.size(), parameters.size()));  // the state has no moments
+    c.state.v.resize(std::min(c.state.v.size(), parameters.size()));
     TESSERA_RETURN_IF_ERROR(opt.restore(std::move(c.state)));
     start = static_cast<int>(std::min<std::int64_t>(c.epochs_done, o.epochs));
   }
@@ -134,6 +153,7 @@ Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const 
       TESSERA_RETURN_IF_ERROR(broadcast(comm, std::span<std::byte>(static_cast<std::byte*>(p.data()), p.nbytes()), 0).with_context("fit"));
       dims.push_back(p.shape().dims());
     }
+    for (Tensor& t : state) TESSERA_RETURN_IF_ERROR(broadcast(comm, std::span<std::byte>(static_cast<std::byte*>(t.data()), t.nbytes()), 0).with_context("fit"));
     reducer = std::make_unique<detail::GradientReducer>(comm, dims, o.bucket_bytes);
   }
   TrainResult result;
@@ -167,22 +187,30 @@ Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const 
         reducer->start(share);
         exec::RunOptions ro;
         ro.on_output = [&](std::size_t k, const Tensor& t) {
-          if (k > 0) reducer->ready(k - 1, t);
+          if (k > 0 && k <= params.size()) reducer->ready(k - 1, t);
         };
         TESSERA_ASSIGN_OR_RETURN(const std::vector<exec::NamedTensor> out, step.run(in, ro));
         TESSERA_ASSIGN_OR_RETURN(g, reducer->finish());
         double l = static_cast<double>(out[0].tensor.to_vector<float>()[0]) * share;
         TESSERA_RETURN_IF_ERROR(all_reduce_sum(comm, std::span<double>(&l, 1)).with_context("fit"));
         loss = static_cast<float>(l);
+        for (std::size_t k = 0; k < state.size(); ++k) {  // each rank's running statistics, averaged
+          TESSERA_ASSIGN_OR_RETURN(state[k], out[1 + params.size() + k].tensor.clone());
+          float* v = state[k].data<float>();
+          const std::span<float> span(v, static_cast<std::size_t>(state[k].numel()));
+          for (float& x : span) x *= share;
+          TESSERA_RETURN_IF_ERROR(all_reduce_sum(comm, span).with_context("fit"));
+        }
       } else {
         TESSERA_ASSIGN_OR_RETURN(const std::vector<exec::NamedTensor> out, step.run(in));
         loss = out[0].tensor.to_vector<float>()[0];
         for (std::size_t k = 0; k < params.size(); ++k) g.push_back(out[k + 1].tensor);
+        for (std::size_t k = 0; k < state.size(); ++k) state[k] = out[1 + params.size() + k].tensor;
       }
       if (!std::isfinite(loss)) {  // every rank sees the same summed loss: they stop together
         *shared_stop = true;
         return invalid_argument("fit: the loss is " + std::to_string(loss) + " at epoch " + std::to_string(epoch + 1) + ", batch " + std::to_string(bi + 1) +
-                                " (step " + std::to_string(opt.steps() + 1) + "); " + first_non_finite(model, parameters, in) +
+                                " (step " + std::to_string(opt.steps() + 1) + "); " + first_non_finite(form.model, parameters, in) +
                                 " (the parameters before this batch are kept" + (o.checkpoint_dir.empty() ? "" : ", and the last checkpoint") + ")");
       }
       if (o.clip_norm > 0) TESSERA_RETURN_IF_ERROR(clip_grad_norm(g, o.clip_norm).status());
@@ -203,7 +231,7 @@ Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const 
     s.test_accuracy = test_set.size() == 0 ? 0.0 : tally / static_cast<double>(test_set.size());
     result.epochs.push_back(s);
     if (!o.checkpoint_dir.empty()) {
-      Status saved = rank == 0 ? save_checkpoint(checkpoint, model, parameters, params, opt.state(), epoch + 1) : Status::ok();
+      Status saved = rank == 0 ? save_checkpoint(checkpoint, model, kept, everything(), opt.state(), epoch + 1) : Status::ok();
       if (ranks > 1) {  // the others wait for rank 0's file and stop with it when it failed
         double ok = rank == 0 && saved.is_ok() ? 1 : 0;
         TESSERA_RETURN_IF_ERROR(all_reduce_sum(comm, std::span<double>(&ok, 1)).with_context("fit"));
@@ -214,10 +242,11 @@ Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const 
     }
   }
   result.trained = model;
-  for (std::size_t k = 0; k < params.size(); ++k) {
-    graph::Value& v = result.trained.graph.values[static_cast<std::size_t>(result.trained.graph.find(parameters[k]))];
+  const std::vector<Tensor> values = everything();
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    graph::Value& v = result.trained.graph.values[static_cast<std::size_t>(result.trained.graph.find(kept[k]))];
     auto c = std::make_shared<graph::Constant>(*v.constant);
-    std::memcpy(c->bytes.data(), params[k].data(), c->bytes.size());
+    std::memcpy(c->bytes.data(), values[k].data(), c->bytes.size());
     v.constant = std::move(c);
   }
   return result;

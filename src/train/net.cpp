@@ -35,7 +35,7 @@ NetBuilder::NetBuilder(std::vector<std::int64_t> image_dims, std::uint64_t seed)
   if (dims_.size() != 3 && dims_.size() != 1) error_ = "NetBuilder: samples must be images [C, H, W] or feature rows [F]";
 }
 
-std::string NetBuilder::add_param(const std::string& kind, const std::vector<std::int64_t>& dims, std::int64_t fan_in, bool zero) {
+std::string NetBuilder::add_initializer(const std::string& kind, const std::vector<std::int64_t>& dims, std::int64_t fan_in, float fill) {
   graph::Graph& g = m_.graph;
   const std::string name = "layer" + std::to_string(layer_) + "." + kind;
   auto c = std::make_shared<graph::Constant>();
@@ -44,18 +44,26 @@ std::string NetBuilder::add_param(const std::string& kind, const std::vector<std
   std::int64_t n = 1;
   std::vector<Dim> shape;
   for (std::int64_t d : dims) n *= d, shape.push_back(Dim{d, {}});
-  std::vector<float> v(static_cast<std::size_t>(n), 0.0f);
+  std::vector<float> v(static_cast<std::size_t>(n), fill);
   const float bound = std::sqrt(6.0f / static_cast<float>(std::max<std::int64_t>(fan_in, 1)));
-  if (!zero)
+  if (fan_in > 0)
     for (float& x : v) x = bound * uniform(seed_, draws_++);
   c->bytes.resize(v.size() * sizeof(float));
   std::memcpy(c->bytes.data(), v.data(), c->bytes.size());
   g.values.push_back(graph::Value{name, {ElemType::kF32, shape}, -1, std::move(c)});
-  const auto id = static_cast<ValueId>(g.values.size() - 1);
-  g.initializers.push_back(id);
-  g.inputs.push_back(id);  // a default a session's caller may replace
+  g.initializers.push_back(static_cast<ValueId>(g.values.size() - 1));
+  return name;
+}
+
+std::string NetBuilder::add_param(const std::string& kind, const std::vector<std::int64_t>& dims, std::int64_t fan_in, float fill) {
+  const std::string name = add_initializer(kind, dims, fan_in, fill);
+  m_.graph.inputs.push_back(m_.graph.initializers.back());  // a default a session's caller may replace
   params_.push_back(name);
   return name;
+}
+
+std::string NetBuilder::add_state(const std::string& kind, const std::vector<std::int64_t>& dims, float fill) {
+  return add_initializer(kind, dims, 0, fill);
 }
 
 std::string NetBuilder::add_node(const std::string& op, std::vector<std::string> inputs, std::map<std::string, Attribute> attrs) {
@@ -90,8 +98,8 @@ NetBuilder& NetBuilder::conv(std::int64_t channels, std::int64_t kernel, std::in
     out.push_back(o);
   }
   ++layer_;
-  const std::string w = add_param("weight", {channels, c, kernel, kernel}, c * kernel * kernel, false);
-  const std::string b = add_param("bias", {channels}, 1, true);
+  const std::string w = add_param("weight", {channels, c, kernel, kernel}, c * kernel * kernel);
+  const std::string b = add_param("bias", {channels}, 0, 0.0f);
   add_node("Conv", {x_, w, b}, {{"kernel_shape", graph::ints_attribute({kernel, kernel})}, {"strides", graph::ints_attribute({stride, stride})}, {"pads", graph::ints_attribute({pad, pad, pad, pad})}});
   dims_ = out;
   return *this;
@@ -104,8 +112,8 @@ NetBuilder& NetBuilder::linear(std::int64_t features) {
     return *this;
   }
   ++layer_;
-  const std::string w = add_param("weight", {features, dims_[0]}, dims_[0], false);
-  const std::string b = add_param("bias", {features}, 1, true);
+  const std::string w = add_param("weight", {features, dims_[0]}, dims_[0]);
+  const std::string b = add_param("bias", {features}, 0, 0.0f);
   add_node("Gemm", {x_, w, b}, {{"transB", graph::int_attribute(1)}});
   dims_ = {features};
   return *this;
@@ -127,7 +135,21 @@ NetBuilder& NetBuilder::max_pool(std::int64_t kernel) {
   return *this;
 }
 
-NetBuilder& NetBuilder::residual(std::int64_t channels, std::int64_t stride) {
+NetBuilder& NetBuilder::batch_norm() {
+  if (!error_.empty()) return *this;
+  if (dims_.size() != 3) {
+    error_ = "NetBuilder: batch_norm after layer " + std::to_string(layer_) + " needs an image-shaped input";
+    return *this;
+  }
+  const std::int64_t c = dims_[0];
+  ++layer_;
+  const std::string scale = add_param("scale", {c}, 0, 1.0f), bias = add_param("bias", {c}, 0, 0.0f);
+  const std::string mean = add_state("running_mean", {c}, 0.0f), var = add_state("running_var", {c}, 1.0f);
+  add_node("BatchNormalization", {x_, scale, bias, mean, var}, {{"epsilon", graph::float_attribute(1e-5f)}, {"momentum", graph::float_attribute(0.9f)}});
+  return *this;
+}
+
+NetBuilder& NetBuilder::residual(std::int64_t channels, std::int64_t stride, bool norm) {
   if (!error_.empty()) return *this;
   if (dims_.size() != 3 || channels < 1 || stride < 1) {
     error_ = "NetBuilder: residual after layer " + std::to_string(layer_) + " needs an image-shaped input and positive sizes";
@@ -135,7 +157,10 @@ NetBuilder& NetBuilder::residual(std::int64_t channels, std::int64_t stride) {
   }
   const std::string in = x_;
   const std::vector<std::int64_t> in_dims = dims_;
-  conv(channels, 3, stride, 1).relu().conv(channels, 3, 1, 1);
+  conv(channels, 3, stride, 1);
+  if (norm) batch_norm();
+  relu().conv(channels, 3, 1, 1);
+  if (norm) batch_norm();
   if (!error_.empty()) return *this;
   std::string skip = in;
   if (in_dims[0] != channels || stride != 1) {  // a 1x1 projection of the block's input
@@ -144,6 +169,7 @@ NetBuilder& NetBuilder::residual(std::int64_t channels, std::int64_t stride) {
     x_ = in;
     dims_ = in_dims;
     conv(channels, 1, stride, 0);
+    if (norm) batch_norm();
     skip = x_;
     x_ = main;
     dims_ = main_dims;

@@ -130,6 +130,44 @@ TEST(Autodiff, CnnMatchesFiniteDifferences) {
   check_gradients(b, {"W1", "b1", "W2", "W3"}, {{"x", f32({2, 2, 6, 6}, x)}, {"target", f32({2, 3}, testing::random_floats(6, 16))}});
 }
 
+// Batch normalisation in training mode (the batch's statistics: every sample's gradient reaches
+// every other's) and Dropout in training mode (a seeded mask, the same on every run, so finite
+// differences see one function): Conv -> BatchNormalization -> Relu -> Dropout -> Flatten ->
+// Gemm -> SoftmaxCrossEntropyLoss.
+TEST(Autodiff, BatchNormAndDropoutInTrainingModeMatchFiniteDifferences) {
+  OnnxBuilder b(17);
+  b.input("x", {"3", "2", "4", "4"});
+  b.input("labels", {"3"}, onnx::TensorProto::INT64);
+  b.floats("W", {3, 2, 3, 3}, testing::random_floats(54, 21));
+  b.floats("scale", {3}, {1.2f, 0.7f, -0.9f});
+  b.floats("bias", {3}, {0.1f, -0.2f, 0.3f});
+  b.floats("mean", {3}, {0, 0, 0});
+  b.floats("var", {3}, {1, 1, 1});
+  b.floats("W2", {4, 12}, testing::random_floats(48, 22));
+  b.floats("ratio", {}, {0.25f});
+  auto* mode = b.m.mutable_graph()->add_initializer();
+  mode->set_name("train");
+  mode->set_data_type(onnx::TensorProto::BOOL);
+  mode->add_int32_data(1);
+  OnnxBuilder::attr(b.node("Conv", {"x", "W"}, {"c"}), "pads", {1, 1, 1, 1});
+  OnnxBuilder::attr(b.node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"n"}), "training_mode", std::int64_t{1});
+  b.node("Relu", {"n"}, {"r"});
+  OnnxBuilder::attr(b.node("Dropout", {"r", "ratio", "train"}, {"d"}), "seed", std::int64_t{7});
+  auto* pool = b.node("AveragePool", {"d"}, {"p"});
+  OnnxBuilder::attr(pool, "kernel_shape", {2, 2});
+  OnnxBuilder::attr(pool, "strides", {2, 2});
+  b.node("Flatten", {"p"}, {"f"});
+  OnnxBuilder::attr(b.node("Gemm", {"f", "W2"}, {"scores"}), "transB", std::int64_t{1});
+  b.node("SoftmaxCrossEntropyLoss", {"scores", "labels"}, {"loss"});
+  b.output("loss");
+  std::vector<float> x = testing::random_floats(96, 23);
+  check_gradients(b, {"W", "scale", "bias", "W2"}, {{"x", f32({3, 2, 4, 4}, x)}, {"labels", labels({0, 3, 1})}});
+  // Inference mode has no batch statistics to differentiate through here: refused by name.
+  b.m.mutable_graph()->mutable_node(1)->mutable_attribute(0)->set_i(0);
+  const Result<graph::Model> r = differentiate(typed(b), "loss", {"W"});
+  EXPECT_NE(r.status().message().find("BatchNormalization in inference mode"), std::string::npos) << r.status().message();
+}
+
 // Broadcasting: Mul by a row, Div by a column, Tanh, Sub of a scalar, a transposed MatMul of a
 // batch with a shared matrix, ReduceSum over one axis, then over all.
 TEST(Autodiff, BroadcastingAndReductionsMatchFiniteDifferences) {

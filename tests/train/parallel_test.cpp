@@ -20,6 +20,8 @@
 namespace tessera::train {
 namespace {
 
+using testing::TempDir;
+
 // Runs body(rank, comm) on a thread per rank of a new group of n.
 void on_ranks(int n, const std::function<void(int, Communicator&)>& body) {
   std::vector<std::unique_ptr<Communicator>> g = thread_group(n);
@@ -186,6 +188,42 @@ TEST(TrainParallel, TwoRanksTrainAsOneProcess) {
     mine.batch = 1;
     EXPECT_NE(fit(m, b.parameters(), train_set, test_set, mine).status().message().find("a batch of 1 cannot be shared by 2 ranks"), std::string::npos);
   });
+}
+
+// Batch norm's running statistics are state: trained (they leave their initial values), used by
+// the test accuracy and the trained model (inference mode), kept in checkpoints (a resumed run
+// gives the uninterrupted bits) and averaged over the ranks (which then agree bit for bit).
+TEST(TrainFit, BatchNormStatisticsAreStateThatTrainsSavesAndSyncs) {
+  TempDir dir;
+  NetBuilder b({1, 8, 8}, 6);
+  const graph::Model m = b.conv(4, 3, 1, 1).batch_norm().relu().residual(8, 2).global_avg_pool().linear(4).build().value_or_throw();
+  const Dataset train_set = quarters(128, 3), test_set = quarters(32, 4);
+  TrainOptions o = three_adamw_epochs();
+  const TrainResult whole = fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
+  EXPECT_GT(whole.epochs[2].test_accuracy, 0.9);
+  const graph::Value& mean = whole.trained.graph.values[static_cast<std::size_t>(whole.trained.graph.find("layer2.running_mean"))];
+  const std::vector<float> trained_mean = exec::tensor_from_constant(*mean.constant, "mean").value_or_throw().to_vector<float>();
+  EXPECT_NE(trained_mean, std::vector<float>(4, 0.0f));
+  exec::Session s = exec::Session::create(whole.trained).value_or_throw();  // inference mode, the trained statistics
+  EXPECT_EQ(accuracy(s, {}, test_set, 8).value_or_throw(), whole.epochs[2].test_accuracy);
+  o.checkpoint_dir = dir.file("ck");
+  o.epochs = 2;
+  fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
+  o.epochs = 3;
+  o.resume = true;
+  const TrainResult resumed = fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
+  std::vector<std::string> all = b.parameters();  // and the running statistics
+  for (graph::ValueId v : m.graph.initializers) all.push_back(m.graph.values[static_cast<std::size_t>(v)].name);
+  expect_same_parameters(resumed, whole, all);
+  std::vector<TrainResult> two(2);
+  o = three_adamw_epochs();
+  o.epochs = 1;
+  on_ranks(2, [&](int r, Communicator& c) {
+    TrainOptions mine = o;
+    mine.comm = &c;
+    two[static_cast<std::size_t>(r)] = fit(m, b.parameters(), train_set, test_set, mine).value_or_throw();
+  });
+  expect_same_parameters(two[0], two[1], all);
 }
 
 // A non-finite loss names the step and where the first non-finite value came from.
