@@ -24,12 +24,13 @@ nn = torch.nn
 if model == "lenet":
     net = nn.Sequential(nn.Conv2d(1, 20, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(20, 50, 5), nn.ReLU(), nn.MaxPool2d(2),
                         nn.Flatten(), nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
-elif model == "resnet-small":  # NetBuilder's residual blocks: no batch norm
+elif model == "resnet-small":  # NetBuilder's residual blocks: conv (with bias) + batch norm
     class Block(nn.Module):
         def __init__(self, cin, cout, stride):
             super().__init__()
-            self.c1, self.c2 = nn.Conv2d(cin, cout, 3, stride, 1), nn.Conv2d(cout, cout, 3, 1, 1)
-            self.proj = nn.Conv2d(cin, cout, 1, stride) if cin != cout or stride != 1 else None
+            self.c1 = nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1), nn.BatchNorm2d(cout))
+            self.c2 = nn.Sequential(nn.Conv2d(cout, cout, 3, 1, 1), nn.BatchNorm2d(cout))
+            self.proj = nn.Sequential(nn.Conv2d(cin, cout, 1, stride), nn.BatchNorm2d(cout)) if cin != cout or stride != 1 else None
         def forward(self, x):
             y = self.c2(torch.relu(self.c1(x)))
             return torch.relu(y + (self.proj(x) if self.proj is not None else x))

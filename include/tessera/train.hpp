@@ -269,7 +269,9 @@ struct TrainResult {
 // Trains `model` (a NetBuilder model, or any model with inputs "images" and "labels" and
 // outputs "loss" and "scores") on `train_set` with mini-batches in a seeded order (the last
 // partial batch is dropped), differentiating the loss with respect to `parameters`; the test
-// accuracy is measured after each epoch. A NaN or infinite loss stops training with an error
+// accuracy is measured after each epoch. BatchNormalization nodes (inference mode in `model`)
+// train in training mode; their running statistics are state: updated every step, used by the
+// test accuracy, checkpointed and written into the trained model. A NaN or infinite loss stops training with an error
 // naming the epoch and batch.
 Result<TrainResult> fit(const graph::Model& model, const std::vector<std::string>& parameters, const Dataset& train_set,
                         const Dataset& test_set, const TrainOptions& options);
@@ -305,7 +307,9 @@ Result<double> accuracy(exec::Session& forward, const std::vector<exec::NamedTen
 // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, the activations Relu, LeakyRelu,
 // Sigmoid, Tanh, Elu, Softplus, Softsign, Gelu, HardSigmoid, HardSwish, Mish, Selu, Celu,
 // Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Identity, ReduceSum and ReduceMean (known
-// dims), SoftmaxCrossEntropyLoss (no weights). A node on a path from a `wrt` value to the loss
+// dims), SoftmaxCrossEntropyLoss (no weights), BatchNormalization in training mode (X, scale,
+// bias; the batch's statistics), Dropout (the identity, or in training mode with a constant
+// ratio the node's mask over 1 - ratio: the node gains its mask output). A node on a path from a `wrt` value to the loss
 // with another op is kUnsupported naming the node; so is a `wrt` name the graph lacks, or a
 // loss that is not one f32 element.
 Result<graph::Model> differentiate(const graph::Model& model, const std::string& loss, const std::vector<std::string>& wrt);
