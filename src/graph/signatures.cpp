@@ -31,6 +31,7 @@ constexpr Signature kOnnx[] = {
 constexpr Signature kTessera[] = {
     {"ActivationGrad", 1, 2, 2, 0x3u, -1, 1, 1, 0x1u},      // X, dY
     {"AveragePool", 1, 1, 1, 0x1u, -1, 1, 1, 0x1u},         // channels-last
+    {"BatchNormGrad", 1, 3, 3, 0x7u, -1, 1, 3, 0x0u},       // X, dY, scale -> [dX], [dScale], [dBias]
     {"ConvGradData", 1, 3, 3, 0x7u, -1, 1, 1, 0x1u},        // dY, W, X's dims
     {"ConvGradWeight", 1, 3, 3, 0x7u, -1, 1, 1, 0x1u},      // X, dY, W's dims
     {"FusedConv", 1, 2, 4, 0x3u, -1, 1, 1, 0x1u},           // X, W, [B], [residual]
