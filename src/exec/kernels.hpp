@@ -113,7 +113,8 @@ Result<int> norm_axis(std::int64_t a, int rank, const std::string& what);
 // t as a packed f32 tensor (t itself when it is one): the parameters the primitives take as float*.
 Result<Tensor> as_f32(dnn::Handle& h, const Tensor& t);
 // Per channel of x [outer, channels, inner] (contiguous f32): the mean and the biased variance,
-// summed in double in a fixed order (BatchNormalization in training mode and its gradient).
+// summed in a fixed order (float lanes, then double): the same bits on every machine and thread
+// count (BatchNormalization in training mode and its gradient).
 void batch_statistics(const float* x, std::int64_t outer, std::int64_t channels, std::int64_t inner, float* mean, float* var);
 // A packed f64 copy of x (any numeric dtype), and `out` = d cast to `dtype`: the path of the
 // reference-grade kernels of rare ops, which compute in f64.
