@@ -226,6 +226,20 @@ Status all_reduce_sum(Communicator& c, std::span<double> data);
 // Copies root's `data` to every rank (along the ring).
 Status broadcast(Communicator& c, std::span<std::byte> data, int root);
 
+// ---- models from ONNX ---------------------------------------------------------------------------
+
+// A classifier (one f32 input [N, ...] that is not an initializer, the first output its scores
+// [N, classes]) in the form fit trains: the input renamed "images", the scores "scores", a new
+// i64 input "labels" [N] and a SoftmaxCrossEntropyLoss (mean) "loss"; outputs loss, scores. When
+// the output is a Softmax's, its input is the scores (the Softmax is left unused). A model that
+// is already in that form is returned as it is. Other forms, or names that clash,
+// are an error saying what is expected.
+Result<graph::Model> with_classifier_loss(const graph::Model& m);
+// The initializers fit should train: the f32 ones except BatchNormalization's running
+// statistics (state) and a checkpoint's own (tessera.checkpoint.*); they become graph inputs
+// with their values as defaults.
+std::vector<std::string> trainable_parameters(graph::Model& m);
+
 // ---- training -----------------------------------------------------------------------------------
 
 struct TrainOptions {

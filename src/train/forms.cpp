@@ -2,6 +2,7 @@
 #include "forms.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "tessera/graph/passes.hpp"
 
@@ -44,3 +45,75 @@ Result<TrainingForm> training_form(const graph::Model& m) {
 }
 
 }  // namespace tessera::train::detail
+
+namespace tessera::train {
+
+Result<graph::Model> with_classifier_loss(const graph::Model& model) {
+  graph::Model m = model;
+  graph::Graph& g = m.graph;
+  const auto name_of = [&](graph::ValueId v) { return g.values[static_cast<std::size_t>(v)].name; };
+  std::vector<graph::ValueId> data;  // inputs that are not initializers
+  for (graph::ValueId v : g.inputs)
+    if (!g.values[static_cast<std::size_t>(v)].constant) data.push_back(v);
+  if (g.outputs.size() >= 2 && name_of(g.outputs[0]) == "loss" && name_of(g.outputs[1]) == "scores" && g.find("images") != graph::kNoValue &&
+      g.find("labels") != graph::kNoValue)
+    return m;  // already trainable
+  if (m.opsets.count("") && m.opsets.at("") < 13)
+    return unsupported("with_classifier_loss: SoftmaxCrossEntropyLoss needs opset 13 or newer (the model's is " + std::to_string(m.opsets.at("")) + ")");
+  const std::string want = "a classifier with one f32 input [N, ...] and its scores [N, classes] as the first output";
+  if (data.size() != 1 || g.outputs.empty()) return invalid_argument("with_classifier_loss: the model is not " + want);
+  const graph::ValueId x = data[0];
+  graph::ValueId scores = g.outputs[0];
+  // A final Softmax turns scores into probabilities: the loss takes its input (and the
+  // trained model gives the scores).
+  if (const int p = g.values[static_cast<std::size_t>(scores)].producer; p >= 0) {
+    const graph::Node& last = g.nodes[static_cast<std::size_t>(p)];
+    if (last.domain.empty() && last.op_type == "Softmax" && !last.inputs.empty() && last.inputs[0] != graph::kNoValue) scores = last.inputs[0];
+  }
+  const graph::ValueType& xt = g.values[static_cast<std::size_t>(x)].type;
+  const graph::ValueType& st = g.values[static_cast<std::size_t>(scores)].type;
+  if (xt.elem != graph::ElemType::kF32 || !xt.shape || xt.shape->size() < 2 || st.elem != graph::ElemType::kF32 || (st.shape && st.shape->size() != 2))
+    return invalid_argument("with_classifier_loss: the model is not " + want + " (input " + graph::to_text(xt) + ", output " + graph::to_text(st) + ")");
+  for (const char* taken : {"images", "scores", "labels", "loss"}) {
+    const graph::ValueId v = g.find(taken);
+    if (v != graph::kNoValue && v != x && v != scores)
+      return invalid_argument(std::string("with_classifier_loss: the model already has a value named '") + taken + "'");
+  }
+  for (const char* taken : {"images", "scores"})  // the output, when a Softmax was skipped
+    if (g.find(taken) != graph::kNoValue && g.find(taken) == g.outputs[0] && g.outputs[0] != scores)
+      return invalid_argument(std::string("with_classifier_loss: the model already has a value named '") + taken + "'");
+  g.values[static_cast<std::size_t>(x)].name = "images";
+  g.values[static_cast<std::size_t>(scores)].name = "scores";
+  const graph::ValueId labels = graph::passes::add_value(g, "labels", graph::ValueType{graph::ElemType::kI64, std::vector<graph::Dim>{(*xt.shape)[0]}});
+  g.inputs.push_back(labels);
+  const graph::ValueId loss = graph::passes::add_value(g, "loss", graph::ValueType{graph::ElemType::kF32, std::vector<graph::Dim>{}});
+  graph::Node n;
+  n.name = "loss";
+  n.op_type = "SoftmaxCrossEntropyLoss";
+  n.inputs = {scores, labels};
+  n.outputs = {loss};
+  g.values[static_cast<std::size_t>(loss)].producer = static_cast<int>(g.nodes.size());
+  g.nodes.push_back(std::move(n));
+  g.outputs = {loss, scores};
+  TESSERA_RETURN_IF_ERROR(graph::verify(m).with_context("with_classifier_loss"));
+  TESSERA_RETURN_IF_ERROR(graph::infer_types(m).with_context("with_classifier_loss"));
+  return m;
+}
+
+std::vector<std::string> trainable_parameters(graph::Model& m) {
+  graph::Graph& g = m.graph;
+  std::set<graph::ValueId> state;
+  for (const graph::Node& n : g.nodes)
+    if (n.op_type == "BatchNormalization" && n.domain.empty())
+      for (std::size_t k = 3; k < n.inputs.size() && k < 5; ++k) state.insert(n.inputs[k]);
+  std::vector<std::string> params;
+  for (graph::ValueId v : g.initializers) {
+    const graph::Value& val = g.values[static_cast<std::size_t>(v)];
+    if (val.constant->elem != graph::ElemType::kF32 || state.count(v) || val.name.rfind("tessera.checkpoint.", 0) == 0) continue;
+    params.push_back(val.name);
+    if (std::find(g.inputs.begin(), g.inputs.end(), v) == g.inputs.end()) g.inputs.push_back(v);
+  }
+  return params;
+}
+
+}  // namespace tessera::train

@@ -173,9 +173,9 @@ TEST(RunCli, TrainExportsAModelThatRuns) {
   r = run("train --model vgg");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("--model 'vgg' (lenet, mlp, resnet-small or a FILE.onnx)"), std::string::npos) << r.err;
-  r = run("train --model " TESSERA_DEFAULT_MODEL);
+  r = run("train --model " TESSERA_DEFAULT_MODEL);  // a classifier of other images
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("takes inputs 'images' and 'labels'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("takes samples of [3, 32, 32], the data's are [1, 28, 28]"), std::string::npos) << r.err;
   r = run("train --data " + dir.file("nothing"));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("holds none of train_images.npy"), std::string::npos) << r.err;
@@ -202,6 +202,35 @@ TEST(RunCli, TrainOnCsvAndResnetSmall) {
   r = run("train --model resnet-small --limit 256 --batch 32 --crop-pad 2 --flip --json");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["epochs"].size(), 1u);
+}
+
+// Any ONNX classifier trains: the default model (image -> ... -> Softmax probabilities) gets
+// labels and a loss on its logits, learns a synthetic task from .npy files and exports a model
+// that runs.
+TEST(RunCli, TrainsAnOnnxClassifier) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("npy"));
+  for (const auto& [stem, n] : {std::pair<std::string, std::int64_t>{"train", 128}, {"test", 32}}) {
+    std::vector<float> x(static_cast<std::size_t>(n * 3 * 32 * 32));
+    std::vector<std::int64_t> y(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {  // the label: which quarter of the image is bright
+      const std::int64_t q = (i * 7) % 4;
+      y[static_cast<std::size_t>(i)] = q;
+      for (std::int64_t c = 0; c < 3; ++c)
+        for (std::int64_t r = 0; r < 32; ++r)
+          for (std::int64_t k = 0; k < 32; ++k)
+            x[static_cast<std::size_t>(((i * 3 + c) * 32 + r) * 32 + k)] = ((r < 16) == (q < 2) && (k < 16) == (q % 2 == 0)) ? 1.0f : 0.1f * static_cast<float>((i + r + k) % 3);
+    }
+    ASSERT_TRUE(write_npy(dir.file("npy/" + stem + "_images.npy"), Tensor::from_vector<float>(Shape({n, 3, 32, 32}), x).value_or_throw()).is_ok());
+    ASSERT_TRUE(write_npy(dir.file("npy/" + stem + "_labels.npy"), Tensor::from_vector<std::int64_t>(Shape({n}), y).value_or_throw()).is_ok());
+  }
+  Outcome r = run("train --model " TESSERA_DEFAULT_MODEL " --data " + dir.file("npy") + " --batch 16 --epochs 4 --lr 0.005 --json --export " + dir.file("t.onnx"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_LT(j["epochs"][3]["mean_loss"].get<double>(), j["epochs"][0]["mean_loss"].get<double>());
+  EXPECT_GT(j["epochs"][3]["test_accuracy"].get<double>(), 0.9);
+  r = run("run " + dir.file("t.onnx") + " --batch 2 --iterations 1 --json");
+  EXPECT_EQ(r.code, 0) << r.err;
 }
 
 // `mpirun -np 2 tessera train`: two processes with a shard each of every batch of 64 train as

@@ -252,6 +252,50 @@ TEST(Autodiff, WhatCannotBeDifferentiatedIsAClearError) {
   EXPECT_NE(r.status().message().find("(If): control flow (subgraphs) cannot be differentiated yet"), std::string::npos) << r.status().message();
 }
 
+// An ONNX classifier made trainable: labels and a loss added (on the logits when the output is
+// a Softmax's), the parameters all f32 initializers but batch norm's running statistics; what
+// is not a classifier is refused by name.
+TEST(Autodiff, OnnxClassifiersGetALossAndParameters) {
+  OnnxBuilder b(17);
+  b.input("x", {"N", "2", "4", "4"});
+  b.floats("W", {3, 2, 3, 3}, testing::random_floats(54, 1));
+  b.floats("s", {3}, {1, 1, 1});
+  b.floats("bb", {3}, {0, 0, 0});
+  b.floats("rm", {3}, {0, 0, 0});
+  b.floats("rv", {3}, {1, 1, 1});
+  b.floats("W2", {5, 3}, testing::random_floats(15, 2));
+  b.node("Conv", {"x", "W"}, {"c"});
+  b.node("BatchNormalization", {"c", "s", "bb", "rm", "rv"}, {"n"});
+  b.node("GlobalAveragePool", {"n"}, {"g"});
+  b.node("Flatten", {"g"}, {"f"});
+  OnnxBuilder::attr(b.node("Gemm", {"f", "W2"}, {"logits"}), "transB", std::int64_t{1});
+  b.node("Softmax", {"logits"}, {"probabilities"});
+  b.output("probabilities");
+  graph::Model m = with_classifier_loss(typed(b)).value_or_throw();
+  std::vector<std::string> io;
+  for (graph::ValueId v : m.graph.outputs) io.push_back(m.graph.values[static_cast<std::size_t>(v)].name);
+  EXPECT_EQ(io, (std::vector<std::string>{"loss", "scores"}));
+  EXPECT_EQ(m.graph.values[static_cast<std::size_t>(m.graph.find("scores"))].producer, 4);  // the Gemm: the loss takes the logits
+  EXPECT_NE(m.graph.find("images"), graph::kNoValue);
+  EXPECT_NE(m.graph.find("labels"), graph::kNoValue);
+  EXPECT_EQ(trainable_parameters(m), (std::vector<std::string>{"W", "s", "bb", "W2"}));
+  EXPECT_TRUE(with_classifier_loss(m).is_ok());  // already trainable: unchanged
+  // Two data inputs: not a classifier.
+  OnnxBuilder two(17);
+  two.input("a", {"N", "3"});
+  two.input("b", {"N", "3"});
+  two.node("Add", {"a", "b"}, {"y"});
+  two.output("y");
+  EXPECT_NE(with_classifier_loss(typed(two)).status().message().find("is not a classifier with one f32 input"), std::string::npos);
+  // A name the loss needs is taken.
+  OnnxBuilder clash(17);
+  clash.input("x", {"N", "3"});
+  clash.floats("labels", {3, 2}, testing::random_floats(6, 3));
+  clash.node("MatMul", {"x", "labels"}, {"y"});
+  clash.output("y");
+  EXPECT_NE(with_classifier_loss(typed(clash)).status().message().find("already has a value named 'labels'"), std::string::npos);
+}
+
 // Plain SGD with the gradient model: the MLP's loss on a fixed batch falls.
 TEST(Autodiff, SgdStepsLowerTheLoss) {
   const std::vector<std::string> params = {"W1", "b1", "W2", "b2"};

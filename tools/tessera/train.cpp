@@ -37,24 +37,17 @@ struct TrainArgs {
   bool no_prefetch = false;
 };
 
-// A model from a file (one tessera train exported, a checkpoint, or any of the same form:
-// inputs images and labels, outputs loss and scores): its f32 initializers are the parameters,
-// made graph inputs with their values as defaults.
+// A model from a file: one tessera train exported, a checkpoint, or any classifier (one input,
+// its scores the first output: train::with_classifier_loss adds the labels and the loss). Its
+// f32 initializers but batch norm's running statistics are the parameters: fine-tuning.
 Result<graph::Model> onnx_model(const std::string& path, std::vector<std::string>& params) {
   TESSERA_ASSIGN_OR_RETURN(graph::Model m, graph::import_onnx(path));
   TESSERA_RETURN_IF_ERROR(graph::infer_types(m));
-  graph::Graph& g = m.graph;
-  std::vector<std::string> outputs;
-  for (graph::ValueId v : g.outputs) outputs.push_back(g.values[static_cast<std::size_t>(v)].name);
-  if (g.find("images") == graph::kNoValue || g.find("labels") == graph::kNoValue || outputs.size() < 2 || outputs[0] != "loss" || outputs[1] != "scores")
-    return invalid_argument("--model '" + path + "': a model to train takes inputs 'images' and 'labels' and gives outputs 'loss' and 'scores'");
-  g.outputs.resize(2);
-  for (graph::ValueId v : g.initializers) {
-    const graph::Value& val = g.values[static_cast<std::size_t>(v)];
-    if (val.constant->elem != graph::ElemType::kF32 || val.name.rfind("tessera.checkpoint.", 0) == 0) continue;
-    params.push_back(val.name);
-    if (std::find(g.inputs.begin(), g.inputs.end(), v) == g.inputs.end()) g.inputs.push_back(v);
-  }
+  Result<graph::Model> trainable = train::with_classifier_loss(m);
+  if (!trainable.is_ok()) return Status(trainable.status().code(), "--model '" + path + "': " + trainable.status().message());
+  m = std::move(trainable).value();
+  m.graph.outputs.resize(2);
+  params = train::trainable_parameters(m);
   if (params.empty()) return invalid_argument("--model '" + path + "' has no f32 initializers to train");
   return m;
 }
@@ -113,6 +106,13 @@ void run_train(const TrainArgs& a) {
     for (std::int64_t y : d->labels.to_vector<std::int64_t>()) classes = std::max(classes, y + 1);
   Result<graph::Model> model = make_model(a.model, dims, classes, a.seed, params);
   if (!model.is_ok()) throw CommandError{model.status().message()};
+  if (const auto want = model.value().graph.values[static_cast<std::size_t>(model.value().graph.find("images"))].type.shape) {
+    std::vector<std::int64_t> sample;  // the model's dims of one sample (-1 where symbolic)
+    for (std::size_t i = 1; i < want->size(); ++i) sample.push_back((*want)[i].has_size() ? (*want)[i].size : -1);
+    bool fits = sample.size() == dims.size();
+    for (std::size_t i = 0; fits && i < dims.size(); ++i) fits = sample[i] < 0 || sample[i] == dims[i];
+    if (!fits) throw CommandError{"--model '" + a.model + "' takes samples of " + Shape(sample).to_string() + ", the data's are " + Shape(dims).to_string()};
+  }
   train::TrainOptions o;
   o.epochs = a.epochs;
   o.batch = a.batch;
