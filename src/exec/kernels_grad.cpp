@@ -7,6 +7,7 @@
 //   ActivationGrad(X, dY) -> dX      activation (an ONNX activation op), activation_alpha / _beta
 //   SoftmaxCrossEntropyLossGrad(dLoss, Scores, Labels) -> dScores   reduction, ignore_index
 //   BatchNormGrad(X, dY, Scale) -> dX, dScale, dBias   epsilon (BatchNormalization in training mode)
+//   LayerNormGrad(X, dY, Scale, Mean, InvStdDev) -> dX, dScale, dBias   axis (non-negative)
 // All f32.
 #include <cmath>
 #include <cstring>
@@ -103,6 +104,35 @@ Status batch_norm_grad_kernel(KernelCall& c) {
     if (c.node.outputs[k] == graph::kNoValue) continue;
     TESSERA_ASSIGN_OR_RETURN(c.out[k], c.output(k, scale.shape().dims(), DType::kF32));
     std::memcpy(c.out[k].data(), (k == 1 ? ds : db).data(), static_cast<std::size_t>(channels) * sizeof(float));
+  }
+  return Status::ok();
+}
+
+// LayerNormGrad(X, dY, scale, mean, invstd) -> dX, dScale, dBias over the dims from `axis` on:
+// the statistics the forward node gave, then the dnn primitive's backward pass.
+Status layer_norm_grad_kernel(KernelCall& c) {
+  TESSERA_RETURN_IF_ERROR(f32_only(c));
+  const Tensor &x = *c.input(0), &dy = *c.input(1), &scale = *c.input(2), &mean = *c.input(3), &invstd = *c.input(4);
+  const std::int64_t axis = c.attr_int("axis", -1);
+  if (axis < 0 || axis >= x.rank() || dy.shape().dims() != x.shape().dims())
+    return invalid_argument("LayerNormGrad: X " + x.shape().to_string() + ", dY " + dy.shape().to_string() + " and axis " + std::to_string(axis));
+  const std::int64_t rows = x.numel() / std::max<std::int64_t>(scale.numel(), 1);
+  if (mean.numel() != rows || invstd.numel() != rows || scale.numel() * rows != x.numel())
+    return invalid_argument("LayerNormGrad: the scale and statistics do not fit X " + x.shape().to_string());
+  Tensor in[5];
+  for (std::size_t k = 0; k < 5; ++k) {
+    TESSERA_ASSIGN_OR_RETURN(in[k], c.input(k)->contiguous());
+  }
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
+  Tensor ds, db;
+  TESSERA_ASSIGN_OR_RETURN(ds, Tensor::empty(scale.shape(), DType::kF32));
+  TESSERA_ASSIGN_OR_RETURN(db, Tensor::empty(scale.shape(), DType::kF32));
+  TESSERA_RETURN_IF_ERROR(dnn::layer_norm_backward(c.h, static_cast<int>(axis), desc(in[0]), in[0].data(), desc(in[1]), in[1].data(), in[2].data<float>(),
+                                                   in[3].data<float>(), in[4].data<float>(), desc(c.out[0]), c.out[0].data(), ds.data<float>(), db.data<float>()));
+  for (std::size_t k = 1; k < 3 && k < c.out.size(); ++k) {
+    if (c.node.outputs[k] == graph::kNoValue) continue;
+    TESSERA_ASSIGN_OR_RETURN(c.out[k], c.output(k, scale.shape().dims(), DType::kF32));
+    std::memcpy(c.out[k].data(), (k == 1 ? ds : db).data(), static_cast<std::size_t>(scale.numel()) * sizeof(float));
   }
   return Status::ok();
 }

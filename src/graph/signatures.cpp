@@ -38,6 +38,7 @@ constexpr Signature kTessera[] = {
     {"FusedElementwise", 1, 1, -1, 0x0u, 0, 1, 1, 0x1u},    // the chain's inputs
     {"GlobalAveragePool", 1, 1, 1, 0x1u, -1, 1, 1, 0x1u},
     {"GlobalMaxPool", 1, 1, 1, 0x1u, -1, 1, 1, 0x1u},
+    {"LayerNormGrad", 1, 5, 5, 0x1fu, -1, 1, 3, 0x0u},      // X, dY, scale, mean, invstd -> [dX], [dScale], [dBias]
     {"LayerNormalization", 1, 2, 3, 0x3u, -1, 1, 3, 0x1u},  // X, scale, [bias]
     {"MaxPool", 1, 1, 1, 0x1u, -1, 1, 2, 0x1u},             // Y, [indices]
     {"PoolGrad", 1, 2, 2, 0x3u, -1, 1, 1, 0x1u},            // X, dY

@@ -130,6 +130,7 @@ class Differentiator {
  private:
   // One node's gradient contributions to its inputs that vary.
   Status backward(const Node& n, std::size_t i, const std::vector<char>& varies) {
+    if (n.domain.empty() && n.op_type == "Split") return split(n, i);
     const ValueId y = n.outputs.empty() ? kNoValue : n.outputs[0];
     const ValueId dy = y == kNoValue ? kNoValue : grad_[at(y)];
     if (dy == kNoValue) return Status::ok();  // its output does not reach the loss
@@ -143,6 +144,40 @@ class Differentiator {
     const bool onnx = n.domain.empty();
     if (onnx && op == "Identity") return add_grad(in(0), dy);
     if (onnx && op == "Dropout") return dropout(n, i, dy);
+    if (onnx && (op == "Softmax" || op == "LogSoftmax")) {
+      if (opset_ < 13) return unsupported("differentiate: " + label(n, i) + ": " + op + " before opset 13 (over a 2-D coercion)");
+      const ValueType t = type(y);
+      const std::int64_t axis = n.attrs.count("axis") ? n.attrs.at("axis").i : -1;
+      ValueType kept = t;  // the sum over the axis, kept as 1
+      if (kept.shape) {
+        const auto r = static_cast<std::int64_t>(kept.shape->size());
+        if (axis < -r || axis >= r) return invalid_argument("differentiate: " + label(n, i) + ": axis " + std::to_string(axis) + " for rank " + std::to_string(r));
+        (*kept.shape)[static_cast<std::size_t>(axis < 0 ? axis + r : axis)] = Dim{1, {}};
+      }
+      const auto sum = [&](ValueId v) { return emit("ReduceSum", {v, constant_i64(n.name + "_axis", {axis})}, kept, "", {{"keepdims", graph::int_attribute(1)}}); };
+      if (op == "Softmax")  // y (dy - sum(dy y))
+        return add_grad(in(0), emit("Mul", {y, emit("Sub", {dy, sum(emit("Mul", {dy, y}, t))}, t)}, t));
+      return add_grad(in(0), emit("Sub", {dy, emit("Mul", {emit("Exp", {y}, t), sum(dy)}, t)}, t));  // dy - exp(y) sum(dy)
+    }
+    if (onnx && (op == "Exp" || op == "Log" || op == "Sqrt" || op == "Abs" || op == "Reciprocal")) {
+      const ValueType t = type(in(0));
+      if (op == "Exp") return add_grad(in(0), emit("Mul", {dy, y}, t));
+      if (op == "Log") return add_grad(in(0), emit("Div", {dy, in(0)}, t));
+      if (op == "Sqrt") return add_grad(in(0), emit("Div", {dy, emit("Mul", {y, constant_f32(n.name + "_two", {}, 2.0f)}, t)}, t));
+      if (op == "Abs") return add_grad(in(0), emit("Mul", {dy, emit("Sign", {in(0)}, t)}, t));
+      return add_grad(in(0), emit("Neg", {emit("Mul", {dy, emit("Mul", {y, y}, t)}, t)}, t));  // d(1/x) = -y^2
+    }
+    if (onnx && op == "Pow") {
+      const std::optional<double> c = scalar_constant(in(1));
+      if (!c || wants(1)) return unsupported("differentiate: " + label(n, i) + ": Pow by an exponent that is not a constant scalar");
+      const ValueType t = type(in(0));
+      const ValueId p = emit("Pow", {in(0), constant_f32(n.name + "_exponent_less_one", {}, static_cast<float>(*c - 1))}, t);
+      return add_grad(in(0), emit("Mul", {dy, emit("Mul", {p, constant_f32(n.name + "_exponent", {}, static_cast<float>(*c))}, t)}, t));
+    }
+    if (onnx && op == "Concat") return concat(n, i, dy, wants);
+    if (onnx && op == "Slice") return slice(n, i, dy);
+    if (onnx && op == "Pad") return pad(n, i, dy);
+    if (onnx && op == "LayerNormalization") return layer_norm(n, i, dy, wants);
     if (onnx && op == "BatchNormalization") {
       const auto mode = n.attrs.find("training_mode");
       if (mode == n.attrs.end() || mode->second.i == 0)
@@ -399,6 +434,189 @@ class Differentiator {
     return v;
   }
 
+  // The value of a constant scalar (an initializer or a Constant node's, f32, f64, bool or an
+  // integer), or nullopt.
+  std::optional<double> scalar_constant(ValueId v) const {
+    if (v == kNoValue) return std::nullopt;
+    const graph::Constant* c = constant_of(v);
+    if (!c || c->numel() != 1) return std::nullopt;
+    switch (c->elem) {
+      case ElemType::kBool: return c->bytes[0] != std::byte{0} ? 1.0 : 0.0;
+      case ElemType::kF32: {
+        float f;
+        std::memcpy(&f, c->bytes.data(), 4);
+        return f;
+      }
+      case ElemType::kF64: {
+        double d;
+        std::memcpy(&d, c->bytes.data(), 8);
+        return d;
+      }
+      case ElemType::kI64: {
+        std::int64_t k;
+        std::memcpy(&k, c->bytes.data(), 8);
+        return static_cast<double>(k);
+      }
+      case ElemType::kI32: {
+        std::int32_t k;
+        std::memcpy(&k, c->bytes.data(), 4);
+        return k;
+      }
+      default: return std::nullopt;
+    }
+  }
+  // The integers of a constant i64/i32 value, or nullopt.
+  std::optional<Dims> ints_constant(ValueId v) const {
+    if (v == kNoValue) return std::nullopt;
+    const graph::Constant* c = constant_of(v);
+    if (!c || (c->elem != ElemType::kI64 && c->elem != ElemType::kI32)) return std::nullopt;
+    Dims d(static_cast<std::size_t>(c->numel()));
+    for (std::size_t k = 0; k < d.size(); ++k) {
+      if (c->elem == ElemType::kI64) {
+        std::memcpy(&d[k], c->bytes.data() + 8 * k, 8);
+      } else {
+        std::int32_t x;
+        std::memcpy(&x, c->bytes.data() + 4 * k, 4);
+        d[k] = x;
+      }
+    }
+    return d;
+  }
+  const graph::Constant* constant_of(ValueId v) const {
+    const graph::Value& val = g_.values[at(v)];
+    if (val.constant) return val.constant.get();
+    if (val.producer < 0) return nullptr;
+    const Node& p = g_.nodes[static_cast<std::size_t>(val.producer)];
+    if (p.op_type != "Constant" || !p.domain.empty()) return nullptr;
+    const auto it = p.attrs.find("value");
+    return it != p.attrs.end() && it->second.kind == Attribute::Kind::kTensor ? it->second.t.get() : nullptr;
+  }
+
+  // Concat: each input's gradient is its slice of dY along the axis (known extents).
+  Status concat(const Node& n, std::size_t i, ValueId dy, const std::function<bool(std::size_t)>& wants) {
+    const std::int64_t axis = n.attrs.count("axis") ? n.attrs.at("axis").i : 0;
+    std::int64_t at_ = 0;
+    for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+      const std::optional<Dims> d = known_dims(type(n.inputs[k]));
+      const auto r = d ? static_cast<std::int64_t>(d->size()) : 0;
+      if (!d || axis < -r || axis >= r) return unsupported("differentiate: " + label(n, i) + ": a Concat input of unknown dims");
+      const std::int64_t len = (*d)[static_cast<std::size_t>(axis < 0 ? axis + r : axis)];
+      if (wants(k))
+        TESSERA_RETURN_IF_ERROR(add_grad(n.inputs[k], emit("Slice", {dy, constant_i64(n.name + "_start", {at_}), constant_i64(n.name + "_end", {at_ + len}),
+                                                                   constant_i64(n.name + "_axis", {axis})}, type(n.inputs[k]))));
+      at_ += len;
+    }
+    return Status::ok();
+  }
+
+  // Slice with unit steps (constant starts, ends, axes): dY padded with zeros back to X's dims.
+  Status slice(const Node& n, std::size_t i, ValueId dy) {
+    const ValueId x = n.inputs[0];
+    const std::optional<Dims> xd = known_dims(type(x));
+    if (!xd) return unsupported("differentiate: " + label(n, i) + ": a Slice of an input of unknown dims");
+    const auto rank = static_cast<std::int64_t>(xd->size());
+    std::optional<Dims> starts, ends, axes, steps;
+    if (opset_ >= 10) {
+      starts = ints_constant(n.inputs.size() > 1 ? n.inputs[1] : kNoValue);
+      ends = ints_constant(n.inputs.size() > 2 ? n.inputs[2] : kNoValue);
+      if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) axes = ints_constant(n.inputs[3]);
+      if (n.inputs.size() > 4 && n.inputs[4] != kNoValue) steps = ints_constant(n.inputs[4]);
+      if (!starts || !ends || (n.inputs.size() > 3 && n.inputs[3] != kNoValue && !axes) || (n.inputs.size() > 4 && n.inputs[4] != kNoValue && !steps))
+        return unsupported("differentiate: " + label(n, i) + ": a Slice whose starts, ends, axes or steps are not constants");
+    } else {
+      starts = n.attrs.count("starts") ? n.attrs.at("starts").ints : Dims{};
+      ends = n.attrs.count("ends") ? n.attrs.at("ends").ints : Dims{};
+      if (n.attrs.count("axes")) axes = n.attrs.at("axes").ints;
+    }
+    if (!axes) {
+      axes = Dims{};
+      for (std::size_t k = 0; k < starts->size(); ++k) axes->push_back(static_cast<std::int64_t>(k));
+    }
+    Dims pads(2 * xd->size(), 0);
+    for (std::size_t k = 0; k < starts->size() && k < ends->size() && k < axes->size(); ++k) {
+      if (steps && k < steps->size() && (*steps)[k] != 1) return unsupported("differentiate: " + label(n, i) + ": a Slice with steps other than 1");
+      const std::int64_t a = (*axes)[k] < 0 ? (*axes)[k] + rank : (*axes)[k];
+      if (a < 0 || a >= rank) return invalid_argument("differentiate: " + label(n, i) + ": axis " + std::to_string((*axes)[k]));
+      const std::int64_t dim = (*xd)[static_cast<std::size_t>(a)];
+      const auto clamp = [&](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? v + dim : v, 0, dim); };
+      const std::int64_t b = clamp((*starts)[k]), e = std::max(b, clamp((*ends)[k]));
+      pads[static_cast<std::size_t>(a)] = b;
+      pads[static_cast<std::size_t>(a + rank)] = dim - e;
+    }
+    return add_grad(x, emit("Pad", {dy, constant_i64(n.name + "_pads", pads)}, type(x)));
+  }
+
+  // Pad (constant mode, constant non-negative pads): dX is the middle of dY.
+  Status pad(const Node& n, std::size_t i, ValueId dy) {
+    const ValueId x = n.inputs[0];
+    const std::optional<Dims> xd = known_dims(type(x));
+    const std::string mode = n.attrs.count("mode") ? n.attrs.at("mode").s : "constant";
+    std::optional<Dims> pads = opset_ >= 11 ? ints_constant(n.inputs.size() > 1 ? n.inputs[1] : kNoValue)
+                                            : (n.attrs.count("pads") ? std::optional<Dims>(n.attrs.at("pads").ints) : std::nullopt);
+    if (!xd || !pads || mode != "constant" || pads->size() != 2 * xd->size() || (n.inputs.size() > 3 && n.inputs[3] != kNoValue))
+      return unsupported("differentiate: " + label(n, i) + ": a Pad other than constant mode with constant pads over every axis of known dims");
+    Dims starts, ends, axes;
+    for (std::size_t k = 0; k < xd->size(); ++k) {
+      if ((*pads)[k] < 0 || (*pads)[k + xd->size()] < 0) return unsupported("differentiate: " + label(n, i) + ": a Pad that crops");
+      starts.push_back((*pads)[k]);
+      ends.push_back((*pads)[k] + (*xd)[k]);
+      axes.push_back(static_cast<std::int64_t>(k));
+    }
+    return add_grad(x, emit("Slice", {dy, constant_i64(n.name + "_starts", starts), constant_i64(n.name + "_ends", ends), constant_i64(n.name + "_axes", axes)},
+                            type(x)));
+  }
+
+  // Split: dX is the outputs' gradients concatenated (zeros for an output the loss does not reach).
+  Status split(const Node& n, std::size_t i) {
+    bool any = false;
+    for (ValueId v : n.outputs) any = any || (v != kNoValue && grad_[at(v)] != kNoValue);
+    if (!any) return Status::ok();
+    const std::int64_t axis = n.attrs.count("axis") ? n.attrs.at("axis").i : 0;
+    std::vector<ValueId> parts;
+    for (ValueId v : n.outputs) {
+      if (v == kNoValue) return unsupported("differentiate: " + label(n, i) + ": a Split with an omitted output");
+      if (grad_[at(v)] != kNoValue) {
+        parts.push_back(grad_[at(v)]);
+        continue;
+      }
+      const std::optional<Dims> d = known_dims(type(v));
+      if (!d) return unsupported("differentiate: " + label(n, i) + ": an unused Split output of unknown dims");
+      parts.push_back(emit("Expand", {constant_f32(n.name + "_zero", {}, 0.0f), constant_i64(n.name + "_dims", *d)}, type(v)));
+    }
+    return add_grad(n.inputs[0], emit("Concat", parts, type(n.inputs[0]), "", {{"axis", graph::int_attribute(axis)}}));
+  }
+
+  // LayerNormalization: the node gives its Mean and InvStdDev (made outputs when it had none);
+  // tessera:LayerNormGrad(X, dY, scale, mean, invstd) gives dX, dScale, dBias.
+  Status layer_norm(const Node& n, std::size_t i, ValueId dy, const std::function<bool(std::size_t)>& wants) {
+    const ValueId x = n.inputs[0], scale = n.inputs[1];
+    const std::optional<Dims> xd = known_dims(type(x)), sd = known_dims(type(scale));
+    std::int64_t axis = n.attrs.count("axis") ? n.attrs.at("axis").i : -1;
+    if (!xd || !sd) return unsupported("differentiate: " + label(n, i) + ": a LayerNormalization of unknown dims");
+    if (axis < 0) axis += static_cast<std::int64_t>(xd->size());
+    if (*sd != Dims(xd->begin() + axis, xd->end()) || (n.inputs.size() > 2 && n.inputs[2] != kNoValue && known_dims(type(n.inputs[2])) != sd))
+      return unsupported("differentiate: " + label(n, i) + ": a scale or bias that broadcasts");
+    Dims stat = *xd;
+    for (std::size_t k = static_cast<std::size_t>(axis); k < stat.size(); ++k) stat[k] = 1;
+    Node& fwd = g_.nodes[i];
+    if (fwd.outputs.size() < 3) fwd.outputs.resize(3, kNoValue);
+    for (std::size_t k = 1; k < 3; ++k)
+      if (g_.nodes[i].outputs[k] == kNoValue) {
+        const ValueId v = graph::passes::add_value(g_, (n.name.empty() ? "layer_norm" : n.name) + (k == 1 ? "_mean" : "_invstd"), {ElemType::kF32, dims_type(stat)});
+        g_.values[at(v)].producer = static_cast<int>(i);
+        g_.nodes[i].outputs[k] = v;
+        grow();
+      }
+    Node b = gradient_node("LayerNormGrad", n);
+    b.attrs.clear();
+    b.attrs["axis"] = graph::int_attribute(axis);
+    b.inputs = {x, dy, scale, g_.nodes[i].outputs[1], g_.nodes[i].outputs[2]};
+    const std::vector<ValueId> d = emit_outputs(std::move(b), {type(x), type(scale), type(scale)});
+    for (std::size_t k = 0; k < 3; ++k)
+      if (wants(k)) TESSERA_RETURN_IF_ERROR(add_grad(n.inputs[k], d[k]));
+    return Status::ok();
+  }
+
   // Appends n with one new output per type (named after the node); their ids.
   std::vector<ValueId> emit_outputs(Node n, const std::vector<ValueType>& types) {
     n.outputs.clear();
@@ -417,28 +635,7 @@ class Differentiator {
   // (made an output of the node when it had none) over 1 - ratio, for a constant ratio.
   Status dropout(const Node& n, std::size_t i, ValueId dy) {
     const ValueId x = n.inputs[0];
-    const auto scalar = [&](std::size_t k) -> std::optional<double> {
-      if (k >= n.inputs.size() || n.inputs[k] == kNoValue) return std::nullopt;
-      const graph::Value& v = g_.values[at(n.inputs[k])];
-      const graph::Constant* c = v.constant.get();
-      if (!c && v.producer >= 0 && g_.nodes[static_cast<std::size_t>(v.producer)].op_type == "Constant") {
-        const auto it = g_.nodes[static_cast<std::size_t>(v.producer)].attrs.find("value");
-        if (it != g_.nodes[static_cast<std::size_t>(v.producer)].attrs.end()) c = it->second.t.get();
-      }
-      if (!c || c->numel() != 1) return std::nullopt;
-      if (c->elem == ElemType::kBool) return c->bytes[0] != std::byte{0} ? 1.0 : 0.0;
-      if (c->elem == ElemType::kF32) {
-        float f;
-        std::memcpy(&f, c->bytes.data(), 4);
-        return f;
-      }
-      if (c->elem == ElemType::kF64) {
-        double d;
-        std::memcpy(&d, c->bytes.data(), 8);
-        return d;
-      }
-      return std::nullopt;
-    };
+    const auto scalar = [&](std::size_t k) { return k < n.inputs.size() ? scalar_constant(n.inputs[k]) : std::nullopt; };
     const bool has_mode = opset_ >= 12 && n.inputs.size() > 2 && n.inputs[2] != kNoValue;
     if (!has_mode) return add_grad(x, dy);
     const std::optional<double> mode = scalar(2);

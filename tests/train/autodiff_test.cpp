@@ -168,6 +168,48 @@ TEST(Autodiff, BatchNormAndDropoutInTrainingModeMatchFiniteDifferences) {
   EXPECT_NE(r.status().message().find("BatchNormalization in inference mode"), std::string::npos) << r.status().message();
 }
 
+// Split, Softmax, Log, LogSoftmax, Exp, Concat, Pad, Slice, LayerNormalization, Pow, Abs,
+// Reciprocal and Sqrt in one model, against finite differences.
+TEST(Autodiff, SoftmaxDataMovementAndLayerNormMatchFiniteDifferences) {
+  OnnxBuilder b(17);
+  b.input("x", {"3", "4"});
+  b.floats("W", {6, 4}, testing::random_floats(24, 31));
+  b.floats("scale", {6}, {1.1f, 0.9f, -0.8f, 1.3f, 0.7f, 1.0f});
+  b.floats("bias", {6}, testing::random_floats(6, 32));
+  b.ints("split", {2, 4});
+  b.ints("pads", {1, 0, 0, 2});
+  b.ints("starts", {1, 1});
+  b.ints("ends", {4, 7});
+  b.ints("axes", {0, 1});
+  b.floats("k03", {}, {0.3f});
+  b.floats("three", {}, {3.0f});
+  b.floats("one", {}, {1.0f});
+  b.floats("half", {}, {0.5f});
+  OnnxBuilder::attr(b.node("Gemm", {"x", "W"}, {"h"}), "transB", std::int64_t{1});
+  OnnxBuilder::attr(b.node("Split", {"h", "split"}, {"a", "bb"}), "axis", std::int64_t{1});
+  OnnxBuilder::attr(b.node("Softmax", {"a"}, {"sa"}), "axis", std::int64_t{1});
+  b.node("Log", {"sa"}, {"la"});
+  OnnxBuilder::attr(b.node("LogSoftmax", {"bb"}, {"lb"}), "axis", std::int64_t{-1});
+  b.node("Mul", {"bb", "k03"}, {"bs"});
+  b.node("Exp", {"bs"}, {"e"});
+  OnnxBuilder::attr(b.node("Concat", {"la", "lb"}, {"c"}), "axis", std::int64_t{1});
+  b.node("Pad", {"c", "pads"}, {"p"});
+  b.node("Slice", {"p", "starts", "ends", "axes"}, {"s"});
+  OnnxBuilder::attr(b.node("LayerNormalization", {"s", "scale", "bias"}, {"ln"}), "axis", std::int64_t{-1});
+  b.node("Pow", {"ln", "three"}, {"q"});
+  b.node("Abs", {"q"}, {"aq"});
+  b.node("Add", {"aq", "one"}, {"aq1"});
+  b.node("Reciprocal", {"aq1"}, {"r"});
+  b.node("Mul", {"r", "r"}, {"rr"});
+  b.node("Add", {"rr", "half"}, {"rh"});
+  b.node("Sqrt", {"rh"}, {"t"});
+  OnnxBuilder::attr(b.node("ReduceSum", {"t"}, {"st"}), "keepdims", std::int64_t{0});
+  OnnxBuilder::attr(b.node("ReduceSum", {"e"}, {"se"}), "keepdims", std::int64_t{0});
+  b.node("Add", {"st", "se"}, {"loss"});
+  b.output("loss");
+  check_gradients(b, {"W", "scale", "bias"}, {{"x", f32({3, 4}, testing::random_floats(12, 33))}});
+}
+
 // Broadcasting: Mul by a row, Div by a column, Tanh, Sub of a scalar, a transposed MatMul of a
 // batch with a shared matrix, ReduceSum over one axis, then over all.
 TEST(Autodiff, BroadcastingAndReductionsMatchFiniteDifferences) {
