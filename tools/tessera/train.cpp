@@ -9,6 +9,8 @@
 // (`mpirun -np 2 tessera train ...`) it trains data-parallel: each rank a shard of every batch,
 // the gradients summed across the ranks; rank 0 prints, checkpoints and exports.
 #include <algorithm>
+#include <chrono>
+#include <memory>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -133,9 +135,16 @@ void run_train(const TrainArgs& a) {
   o.augmentation = a.augmentation;
   o.prefetch = !a.no_prefetch;
   if (!a.json && lead) {
-    o.on_batch = [](int epoch, std::int64_t b, std::int64_t n, float loss) {
-      if ((b + 1) % std::max<std::int64_t>(n / 10, 1) == 0 || b + 1 == n)
-        std::fprintf(stderr, "\repoch %d  [%3lld%%]  loss %.4f", epoch + 1, static_cast<long long>(100 * (b + 1) / n), static_cast<double>(loss));
+    // A bar per epoch: how far, the samples per second so far, the batch's loss (the test
+    // accuracy follows the epoch).
+    auto started = std::make_shared<std::chrono::steady_clock::time_point>();
+    o.on_batch = [started, batch = a.batch](int epoch, std::int64_t b, std::int64_t n, float loss) {
+      if (b == 0) *started = std::chrono::steady_clock::now();
+      if ((b + 1) % std::max<std::int64_t>(n / 20, 1) != 0 && b + 1 != n) return;
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - *started).count();
+      const int filled = static_cast<int>(20 * (b + 1) / n);
+      std::fprintf(stderr, "\repoch %d [%-20s] %3lld%%  %6.0f samples/s  loss %.4f", epoch + 1, std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                   static_cast<long long>(100 * (b + 1) / n), static_cast<double>((b + 1) * batch) / std::max(seconds, 1e-9), static_cast<double>(loss));
     };
   }
   Result<train::TrainResult> r = train::fit(model.value(), params, train_set, test_set, o);
