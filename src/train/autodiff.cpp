@@ -357,10 +357,9 @@ class Differentiator {
     Dims axes;
     bool from_input = n.inputs.size() > 1 && n.inputs[1] != kNoValue;
     if (from_input) {
-      const auto& c = g_.values[at(n.inputs[1])].constant;
-      if (!c || c->elem != ElemType::kI64) return unsupported("differentiate: " + label(n, i) + ": axes that are not a constant");
-      axes.resize(static_cast<std::size_t>(c->numel()));
-      if (!axes.empty()) std::memcpy(axes.data(), c->bytes.data(), axes.size() * sizeof(std::int64_t));
+      const std::optional<Dims> c = ints_constant(n.inputs[1]);
+      if (!c) return unsupported("differentiate: " + label(n, i) + ": axes that are not a constant");
+      axes = *c;
     } else if (n.attrs.count("axes")) {
       axes = n.attrs.at("axes").ints;
     }
@@ -598,23 +597,29 @@ class Differentiator {
       return unsupported("differentiate: " + label(n, i) + ": a scale or bias that broadcasts");
     Dims stat = *xd;
     for (std::size_t k = static_cast<std::size_t>(axis); k < stat.size(); ++k) stat[k] = 1;
-    Node& fwd = g_.nodes[i];
-    if (fwd.outputs.size() < 3) fwd.outputs.resize(3, kNoValue);
-    for (std::size_t k = 1; k < 3; ++k)
-      if (g_.nodes[i].outputs[k] == kNoValue) {
-        const ValueId v = graph::passes::add_value(g_, (n.name.empty() ? "layer_norm" : n.name) + (k == 1 ? "_mean" : "_invstd"), {ElemType::kF32, dims_type(stat)});
-        g_.values[at(v)].producer = static_cast<int>(i);
-        g_.nodes[i].outputs[k] = v;
-        grow();
-      }
+    const ValueId mean = forward_output(i, 1, "_mean", {ElemType::kF32, dims_type(stat)});
+    const ValueId invstd = forward_output(i, 2, "_invstd", {ElemType::kF32, dims_type(stat)});
     Node b = gradient_node("LayerNormGrad", n);
     b.attrs.clear();
     b.attrs["axis"] = graph::int_attribute(axis);
-    b.inputs = {x, dy, scale, g_.nodes[i].outputs[1], g_.nodes[i].outputs[2]};
+    b.inputs = {x, dy, scale, mean, invstd};
     const std::vector<ValueId> d = emit_outputs(std::move(b), {type(x), type(scale), type(scale)});
     for (std::size_t k = 0; k < 3; ++k)
       if (wants(k)) TESSERA_RETURN_IF_ERROR(add_grad(n.inputs[k], d[k]));
     return Status::ok();
+  }
+
+  // Output k of forward node i (its mask, its statistics): made, of type t, when the node had
+  // none there.
+  ValueId forward_output(std::size_t i, std::size_t k, const std::string& suffix, const ValueType& t) {
+    if (g_.nodes[i].outputs.size() <= k) g_.nodes[i].outputs.resize(k + 1, kNoValue);
+    if (g_.nodes[i].outputs[k] == kNoValue) {
+      const ValueId v = graph::passes::add_value(g_, (g_.nodes[i].name.empty() ? g_.nodes[i].op_type : g_.nodes[i].name) + suffix, t);
+      g_.values[at(v)].producer = static_cast<int>(i);
+      g_.nodes[i].outputs[k] = v;
+      grow();
+    }
+    return g_.nodes[i].outputs[k];
   }
 
   // Appends n with one new output per type (named after the node); their ids.
@@ -643,15 +648,8 @@ class Differentiator {
     if (!mode) return unsupported("differentiate: " + label(n, i) + ": Dropout whose training_mode is not a constant");
     const std::optional<double> ratio = n.inputs.size() > 1 && n.inputs[1] != kNoValue ? scalar(1) : std::optional<double>(0.5);
     if (!ratio || *ratio >= 1) return unsupported("differentiate: " + label(n, i) + ": Dropout whose ratio is not a constant below 1");
-    Node& fwd = g_.nodes[i];
-    if (fwd.outputs.size() < 2 || fwd.outputs[1] == kNoValue) {
-      fwd.outputs.resize(2);
-      const ValueId mask = graph::passes::add_value(g_, (fwd.name.empty() ? "dropout" : fwd.name) + "_mask", ValueType{ElemType::kBool, type(x).shape});
-      g_.values[at(mask)].producer = static_cast<int>(i);
-      g_.nodes[i].outputs[1] = mask;
-      grow();
-    }
-    const ValueId m = emit("Cast", {g_.nodes[i].outputs[1]}, type(x), "", {{"to", graph::int_attribute(static_cast<std::int64_t>(ElemType::kF32))}});
+    const ValueId mask = forward_output(i, 1, "_mask", ValueType{ElemType::kBool, type(x).shape});
+    const ValueId m = emit("Cast", {mask}, type(x), "", {{"to", graph::int_attribute(static_cast<std::int64_t>(ElemType::kF32))}});
     const ValueId scale = constant_f32((n.name.empty() ? "dropout" : n.name) + "_scale", {}, static_cast<float>(1.0 / (1.0 - *ratio)));
     return add_grad(x, emit("Mul", {emit("Mul", {dy, m}, type(x)), scale}, type(x)));
   }

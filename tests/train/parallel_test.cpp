@@ -206,12 +206,7 @@ TEST(TrainFit, BatchNormStatisticsAreStateThatTrainsSavesAndSyncs) {
   EXPECT_NE(trained_mean, std::vector<float>(4, 0.0f));
   exec::Session s = exec::Session::create(whole.trained).value_or_throw();  // inference mode, the trained statistics
   EXPECT_EQ(accuracy(s, {}, test_set, 8).value_or_throw(), whole.epochs[2].test_accuracy);
-  o.checkpoint_dir = dir.file("ck");
-  o.epochs = 2;
-  fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
-  o.epochs = 3;
-  o.resume = true;
-  const TrainResult resumed = fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
+  const TrainResult resumed = two_epochs_then_a_resumed_third(m, b.parameters(), train_set, test_set, o, dir.file("ck"));
   std::vector<std::string> all = b.parameters();  // and the running statistics
   for (graph::ValueId v : m.graph.initializers) all.push_back(m.graph.values[static_cast<std::size_t>(v)].name);
   expect_same_parameters(resumed, whole, all);

@@ -47,4 +47,16 @@ inline void expect_same_parameters(const TrainResult& a, const TrainResult& b, c
   }
 }
 
+// Two epochs that checkpoint into `dir`, then a run resumed from there to three epochs: the
+// resumed run's result.
+inline TrainResult two_epochs_then_a_resumed_third(const graph::Model& m, const std::vector<std::string>& params, const Dataset& train_set,
+                                                   const Dataset& test_set, TrainOptions o, const std::string& dir) {
+  o.checkpoint_dir = dir;
+  o.epochs = 2;
+  fit(m, params, train_set, test_set, o).value_or_throw();
+  o.epochs = 3;
+  o.resume = true;
+  return fit(m, params, train_set, test_set, o).value_or_throw();
+}
+
 }  // namespace tessera::train

@@ -247,12 +247,7 @@ TEST(TrainFit, ResumingFromACheckpointGivesTheUninterruptedBits) {
   o.schedule.warmup = 5;
   o.clip_norm = 1.0f;
   const TrainResult whole = fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
-  o.checkpoint_dir = dir.file("ck");
-  o.epochs = 2;
-  fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
-  o.epochs = 3;
-  o.resume = true;
-  const TrainResult resumed = fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
+  const TrainResult resumed = two_epochs_then_a_resumed_third(m, b.parameters(), train_set, test_set, o, dir.file("ck"));
   ASSERT_EQ(resumed.epochs.size(), 1u);
   EXPECT_EQ(resumed.epochs[0].epoch, 3);
   EXPECT_EQ(resumed.epochs[0].mean_loss, whole.epochs[2].mean_loss);
@@ -265,7 +260,8 @@ TEST(TrainFit, ResumingFromACheckpointGivesTheUninterruptedBits) {
   EXPECT_NE(load_checkpoint(dir.file("ck") + "/checkpoint.onnx", m2, other.parameters()).status().message().find("checkpoint of another model"), std::string::npos);
   ASSERT_TRUE(graph::save_onnx(m, dir.file("plain.onnx")).is_ok());
   EXPECT_NE(load_checkpoint(dir.file("plain.onnx"), m, b.parameters()).status().message().find("is not a tessera checkpoint"), std::string::npos);
-  o.checkpoint_dir = dir.file("none");
+  o.checkpoint_dir = dir.file("none");  // resuming from a folder without a checkpoint
+  o.resume = true;
   EXPECT_FALSE(fit(m, b.parameters(), train_set, test_set, o).is_ok());
 }
 
