@@ -549,6 +549,7 @@ Status conv_transpose_kernel(KernelCall& c);
 Status pool_kernel(KernelCall& c);
 Status batch_norm_grad_kernel(KernelCall& c);
 Status layer_norm_grad_kernel(KernelCall& c);
+Status rnn_grad_kernel(KernelCall& c);
 Status global_pool_kernel(KernelCall& c);
 Status batch_norm_kernel(KernelCall& c);
 Status softmax_kernel(KernelCall& c);
@@ -681,6 +682,7 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["tessera:SoftmaxCrossEntropyLossGrad"] = &softmax_cross_entropy_grad_kernel;
     m["tessera:BatchNormGrad"] = &batch_norm_grad_kernel;
     m["tessera:LayerNormGrad"] = &layer_norm_grad_kernel;
+    m["tessera:RNNGrad"] = &rnn_grad_kernel;
     m["BatchNormalization"] = &batch_norm_kernel;
     m["Softmax"] = &softmax_kernel;
     m["LogSoftmax"] = &softmax_kernel;

@@ -247,6 +247,19 @@ class Inferer {
       y.elem = kBool.count(op) ? ElemType::kBool : op == "Where" ? in(1).elem : in(0).elem;
       return Status::ok();
     }
+    if (op == "RNN" || op == "LSTM" || op == "GRU") {  // Y, Y_h, Y_c from X and hidden_size
+      const ValueType& x = in(0);
+      const std::int64_t hidden = attr_int("hidden_size", -1);
+      const Attribute* dir = attr("direction");
+      const Dim dirs = known(dir && dir->kind == Attribute::Kind::kString && dir->s == "bidirectional" ? 2 : 1);
+      const bool batch_major = attr_int("layout", 0) != 0;
+      for (ValueType& o : out) o.elem = x.elem;
+      if (!x.shape || x.shape->size() != 3 || hidden < 0) return Status::ok();
+      const Dim seq = (*x.shape)[batch_major ? 1 : 0], batch = (*x.shape)[batch_major ? 0 : 1], h = known(hidden);
+      y.shape = batch_major ? Shape{batch, seq, dirs, h} : Shape{seq, dirs, batch, h};
+      for (std::size_t k = 1; k < out.size() && k < 3; ++k) out[k].shape = batch_major ? Shape{batch, dirs, h} : Shape{dirs, batch, h};
+      return Status::ok();
+    }
     if (op == "Cast") {
       y = in(0);
       y.elem = static_cast<ElemType>(attr_int("to", 0));

@@ -42,6 +42,7 @@ constexpr Signature kTessera[] = {
     {"LayerNormalization", 1, 2, 3, 0x3u, -1, 1, 3, 0x1u},  // X, scale, [bias]
     {"MaxPool", 1, 1, 1, 0x1u, -1, 1, 2, 0x1u},             // Y, [indices]
     {"PoolGrad", 1, 2, 2, 0x3u, -1, 1, 1, 0x1u},            // X, dY
+    {"RNNGrad", 1, 11, 11, 0x7u, -1, 1, 8, 0x0u},           // the node's 8 inputs, dY, dY_h, dY_c -> per input its gradient
     {"SoftmaxCrossEntropyLossGrad", 1, 3, 3, 0x7u, -1, 1, 1, 0x1u},  // dLoss, scores, labels
 };
 

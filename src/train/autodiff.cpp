@@ -131,6 +131,7 @@ class Differentiator {
   // One node's gradient contributions to its inputs that vary.
   Status backward(const Node& n, std::size_t i, const std::vector<char>& varies) {
     if (n.domain.empty() && n.op_type == "Split") return split(n, i);
+    if (n.domain.empty() && (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN")) return rnn(n, i, varies);
     const ValueId y = n.outputs.empty() ? kNoValue : n.outputs[0];
     const ValueId dy = y == kNoValue ? kNoValue : grad_[at(y)];
     if (dy == kNoValue) return Status::ok();  // its output does not reach the loss
@@ -583,6 +584,37 @@ class Differentiator {
       parts.push_back(emit("Expand", {constant_f32(n.name + "_zero", {}, 0.0f), constant_i64(n.name + "_dims", *d)}, type(v)));
     }
     return add_grad(n.inputs[0], emit("Concat", parts, type(n.inputs[0]), "", {{"axis", graph::int_attribute(axis)}}));
+  }
+
+  // RNN, LSTM, GRU: tessera:RNNGrad(the node's inputs, dY, dY_h, dY_c) gives the gradient of
+  // each input that varies (X, W, R, B, initial_h, initial_c, P), from any of the outputs.
+  Status rnn(const Node& n, std::size_t i, const std::vector<char>& varies) {
+    std::vector<ValueId> dys(3, kNoValue);
+    bool any = false;
+    for (std::size_t k = 0; k < 3 && k < n.outputs.size(); ++k)
+      if (n.outputs[k] != kNoValue && grad_[at(n.outputs[k])] != kNoValue) dys[k] = grad_[at(n.outputs[k])], any = true;
+    if (!any) return Status::ok();
+    if (n.inputs.size() > 4 && n.inputs[4] != kNoValue && varies[at(n.inputs[4])])
+      return unsupported("differentiate: " + label(n, i) + ": sequence lengths that depend on a parameter");
+    Node b = gradient_node("RNNGrad", n);
+    b.attrs["rnn_op"] = graph::string_attribute(n.op_type);
+    b.inputs = n.inputs;
+    b.inputs.resize(8, kNoValue);
+    b.inputs.insert(b.inputs.end(), dys.begin(), dys.end());
+    std::vector<std::pair<std::size_t, ValueId>> wanted;
+    b.outputs.assign(8, kNoValue);
+    for (std::size_t k = 0; k < 8 && k < n.inputs.size(); ++k)
+      if (k != 4 && n.inputs[k] != kNoValue && varies[at(n.inputs[k])]) {
+        const ValueId v = graph::passes::add_value(g_, (n.name.empty() ? n.op_type : n.name) + "_RNNGrad_out" + std::to_string(k), type(n.inputs[k]));
+        g_.values[at(v)].producer = static_cast<int>(g_.nodes.size());
+        b.outputs[k] = v;
+        wanted.emplace_back(k, v);
+      }
+    while (!b.outputs.empty() && b.outputs.back() == kNoValue) b.outputs.pop_back();
+    grow();
+    g_.nodes.push_back(std::move(b));
+    for (const auto& [k, v] : wanted) TESSERA_RETURN_IF_ERROR(add_grad(n.inputs[k], v));
+    return Status::ok();
   }
 
   // LayerNormalization: the node gives its Mean and InvStdDev (made outputs when it had none);

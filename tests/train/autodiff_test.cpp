@@ -210,6 +210,51 @@ TEST(Autodiff, SoftmaxDataMovementAndLayerNormMatchFiniteDifferences) {
   check_gradients(b, {"W", "scale", "bias"}, {{"x", f32({3, 4}, testing::random_floats(12, 33))}});
 }
 
+// LSTM (bidirectional, peepholes, an initial state), GRU (batch-major layout, linear before
+// reset) and RNN (reverse): the gradients of W, R, B, P and the initial state from Y and Y_h
+// together, against finite differences.
+TEST(Autodiff, RecurrentNetworksMatchFiniteDifferences) {
+  struct Case {
+    const char* op;
+    int gates;
+    const char* direction;
+    std::int64_t layout;
+  };
+  for (const Case& k : {Case{"LSTM", 4, "bidirectional", 0}, Case{"GRU", 3, "forward", 1}, Case{"RNN", 1, "reverse", 0}}) {
+    SCOPED_TRACE(k.op);
+    const std::int64_t seq = 3, batch = 2, in = 3, hidden = 4, dirs = std::string(k.direction) == "bidirectional" ? 2 : 1, gh = k.gates * hidden;
+    OnnxBuilder b(17);
+    const std::vector<std::string> xdims = k.layout ? std::vector<std::string>{"2", "3", "3"} : std::vector<std::string>{"3", "2", "3"};
+    b.input("x", xdims);
+    b.floats("W", {dirs, gh, in}, testing::random_floats(static_cast<std::size_t>(dirs * gh * in), 41));
+    b.floats("R", {dirs, gh, hidden}, testing::random_floats(static_cast<std::size_t>(dirs * gh * hidden), 42));
+    b.floats("B", {dirs, 2 * gh}, testing::random_floats(static_cast<std::size_t>(dirs * 2 * gh), 43));
+    const std::vector<std::int64_t> hdims = k.layout ? std::vector<std::int64_t>{batch, dirs, hidden} : std::vector<std::int64_t>{dirs, batch, hidden};
+    b.floats("h0", hdims, testing::random_floats(static_cast<std::size_t>(dirs * batch * hidden), 44));
+    b.floats("P", {dirs, 3 * hidden}, testing::random_floats(static_cast<std::size_t>(dirs * 3 * hidden), 45));
+    b.floats("k", {}, {0.7f});
+    std::vector<std::string> ins = {"x", "W", "R", "B", "", "h0"};
+    if (std::string(k.op) == "LSTM") ins.insert(ins.end(), {"", "P"});
+    auto* node = b.node(k.op, ins, {"Y", "Y_h"});
+    OnnxBuilder::attr(node, "hidden_size", hidden);
+    OnnxBuilder::attr(node, "layout", k.layout);
+    OnnxBuilder::attr_string(node, "direction", k.direction);
+    if (std::string(k.op) == "GRU") OnnxBuilder::attr(node, "linear_before_reset", std::int64_t{1});
+    b.node("Mul", {"Y", "k"}, {"Yk"});
+    b.node("Tanh", {"Yk"}, {"Yt"});
+    OnnxBuilder::attr(b.node("ReduceSum", {"Yt"}, {"sy"}), "keepdims", std::int64_t{0});
+    b.node("Mul", {"Y_h", "Y_h"}, {"hh"});
+    OnnxBuilder::attr(b.node("ReduceSum", {"hh"}, {"sh"}), "keepdims", std::int64_t{0});
+    b.node("Add", {"sy", "sh"}, {"loss"});
+    b.output("loss");
+    std::vector<std::string> params = {"W", "R", "B", "h0"};
+    if (std::string(k.op) == "LSTM") params.push_back("P");
+    std::vector<std::int64_t> x_dims;
+    for (const std::string& d : xdims) x_dims.push_back(std::stoll(d));
+    check_gradients(b, params, {{"x", f32(x_dims, testing::random_floats(static_cast<std::size_t>(seq * batch * in), 46))}});
+  }
+}
+
 // Broadcasting: Mul by a row, Div by a column, Tanh, Sub of a scalar, a transposed MatMul of a
 // batch with a shared matrix, ReduceSum over one axis, then over all.
 TEST(Autodiff, BroadcastingAndReductionsMatchFiniteDifferences) {
