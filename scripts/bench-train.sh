@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Training throughput, side by side: `tessera train` and PyTorch (Debian's python3-torch, the
-# same network: Caffe's LeNet, the MLP or resnet-small, AdamW, batch 64) on the same Fashion-MNIST samples
+# same network: Caffe's LeNet, the MLP, resnet-small or the row LSTM, AdamW, batch 64) on the same Fashion-MNIST samples
 # and thread count. Samples per second over one epoch of the first N training images.
 #   scripts/bench-train.sh [BUILD_DIR] [THREADS] [SAMPLES] [MODEL]
 set -euo pipefail
@@ -36,6 +36,14 @@ elif model == "resnet-small":  # NetBuilder's residual blocks: conv (with bias) 
             return torch.relu(y + (self.proj(x) if self.proj is not None else x))
     net = nn.Sequential(nn.Conv2d(1, 16, 3, 1, 1), nn.ReLU(), Block(16, 16, 1), Block(16, 32, 2), Block(32, 64, 2),
                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+elif model == "lstm":  # the image's 28 rows as a sequence, the last hidden state classified
+    class RowLstm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm, self.fc = nn.LSTM(28, 128, batch_first=True), nn.Linear(128, 10)
+        def forward(self, x):
+            return self.fc(self.lstm(x.reshape(-1, 28, 28))[1][0][0])
+    net = RowLstm()
 else:
     net = nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
 opt = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=0)

@@ -168,6 +168,10 @@ class NetBuilder {
   // norm] when the channels or the size change), then relu.
   NetBuilder& residual(std::int64_t channels, std::int64_t stride = 1, bool norm = true);
   NetBuilder& global_avg_pool();  // [C, H, W] -> [C]
+  // An LSTM over the rows (images [C, H, W]: H steps of C*W features; or sequences [T, F]);
+  // its last hidden state [hidden] goes on. Weights U(-1/sqrt(hidden), 1/sqrt(hidden)), biases 0.
+  NetBuilder& lstm(std::int64_t hidden);
+  NetBuilder& layer_norm();  // over a flat input; scale ones and bias zeros are parameters
   NetBuilder& flatten();
   // The model, or the first error of a layer that does not fit what came before.
   Result<graph::Model> build();
@@ -179,7 +183,9 @@ class NetBuilder {
   std::string add_initializer(const std::string& kind, const std::vector<std::int64_t>& dims, std::int64_t fan_in, float fill);
   std::string add_param(const std::string& kind, const std::vector<std::int64_t>& dims, std::int64_t fan_in, float fill = 0.0f);
   std::string add_state(const std::string& kind, const std::vector<std::int64_t>& dims, float fill);
-  std::string add_node(const std::string& op, std::vector<std::string> inputs, std::map<std::string, graph::Attribute> attrs = {});
+  // A node of one output (at position `slot`, the others omitted), the running value from then on.
+  std::string add_node(const std::string& op, std::vector<std::string> inputs, std::map<std::string, graph::Attribute> attrs = {}, std::size_t slot = 0);
+  std::string add_ints(const std::string& kind, const std::vector<std::int64_t>& v);  // an i64 initializer
   graph::Model m_;
   std::vector<std::int64_t> dims_;  // the running value's dims without the batch
   std::string x_;                   // the running value's name

@@ -621,16 +621,24 @@ class Differentiator {
   // tessera:LayerNormGrad(X, dY, scale, mean, invstd) gives dX, dScale, dBias.
   Status layer_norm(const Node& n, std::size_t i, ValueId dy, const std::function<bool(std::size_t)>& wants) {
     const ValueId x = n.inputs[0], scale = n.inputs[1];
-    const std::optional<Dims> xd = known_dims(type(x)), sd = known_dims(type(scale));
+    const ValueType xt = type(x);
+    const std::optional<Dims> sd = known_dims(type(scale));
     std::int64_t axis = n.attrs.count("axis") ? n.attrs.at("axis").i : -1;
-    if (!xd || !sd) return unsupported("differentiate: " + label(n, i) + ": a LayerNormalization of unknown dims");
-    if (axis < 0) axis += static_cast<std::int64_t>(xd->size());
-    if (*sd != Dims(xd->begin() + axis, xd->end()) || (n.inputs.size() > 2 && n.inputs[2] != kNoValue && known_dims(type(n.inputs[2])) != sd))
+    const auto rank = xt.shape ? static_cast<std::int64_t>(xt.shape->size()) : 0;
+    if (!xt.shape || !sd || axis < -rank || axis >= rank) return unsupported("differentiate: " + label(n, i) + ": a LayerNormalization of unknown rank or scale dims");
+    if (axis < 0) axis += rank;
+    // The normalised dims must be known and be the scale's (and the bias's): no broadcasting.
+    ValueType stat = xt;  // X's dims with the normalised ones 1
+    Dims normalised;
+    for (std::size_t k = static_cast<std::size_t>(axis); k < xt.shape->size(); ++k) {
+      normalised.push_back((*xt.shape)[k].has_size() ? (*xt.shape)[k].size : -1);
+      (*stat.shape)[k] = Dim{1, {}};
+    }
+    stat.elem = ElemType::kF32;
+    if (*sd != normalised || (n.inputs.size() > 2 && n.inputs[2] != kNoValue && known_dims(type(n.inputs[2])) != sd))
       return unsupported("differentiate: " + label(n, i) + ": a scale or bias that broadcasts");
-    Dims stat = *xd;
-    for (std::size_t k = static_cast<std::size_t>(axis); k < stat.size(); ++k) stat[k] = 1;
-    const ValueId mean = forward_output(i, 1, "_mean", {ElemType::kF32, dims_type(stat)});
-    const ValueId invstd = forward_output(i, 2, "_invstd", {ElemType::kF32, dims_type(stat)});
+    const ValueId mean = forward_output(i, 1, "_mean", stat);
+    const ValueId invstd = forward_output(i, 2, "_invstd", stat);
     Node b = gradient_node("LayerNormGrad", n);
     b.attrs.clear();
     b.attrs["axis"] = graph::int_attribute(axis);

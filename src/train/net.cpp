@@ -32,7 +32,7 @@ NetBuilder::NetBuilder(std::vector<std::int64_t> image_dims, std::uint64_t seed)
   g.values.push_back(graph::Value{"images", {ElemType::kF32, shape}, -1, nullptr});
   g.values.push_back(graph::Value{"labels", {ElemType::kI64, std::vector<Dim>{Dim{-1, "N"}}}, -1, nullptr});
   g.inputs = {0, 1};
-  if (dims_.size() != 3 && dims_.size() != 1) error_ = "NetBuilder: samples must be images [C, H, W] or feature rows [F]";
+  if (dims_.empty() || dims_.size() > 3) error_ = "NetBuilder: samples must be images [C, H, W], sequences [T, F] or feature rows [F]";
 }
 
 std::string NetBuilder::add_initializer(const std::string& kind, const std::vector<std::int64_t>& dims, std::int64_t fan_in, float fill) {
@@ -66,7 +66,7 @@ std::string NetBuilder::add_state(const std::string& kind, const std::vector<std
   return add_initializer(kind, dims, 0, fill);
 }
 
-std::string NetBuilder::add_node(const std::string& op, std::vector<std::string> inputs, std::map<std::string, Attribute> attrs) {
+std::string NetBuilder::add_node(const std::string& op, std::vector<std::string> inputs, std::map<std::string, Attribute> attrs, std::size_t slot) {
   graph::Graph& g = m_.graph;
   graph::Node n;
   n.name = "layer" + std::to_string(layer_) + "." + op;
@@ -75,10 +75,24 @@ std::string NetBuilder::add_node(const std::string& op, std::vector<std::string>
   n.attrs = std::move(attrs);
   const std::string out = n.name + ".out";
   g.values.push_back(graph::Value{out, {ElemType::kF32, std::nullopt}, static_cast<int>(g.nodes.size()), nullptr});
-  n.outputs = {static_cast<ValueId>(g.values.size() - 1)};
+  n.outputs.assign(slot + 1, graph::kNoValue);
+  n.outputs[slot] = static_cast<ValueId>(g.values.size() - 1);
   g.nodes.push_back(std::move(n));
   x_ = out;
   return out;
+}
+
+std::string NetBuilder::add_ints(const std::string& kind, const std::vector<std::int64_t>& v) {
+  graph::Graph& g = m_.graph;
+  const std::string name = "layer" + std::to_string(layer_) + "." + kind;
+  auto c = std::make_shared<graph::Constant>();
+  c->elem = ElemType::kI64;
+  c->dims = {static_cast<std::int64_t>(v.size())};
+  c->bytes.resize(v.size() * sizeof(std::int64_t));
+  if (!v.empty()) std::memcpy(c->bytes.data(), v.data(), c->bytes.size());
+  g.values.push_back(graph::Value{name, {ElemType::kI64, std::vector<Dim>{Dim{static_cast<std::int64_t>(v.size()), {}}}}, -1, std::move(c)});
+  g.initializers.push_back(static_cast<ValueId>(g.values.size() - 1));
+  return name;
 }
 
 NetBuilder& NetBuilder::conv(std::int64_t channels, std::int64_t kernel, std::int64_t stride, std::int64_t pad) {
@@ -176,6 +190,39 @@ NetBuilder& NetBuilder::residual(std::int64_t channels, std::int64_t stride, boo
   }
   add_node("Add", {x_, skip});
   return relu();
+}
+
+NetBuilder& NetBuilder::lstm(std::int64_t hidden) {
+  if (!error_.empty()) return *this;
+  if ((dims_.size() != 3 && dims_.size() != 2) || hidden < 1) {
+    error_ = "NetBuilder: lstm after layer " + std::to_string(layer_) + " needs images [C, H, W] or sequences [T, F] and hidden >= 1";
+    return *this;
+  }
+  // The rows are the time steps: [N, C, H, W] -> [N, H, C*W] (batch-major: ONNX's layout 1).
+  const bool image = dims_.size() == 3;
+  const std::int64_t steps = image ? dims_[1] : dims_[0], features = image ? dims_[0] * dims_[2] : dims_[1];
+  if (image && dims_[0] != 1) add_node("Transpose", {x_}, {{"perm", graph::ints_attribute({0, 2, 1, 3})}});
+  ++layer_;
+  add_node("Reshape", {x_, add_ints("shape", {0, steps, features})});
+  // PyTorch's initialisation, U(-1/sqrt(hidden), 1/sqrt(hidden)): Kaiming's bound with fan_in 6 hidden.
+  const std::string w = add_param("W", {1, 4 * hidden, features}, 6 * hidden), r = add_param("R", {1, 4 * hidden, hidden}, 6 * hidden);
+  const std::string b = add_param("B", {1, 8 * hidden}, 0, 0.0f);
+  add_node("LSTM", {x_, w, r, b}, {{"hidden_size", graph::int_attribute(hidden)}, {"layout", graph::int_attribute(1)}}, 1);  // Y_h only
+  add_node("Flatten", {x_});  // [N, 1, hidden] -> [N, hidden]
+  dims_ = {hidden};
+  return *this;
+}
+
+NetBuilder& NetBuilder::layer_norm() {
+  if (!error_.empty()) return *this;
+  if (dims_.size() != 1) {
+    error_ = "NetBuilder: layer_norm after layer " + std::to_string(layer_) + " needs a flat input (flatten() first)";
+    return *this;
+  }
+  ++layer_;
+  const std::string scale = add_param("scale", dims_, 0, 1.0f), bias = add_param("bias", dims_, 0, 0.0f);
+  add_node("LayerNormalization", {x_, scale, bias}, {{"axis", graph::int_attribute(-1)}});
+  return *this;
 }
 
 NetBuilder& NetBuilder::global_avg_pool() {

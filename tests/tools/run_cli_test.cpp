@@ -172,7 +172,7 @@ TEST(RunCli, TrainExportsAModelThatRuns) {
   EXPECT_LT(nlohmann::json::parse(r.out)["epochs"][0]["mean_loss"].get<double>(), j["epochs"][0]["mean_loss"].get<double>());
   r = run("train --model vgg");
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("--model 'vgg' (lenet, mlp, resnet-small or a FILE.onnx)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--model 'vgg' (lenet, mlp, resnet-small, lstm or a FILE.onnx)"), std::string::npos) << r.err;
   r = run("train --model " TESSERA_DEFAULT_MODEL);  // a classifier of other images
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("takes samples of [3, 32, 32], the data's are [1, 28, 28]"), std::string::npos) << r.err;

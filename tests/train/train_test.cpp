@@ -206,7 +206,16 @@ TEST(TrainNetBuilder, ResidualBlocksAndFeatureRows) {
   NetBuilder rows({6}, 1);
   EXPECT_TRUE(rows.linear(8).relu().linear(3).build().is_ok());
   EXPECT_NE(NetBuilder({6}, 1).conv(2, 3).build().status().message().find("needs an image-shaped input"), std::string::npos);
-  EXPECT_NE(NetBuilder({2, 3}, 1).linear(2).build().status().message().find("images [C, H, W] or feature rows [F]"), std::string::npos);
+  EXPECT_NE(NetBuilder({1, 2, 3, 4}, 1).linear(2).build().status().message().find("images [C, H, W], sequences [T, F] or feature rows [F]"), std::string::npos);
+  // An LSTM over the rows of the images, a layer norm, then the classes: learns too.
+  NetBuilder rnn({1, 8, 8}, 9);
+  const graph::Model lm = rnn.lstm(16).layer_norm().linear(4).build().value_or_throw();
+  TrainOptions o = three_adamw_epochs();
+  o.epochs = 4;
+  const TrainResult lr = fit(lm, rnn.parameters(), quarters(256, 1), quarters(64, 2), o).value_or_throw();
+  EXPECT_GT(lr.epochs[3].test_accuracy, 0.9);
+  EXPECT_NE(NetBuilder({1, 8, 8}, 1).lstm(4).lstm(4).build().status().message().find("lstm after layer 1 needs images"), std::string::npos);
+  EXPECT_NE(NetBuilder({1, 8, 8}, 1).layer_norm().build().status().message().find("layer_norm after layer 0 needs a flat input"), std::string::npos);
 }
 
 TEST(TrainFit, LearnsReproduciblyAndStopsOnADivergingLoss) {

@@ -1,4 +1,4 @@
-// `tessera train [--model lenet|mlp|resnet-small|FILE.onnx] [--data fashion-mnist|DIR] [--epochs N] [--batch B] [--lr X]
+// `tessera train [--model lenet|mlp|resnet-small|lstm|FILE.onnx] [--data fashion-mnist|DIR] [--epochs N] [--batch B] [--lr X]
 // [--optimizer adamw|sgd] [--momentum M] [--weight-decay W] [--schedule constant|step|cosine]
 // [--warmup N] [--step-size E] [--gamma G] [--clip-norm X] [--seed S] [--threads T] [--limit N]
 // [--crop-pad P] [--flip] [--no-prefetch] [--checkpoint DIR [--resume]] [--export FILE.onnx] [--json]`: trains a
@@ -62,12 +62,14 @@ Result<graph::Model> make_model(const std::string& name, const std::vector<std::
     b.conv(20, 5).relu().max_pool(2).conv(50, 5).relu().max_pool(2).flatten().linear(500).relu().linear(classes);  // Caffe's LeNet
   } else if (name == "mlp") {
     b.flatten().linear(256).relu().linear(classes);
+  } else if (name == "lstm") {  // the image's rows as a sequence
+    b.lstm(128).linear(classes);
   } else if (name == "resnet-small") {  // three residual stages of 16, 32 and 64 channels
     b.conv(16, 3, 1, 1).relu().residual(16).residual(32, 2).residual(64, 2).global_avg_pool().linear(classes);
   } else if (name.size() > 5 && name.substr(name.size() - 5) == ".onnx") {
     return onnx_model(name, params);
   } else {
-    return invalid_argument("--model '" + name + "' (lenet, mlp, resnet-small or a FILE.onnx)");
+    return invalid_argument("--model '" + name + "' (lenet, mlp, resnet-small, lstm or a FILE.onnx)");
   }
   params = b.parameters();
   return b.build();
@@ -171,7 +173,7 @@ void run_train(const TrainArgs& a) {
 void add_train_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("train", "Train a classifier on Fashion-MNIST with tessera's autodiff");
   auto a = std::make_shared<TrainArgs>();
-  cmd->add_option("--model", a->model, "lenet (default), mlp, resnet-small, or a FILE.onnx with inputs images and labels and outputs loss and scores (an exported model or a checkpoint: fine-tuning)");
+  cmd->add_option("--model", a->model, "lenet (default), mlp, resnet-small, lstm (over the image's rows), or a FILE.onnx with inputs images and labels and outputs loss and scores (an exported model or a checkpoint: fine-tuning)");
   cmd->add_option("--data", a->data,
                   "fashion-mnist (Debian's dataset-fashion-mnist) or a folder holding train_images.npy + train_labels.npy and test_..., "
                   "or train.csv and test.csv (label last), or the four IDX files");
