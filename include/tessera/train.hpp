@@ -158,6 +158,13 @@ class NetBuilder {
   NetBuilder& conv(std::int64_t channels, std::int64_t kernel, std::int64_t stride = 1, std::int64_t pad = 0);
   NetBuilder& linear(std::int64_t features);
   NetBuilder& relu();
+  // An activation by its ONNX op: Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Elu, Selu, Celu,
+  // Softplus, Softsign, HardSigmoid, HardSwish, Mish (their default attributes).
+  NetBuilder& activation(const std::string& op);
+  // The initialiser of the conv and linear weights made after it: Kaiming-uniform (the
+  // default, bound sqrt(6 / fan_in)) or Xavier-uniform (bound sqrt(6 / (fan_in + fan_out))).
+  enum class WeightInit { kKaimingUniform, kXavierUniform };
+  NetBuilder& init(WeightInit w);
   NetBuilder& max_pool(std::int64_t kernel);  // stride = kernel
   // Batch normalisation over the channels: scale (ones) and bias (zeros) are parameters; the
   // running mean (zeros) and variance (ones) are initializers that fit keeps as state (the
@@ -186,11 +193,13 @@ class NetBuilder {
   // A node of one output (at position `slot`, the others omitted), the running value from then on.
   std::string add_node(const std::string& op, std::vector<std::string> inputs, std::map<std::string, graph::Attribute> attrs = {}, std::size_t slot = 0);
   std::string add_ints(const std::string& kind, const std::vector<std::int64_t>& v);  // an i64 initializer
+  std::string add_weight(const std::vector<std::int64_t>& dims, std::int64_t fan_in, std::int64_t fan_out);
   graph::Model m_;
   std::vector<std::int64_t> dims_;  // the running value's dims without the batch
   std::string x_;                   // the running value's name
   std::vector<std::string> params_;
   std::uint64_t seed_, draws_ = 0;
+  WeightInit init_ = WeightInit::kKaimingUniform;
   int layer_ = 0;
   std::string error_;
 };

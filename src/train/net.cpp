@@ -1,6 +1,7 @@
 // NetBuilder (train.hpp): a classifier's layers written straight into the graph IR.
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "splitmix.hpp"
 #include "tessera/train.hpp"
@@ -112,7 +113,7 @@ NetBuilder& NetBuilder::conv(std::int64_t channels, std::int64_t kernel, std::in
     out.push_back(o);
   }
   ++layer_;
-  const std::string w = add_param("weight", {channels, c, kernel, kernel}, c * kernel * kernel);
+  const std::string w = add_weight({channels, c, kernel, kernel}, c * kernel * kernel, channels * kernel * kernel);
   const std::string b = add_param("bias", {channels}, 0, 0.0f);
   add_node("Conv", {x_, w, b}, {{"kernel_shape", graph::ints_attribute({kernel, kernel})}, {"strides", graph::ints_attribute({stride, stride})}, {"pads", graph::ints_attribute({pad, pad, pad, pad})}});
   dims_ = out;
@@ -126,16 +127,37 @@ NetBuilder& NetBuilder::linear(std::int64_t features) {
     return *this;
   }
   ++layer_;
-  const std::string w = add_param("weight", {features, dims_[0]}, dims_[0]);
+  const std::string w = add_weight({features, dims_[0]}, dims_[0], features);
   const std::string b = add_param("bias", {features}, 0, 0.0f);
   add_node("Gemm", {x_, w, b}, {{"transB", graph::int_attribute(1)}});
   dims_ = {features};
   return *this;
 }
 
-NetBuilder& NetBuilder::relu() {
-  if (error_.empty()) add_node("Relu", {x_});
+NetBuilder& NetBuilder::relu() { return activation("Relu"); }
+
+NetBuilder& NetBuilder::activation(const std::string& op) {
+  static const std::set<std::string> kKnown = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Gelu", "Elu", "Selu", "Celu", "Softplus", "Softsign", "HardSigmoid", "HardSwish", "Mish"};
+  if (!error_.empty()) return *this;
+  if (!kKnown.count(op)) {
+    std::string names;
+    for (const std::string& k : kKnown) names += (names.empty() ? "" : ", ") + k;
+    error_ = "NetBuilder: activation '" + op + "' after layer " + std::to_string(layer_) + " (" + names + ")";
+    return *this;
+  }
+  add_node(op, {x_});
   return *this;
+}
+
+NetBuilder& NetBuilder::init(WeightInit w) {
+  init_ = w;
+  return *this;
+}
+
+std::string NetBuilder::add_weight(const std::vector<std::int64_t>& dims, std::int64_t fan_in, std::int64_t fan_out) {
+  // Both draw uniformly within a bound: Kaiming's sqrt(6 / fan_in), Xavier's sqrt(6 / (fan_in + fan_out)),
+  // which add_initializer's Kaiming bound gives for a fan_in of fan_in + fan_out.
+  return add_param("weight", dims, init_ == WeightInit::kXavierUniform ? fan_in + fan_out : fan_in);
 }
 
 NetBuilder& NetBuilder::max_pool(std::int64_t kernel) {

@@ -216,6 +216,21 @@ TEST(TrainNetBuilder, ResidualBlocksAndFeatureRows) {
   EXPECT_GT(lr.epochs[3].test_accuracy, 0.9);
   EXPECT_NE(NetBuilder({1, 8, 8}, 1).lstm(4).lstm(4).build().status().message().find("lstm after layer 1 needs images"), std::string::npos);
   EXPECT_NE(NetBuilder({1, 8, 8}, 1).layer_norm().build().status().message().find("layer_norm after layer 0 needs a flat input"), std::string::npos);
+  // Activations by name; Xavier's bound for the weights made after init().
+  NetBuilder act({64}, 2);
+  const graph::Model am = act.linear(32).activation("Tanh").init(NetBuilder::WeightInit::kXavierUniform).linear(16).activation("Gelu").linear(4).build().value_or_throw();
+  EXPECT_EQ(am.graph.nodes[1].op_type, "Tanh");
+  const auto largest = [&](const std::string& name) {
+    const auto& c = am.graph.values[static_cast<std::size_t>(am.graph.find(name))].constant;
+    float most = 0;
+    for (float v : exec::tensor_from_constant(*c, name).value_or_throw().to_vector<float>()) most = std::max(most, std::fabs(v));
+    return most;
+  };
+  EXPECT_LE(largest("layer1.weight"), std::sqrt(6.0f / 64));  // Kaiming: fan_in 64
+  EXPECT_GT(largest("layer1.weight"), std::sqrt(6.0f / 96));  // ... wider than Xavier's
+  EXPECT_LE(largest("layer2.weight"), std::sqrt(6.0f / (32 + 16)));  // Xavier: fan_in 32, fan_out 16
+  EXPECT_GT(largest("layer2.weight"), 0.9f * std::sqrt(6.0f / (32 + 16)));
+  EXPECT_NE(NetBuilder({4}, 1).activation("Sin").build().status().message().find("activation 'Sin' after layer 0 (Celu, Elu, Gelu"), std::string::npos);
 }
 
 TEST(TrainFit, LearnsReproduciblyAndStopsOnADivergingLoss) {
