@@ -179,6 +179,8 @@ class NetBuilder {
   // its last hidden state [hidden] goes on. Weights U(-1/sqrt(hidden), 1/sqrt(hidden)), biases 0.
   NetBuilder& lstm(std::int64_t hidden);
   NetBuilder& layer_norm();  // over a flat input; scale ones and bias zeros are parameters
+  // Dropout (inference mode in the model; fit trains it with masks drawn per step).
+  NetBuilder& dropout(float ratio);
   NetBuilder& flatten();
   // The model, or the first error of a layer that does not fit what came before.
   Result<graph::Model> build();

@@ -338,6 +338,24 @@ Status dropout_kernel(KernelCall& c) {
   return Status::ok();
 }
 
+// tessera.Dropout(X, ratio, offset) -> Y, mask: training-mode dropout whose random stream is
+// the `seed` attribute at the given offset (i64 scalar): fit passes the optimiser step, so a
+// resumed run draws the masks an uninterrupted one would.
+Status step_dropout_kernel(KernelCall& c) {
+  const Tensor& x = *c.input(0);
+  TESSERA_ASSIGN_OR_RETURN(const double ratio, scalar_value(c.h, *c.input(1), "ratio"));
+  TESSERA_ASSIGN_OR_RETURN(const double offset, scalar_value(c.h, *c.input(2), "offset"));
+  if (ratio < 0 || ratio >= 1) return invalid_argument("ratio " + std::to_string(ratio) + " is outside [0, 1)");
+  if (offset < 0) return invalid_argument("offset " + std::to_string(offset) + " is negative");
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
+  Tensor m;
+  TESSERA_ASSIGN_OR_RETURN(m, like(x, DType::kBool));
+  TESSERA_RETURN_IF_ERROR(dnn::dropout_forward(c.h, static_cast<float>(ratio), static_cast<std::uint64_t>(c.attr_int("seed", 0)), static_cast<std::uint64_t>(offset),
+                                               desc(x), x.data(), desc(c.out[0]), c.out[0].data(), desc(m), m.data()));
+  if (c.out.size() > 1 && c.node.outputs[1] != graph::kNoValue) c.out[1] = std::move(m);
+  return Status::ok();
+}
+
 Status flatten_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
   const std::int64_t a = c.attr_int("axis", 1);  // in [-rank, rank]
@@ -683,6 +701,7 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["tessera:BatchNormGrad"] = &batch_norm_grad_kernel;
     m["tessera:LayerNormGrad"] = &layer_norm_grad_kernel;
     m["tessera:RNNGrad"] = &rnn_grad_kernel;
+    m["tessera:Dropout"] = &step_dropout_kernel;
     m["BatchNormalization"] = &batch_norm_kernel;
     m["Softmax"] = &softmax_kernel;
     m["LogSoftmax"] = &softmax_kernel;

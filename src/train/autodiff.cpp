@@ -145,6 +145,11 @@ class Differentiator {
     const bool onnx = n.domain.empty();
     if (onnx && op == "Identity") return add_grad(in(0), dy);
     if (onnx && op == "Dropout") return dropout(n, i, dy);
+    if (n.domain == graph::kTesseraDomain && op == "Dropout") {  // fit's step-seeded dropout: always training
+      const std::optional<double> ratio = scalar_constant(in(1));
+      if (!ratio || *ratio >= 1) return unsupported("differentiate: " + label(n, i) + ": a dropout ratio that is not a constant below 1");
+      return add_grad(in(0), masked(i, in(0), dy, *ratio));
+    }
     if (onnx && (op == "Softmax" || op == "LogSoftmax")) {
       if (opset_ < 13) return unsupported("differentiate: " + label(n, i) + ": " + op + " before opset 13 (over a 2-D coercion)");
       const ValueType t = type(y);
@@ -688,10 +693,15 @@ class Differentiator {
     if (!mode) return unsupported("differentiate: " + label(n, i) + ": Dropout whose training_mode is not a constant");
     const std::optional<double> ratio = n.inputs.size() > 1 && n.inputs[1] != kNoValue ? scalar(1) : std::optional<double>(0.5);
     if (!ratio || *ratio >= 1) return unsupported("differentiate: " + label(n, i) + ": Dropout whose ratio is not a constant below 1");
+    return add_grad(x, masked(i, x, dy, *ratio));
+  }
+
+  // dY times dropout node i's mask (made its output 1 when it had none) over 1 - ratio.
+  ValueId masked(std::size_t i, ValueId x, ValueId dy, double ratio) {
     const ValueId mask = forward_output(i, 1, "_mask", ValueType{ElemType::kBool, type(x).shape});
     const ValueId m = emit("Cast", {mask}, type(x), "", {{"to", graph::int_attribute(static_cast<std::int64_t>(ElemType::kF32))}});
-    const ValueId scale = constant_f32((n.name.empty() ? "dropout" : n.name) + "_scale", {}, static_cast<float>(1.0 / (1.0 - *ratio)));
-    return add_grad(x, emit("Mul", {emit("Mul", {dy, m}, type(x)), scale}, type(x)));
+    const ValueId scale = constant_f32(g_.nodes[i].name + "_scale", {}, static_cast<float>(1.0 / (1.0 - ratio)));
+    return emit("Mul", {emit("Mul", {dy, m}, type(x)), scale}, type(x));
   }
 
   ValueId emit(const std::string& op, std::vector<ValueId> inputs, const ValueType& t, const std::string& out = "",

@@ -180,6 +180,10 @@ Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const 
       std::vector<exec::NamedTensor> in = named();
       in.push_back({"images", b.images});
       in.push_back({"labels", b.labels});
+      if (!form.step_input.empty()) {  // dropout's masks: drawn at the step (and rank), so a resumed run draws the same
+        TESSERA_ASSIGN_OR_RETURN(Tensor t, Tensor::from_vector<std::int64_t>(Shape(std::vector<std::int64_t>{}), {opt.steps() * ranks + rank}));
+        in.push_back({form.step_input, std::move(t)});
+      }
       std::vector<Tensor> g;
       float loss = 0;
       if (reducer) {  // the shard's mean loss and gradients, weighted by its share and summed over the ranks

@@ -41,6 +41,28 @@ Result<TrainingForm> training_form(const graph::Model& m) {
     }
     g.nodes[i].attrs["training_mode"] = graph::int_attribute(1);
   }
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].op_type != "Dropout" || !g.nodes[i].domain.empty()) continue;
+    const std::string what = "fit: node " + std::to_string(i) + " '" + g.nodes[i].name + "' (Dropout)";
+    graph::ValueId ratio = opset >= 12 && g.nodes[i].inputs.size() > 1 ? g.nodes[i].inputs[1] : graph::kNoValue;
+    if (ratio != graph::kNoValue && !g.values[static_cast<std::size_t>(ratio)].constant) return unsupported(what + ": a ratio that is not an initializer");
+    if (ratio == graph::kNoValue) {
+      const auto it = g.nodes[i].attrs.find("ratio");  // before opset 12; else the default
+      const float r = opset < 12 && it != g.nodes[i].attrs.end() ? it->second.f : 0.5f;
+      ratio = graph::passes::add_constant(g, g.nodes[i].name + ".ratio", graph::ElemType::kF32, {}, &r, sizeof r);
+    }
+    if (f.step_input.empty()) {
+      f.step_input = "tessera.step";
+      const graph::ValueId step = graph::passes::add_value(g, f.step_input, graph::ValueType{graph::ElemType::kI64, std::vector<graph::Dim>{}});
+      f.step_input = g.values[static_cast<std::size_t>(step)].name;
+      g.inputs.push_back(step);
+    }
+    graph::Node& n = g.nodes[i];
+    n.domain = graph::kTesseraDomain;
+    n.inputs = {n.inputs[0], ratio, g.find(f.step_input)};
+    n.attrs.erase("ratio");
+  }
+  if (!f.step_input.empty() && !f.model.opsets.count(graph::kTesseraDomain)) f.model.opsets[graph::kTesseraDomain] = 1;
   return f;
 }
 
@@ -102,10 +124,12 @@ Result<graph::Model> with_classifier_loss(const graph::Model& model) {
 
 std::vector<std::string> trainable_parameters(graph::Model& m) {
   graph::Graph& g = m.graph;
-  std::set<graph::ValueId> state;
-  for (const graph::Node& n : g.nodes)
+  std::set<graph::ValueId> state;  // batch norm's running statistics, dropout's ratio
+  for (const graph::Node& n : g.nodes) {
     if (n.op_type == "BatchNormalization" && n.domain.empty())
       for (std::size_t k = 3; k < n.inputs.size() && k < 5; ++k) state.insert(n.inputs[k]);
+    if (n.op_type == "Dropout" && n.inputs.size() > 1) state.insert(n.inputs[1]);
+  }
   std::vector<std::string> params;
   for (graph::ValueId v : g.initializers) {
     const graph::Value& val = g.values[static_cast<std::size_t>(v)];

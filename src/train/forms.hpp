@@ -19,10 +19,13 @@ struct TrainingForm {
   graph::Model inference;
   std::vector<std::string> state;    // the running statistics' initializers
   std::vector<std::string> updates;  // per state value: the value holding its next value
+  // Dropout nodes become tessera.Dropout(X, ratio, step) in training mode, their masks drawn at
+  // the offset fed to this i64 scalar input each step (empty: the model has no dropout).
+  std::string step_input;
 };
 
 // BatchNormalization nodes whose running statistics are initializers become training-mode
-// nodes; one of a model of opset below 14 (no training mode), or whose statistics are computed
+// nodes, Dropout nodes with a constant ratio (or none) tessera.Dropout; one of a model of opset below 14 (no training mode), or whose statistics are computed
 // rather than stored, is an error naming it.
 Result<TrainingForm> training_form(const graph::Model& m);
 

@@ -235,6 +235,16 @@ NetBuilder& NetBuilder::lstm(std::int64_t hidden) {
   return *this;
 }
 
+NetBuilder& NetBuilder::dropout(float ratio) {
+  if (!error_.empty()) return *this;
+  if (!(ratio >= 0 && ratio < 1)) {
+    error_ = "NetBuilder: dropout after layer " + std::to_string(layer_) + " needs a ratio in [0, 1)";
+    return *this;
+  }
+  add_node("Dropout", {x_, add_initializer("dropout_ratio", {}, 0, ratio)});
+  return *this;
+}
+
 NetBuilder& NetBuilder::layer_norm() {
   if (!error_.empty()) return *this;
   if (dims_.size() != 1) {

@@ -221,6 +221,25 @@ TEST(TrainFit, BatchNormStatisticsAreStateThatTrainsSavesAndSyncs) {
   expect_same_parameters(two[0], two[1], all);
 }
 
+// Dropout trains with a mask per step (drawn at the optimiser step, so a resumed run draws what
+// an uninterrupted one does) and is the identity in the trained model.
+TEST(TrainFit, DropoutTrainsWithMasksPerStepAndResumes) {
+  TempDir dir;
+  NetBuilder b({1, 8, 8}, 8);
+  const graph::Model m = b.conv(4, 3, 1, 1).relu().max_pool(2).flatten().dropout(0.25f).linear(4).build().value_or_throw();
+  const Dataset train_set = quarters(128, 5), test_set = quarters(32, 6);
+  TrainOptions o = three_adamw_epochs();
+  const TrainResult whole = fit(m, b.parameters(), train_set, test_set, o).value_or_throw();
+  EXPECT_GT(whole.epochs[2].test_accuracy, 0.85);
+  expect_same_parameters(whole, two_epochs_then_a_resumed_third(m, b.parameters(), train_set, test_set, o, dir.file("ck")), b.parameters());
+  exec::Session s = exec::Session::create(whole.trained).value_or_throw();  // the identity: the reported accuracy
+  EXPECT_EQ(accuracy(s, {}, test_set, 8).value_or_throw(), whole.epochs[2].test_accuracy);
+  NetBuilder plain({1, 8, 8}, 8);  // the same weights without dropout train otherwise
+  const graph::Model pm = plain.conv(4, 3, 1, 1).relu().max_pool(2).flatten().linear(4).build().value_or_throw();
+  EXPECT_NE(fit(pm, plain.parameters(), train_set, test_set, o).value_or_throw().epochs[0].mean_loss, whole.epochs[0].mean_loss);
+  EXPECT_NE(NetBuilder({4}, 1).dropout(1.0f).build().status().message().find("needs a ratio in [0, 1)"), std::string::npos);
+}
+
 // A non-finite loss names the step and where the first non-finite value came from.
 TEST(TrainFit, ANonFiniteLossNamesWhereItFirstAppeared) {
   NetBuilder b({1, 8, 8}, 11);
