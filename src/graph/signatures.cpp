@@ -34,6 +34,7 @@ constexpr Signature kTessera[] = {
     {"BatchNormGrad", 1, 3, 3, 0x7u, -1, 1, 3, 0x0u},       // X, dY, scale -> [dX], [dScale], [dBias]
     {"ConvGradData", 1, 3, 3, 0x7u, -1, 1, 1, 0x1u},        // dY, W, X's dims
     {"ConvGradWeight", 1, 3, 3, 0x7u, -1, 1, 1, 0x1u},      // X, dY, W's dims
+    {"Dropout", 1, 3, 3, 0x7u, -1, 1, 2, 0x1u},             // X, ratio, offset -> Y, [mask] (fit's step-seeded dropout)
     {"FusedConv", 1, 2, 4, 0x3u, -1, 1, 1, 0x1u},           // X, W, [B], [residual]
     {"FusedElementwise", 1, 1, -1, 0x0u, 0, 1, 1, 0x1u},    // the chain's inputs
     {"GlobalAveragePool", 1, 1, 1, 0x1u, -1, 1, 1, 0x1u},
