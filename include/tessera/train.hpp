@@ -344,7 +344,9 @@ Result<double> accuracy(exec::Session& forward, const std::vector<exec::NamedTen
 // constant ratio the node's mask over 1 - ratio: the node gains its mask output), Softmax and
 // LogSoftmax (opset 13+), Exp, Log, Sqrt, Abs, Reciprocal, Pow by a constant scalar, Concat,
 // Split, Slice (constant starts/ends/axes, unit steps), Pad (constant mode and pads), RNN,
-// LSTM and GRU (X, W, R, B, P, the initial states; from Y, Y_h and Y_c). A node on a path from a `wrt` value to the loss
+// LSTM and GRU (X, W, R, B, P, the initial states; from Y, Y_h and Y_c), Gather (the data:
+// embeddings), InstanceNormalization, ReduceMax and ReduceMin (to every tie),
+// NegativeLogLikelihoodLoss (no weights). A node on a path from a `wrt` value to the loss
 // with another op is kUnsupported naming the node; so is a `wrt` name the graph lacks, or a
 // loss that is not one f32 element.
 Result<graph::Model> differentiate(const graph::Model& model, const std::string& loss, const std::vector<std::string>& wrt);

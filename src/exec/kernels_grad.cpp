@@ -8,9 +8,14 @@
 //   SoftmaxCrossEntropyLossGrad(dLoss, Scores, Labels) -> dScores   reduction, ignore_index
 //   BatchNormGrad(X, dY, Scale) -> dX, dScale, dBias   epsilon (BatchNormalization in training mode)
 //   LayerNormGrad(X, dY, Scale, Mean, InvStdDev) -> dX, dScale, dBias   axis (non-negative)
+//   InstanceNormGrad(X, dY, Scale) -> dX, dScale, dBias   epsilon
+//   GatherGrad(dY, Indices, XShape) -> dX   axis
+//   NLLLossGrad(dLoss, X, Target) -> dX   reduction, ignore_index (NegativeLogLikelihoodLoss)
 // All f32.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kernels.hpp"
 #include "tessera/dnn/training.hpp"
@@ -133,6 +138,100 @@ Status layer_norm_grad_kernel(KernelCall& c) {
     if (c.node.outputs[k] == graph::kNoValue) continue;
     TESSERA_ASSIGN_OR_RETURN(c.out[k], c.output(k, scale.shape().dims(), DType::kF32));
     std::memcpy(c.out[k].data(), (k == 1 ? ds : db).data(), static_cast<std::size_t>(scale.numel()) * sizeof(float));
+  }
+  return Status::ok();
+}
+
+// GatherGrad(dY, Indices, XShape) {axis} -> dX: zeros of X's dims with each slice of dY added
+// at its index (negative indices count from the end; repeated ones accumulate, in order).
+Status gather_grad_kernel(KernelCall& c) {
+  const Tensor &dy = *c.input(0), &idx = *c.input(1);
+  if (dy.dtype() != DType::kF32) return unsupported("GatherGrad of " + std::string(dtype_name(dy.dtype())));
+  const Tensor* shape = c.input(2);
+  if (!shape || shape->dtype() != DType::kI64 || shape->rank() != 1) return invalid_argument("GatherGrad: input 2 must hold X's dims (i64)");
+  const std::vector<std::int64_t> xd(shape->data<std::int64_t>(), shape->data<std::int64_t>() + shape->numel());
+  const auto rank = static_cast<std::int64_t>(xd.size());
+  std::int64_t axis = c.attr_int("axis", 0);
+  if (axis < -rank || axis >= rank) return invalid_argument("GatherGrad: axis " + std::to_string(axis) + " for rank " + std::to_string(rank));
+  if (axis < 0) axis += rank;
+  std::int64_t outer = 1, inner = 1;
+  for (std::int64_t k = 0; k < rank; ++k) (k < axis ? outer : inner) *= k == axis ? 1 : xd[static_cast<std::size_t>(k)];
+  const std::int64_t n = xd[static_cast<std::size_t>(axis)], count = idx.numel();
+  if (dy.numel() != outer * count * inner) return invalid_argument("GatherGrad: dY " + dy.shape().to_string() + " does not fit X's dims and the indices");
+  TESSERA_ASSIGN_OR_RETURN(const Tensor dyc, dy.contiguous());
+  TESSERA_ASSIGN_OR_RETURN(const Tensor ic, as_i64(c.h, idx));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, xd, DType::kF32));
+  float* dx = c.out[0].data<float>();
+  std::fill(dx, dx + c.out[0].numel(), 0.0f);
+  const float* g = dyc.data<float>();
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t j = 0; j < count; ++j) {
+      std::int64_t at = ic.data<std::int64_t>()[j];
+      if (at < -n || at >= n) return invalid_argument("GatherGrad: index " + std::to_string(at) + " is out of range for " + std::to_string(n));
+      if (at < 0) at += n;
+      float* to = dx + (o * n + at) * inner;
+      const float* from = g + (o * count + j) * inner;
+      for (std::int64_t k = 0; k < inner; ++k) to[k] += from[k];
+    }
+  return Status::ok();
+}
+
+// NLLLossGrad(dLoss, X, Target) {reduction, ignore_index} -> dX of NegativeLogLikelihoodLoss
+// (no class weights): X [N, C, d...], Target [N, d...]; -dLoss at each target class (over the
+// count of targets not ignored for "mean"), zero elsewhere.
+Status nll_loss_grad_kernel(KernelCall& c) {
+  const Tensor &dl = *c.input(0), &x = *c.input(1), &t = *c.input(2);
+  if (dl.dtype() != DType::kF32 || x.dtype() != DType::kF32) return unsupported("NLLLossGrad of non-f32 input");
+  if (x.rank() < 2 || t.rank() != x.rank() - 1) return invalid_argument("NLLLossGrad: X " + x.shape().to_string() + " and target " + t.shape().to_string());
+  const std::string reduction = c.attr_string("reduction", "mean");
+  if (reduction != "mean" && reduction != "sum" && reduction != "none") return invalid_argument("NLLLossGrad: reduction '" + reduction + "'");
+  const std::int64_t ignore = c.attr_int("ignore_index", std::numeric_limits<std::int64_t>::min());
+  const std::int64_t batch = x.shape()[0], classes = x.shape()[1], inner = x.numel() / std::max<std::int64_t>(batch * classes, 1);
+  TESSERA_ASSIGN_OR_RETURN(const Tensor tc, as_i64(c.h, t));
+  TESSERA_ASSIGN_OR_RETURN(const Tensor dlc, dl.contiguous());
+  const std::int64_t* tg = tc.data<std::int64_t>();
+  std::int64_t counted = 0;
+  for (std::int64_t i = 0; i < tc.numel(); ++i) counted += tg[i] != ignore;
+  if (reduction != "none" && dlc.numel() != 1) return invalid_argument("NLLLossGrad: a reduced loss's gradient has one element");
+  if (reduction == "none" && dlc.numel() != tc.numel()) return invalid_argument("NLLLossGrad: the gradient of an unreduced loss has the target's dims");
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
+  float* dx = c.out[0].data<float>();
+  std::fill(dx, dx + c.out[0].numel(), 0.0f);
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (std::int64_t k = 0; k < inner; ++k) {
+      const std::int64_t cls = tg[b * inner + k];
+      if (cls == ignore) continue;
+      if (cls < 0 || cls >= classes) return invalid_argument("NLLLossGrad: target " + std::to_string(cls) + " is outside [0, " + std::to_string(classes) + ")");
+      const float g = reduction == "none" ? dlc.data<float>()[b * inner + k] : reduction == "sum" ? dlc.data<float>()[0] : dlc.data<float>()[0] / static_cast<float>(std::max<std::int64_t>(counted, 1));
+      dx[(b * classes + cls) * inner + k] = -g;
+    }
+  return Status::ok();
+}
+
+// InstanceNormGrad(X, dY, Scale) {epsilon} -> dX, dScale, dBias: the statistics recomputed by
+// the forward primitive, then its backward pass.
+Status instance_norm_grad_kernel(KernelCall& c) {
+  TESSERA_RETURN_IF_ERROR(f32_only(c));
+  const Tensor &x = *c.input(0), &dy = *c.input(1), &scale = *c.input(2);
+  if (x.rank() < 3 || dy.shape().dims() != x.shape().dims() || scale.numel() != x.shape()[1])
+    return invalid_argument("InstanceNormGrad: X " + x.shape().to_string() + ", dY " + dy.shape().to_string() + " and scale " + scale.shape().to_string());
+  TESSERA_ASSIGN_OR_RETURN(const Tensor xc, x.contiguous());
+  TESSERA_ASSIGN_OR_RETURN(const Tensor sc, scale.contiguous());
+  const std::int64_t channels = x.shape()[1], stats = x.shape()[0] * channels;
+  std::vector<float> mean(static_cast<std::size_t>(stats)), invstd(mean.size()), zero(static_cast<std::size_t>(channels), 0.0f);
+  TESSERA_ASSIGN_OR_RETURN(Tensor y, Tensor::empty(x.shape(), DType::kF32));
+  TESSERA_RETURN_IF_ERROR(dnn::instance_norm_forward(c.h, desc(xc), xc.data(), sc.data<float>(), zero.data(), c.attr_float("epsilon", 1e-5f), desc(y), y.data(),
+                                                     mean.data(), invstd.data()));
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
+  Tensor ds, db;
+  TESSERA_ASSIGN_OR_RETURN(ds, Tensor::empty(Shape({channels}), DType::kF32));
+  TESSERA_ASSIGN_OR_RETURN(db, Tensor::empty(Shape({channels}), DType::kF32));
+  TESSERA_RETURN_IF_ERROR(dnn::instance_norm_backward(c.h, desc(xc), xc.data(), desc(dy), dy.data(), sc.data<float>(), mean.data(), invstd.data(), desc(c.out[0]),
+                                                      c.out[0].data(), ds.data<float>(), db.data<float>()));
+  for (std::size_t k = 1; k < 3 && k < c.out.size(); ++k) {
+    if (c.node.outputs[k] == graph::kNoValue) continue;
+    TESSERA_ASSIGN_OR_RETURN(c.out[k], c.output(k, scale.shape().dims(), DType::kF32));
+    std::memcpy(c.out[k].data(), (k == 1 ? ds : db).data(), static_cast<std::size_t>(channels) * sizeof(float));
   }
   return Status::ok();
 }

@@ -253,7 +253,33 @@ class Differentiator {
       for (std::size_t k = 0; k < perm.size(); ++k) inverse[static_cast<std::size_t>(perm[k])] = static_cast<std::int64_t>(k);
       return add_grad(in(0), emit("Transpose", {dy}, type(in(0)), "", {{"perm", graph::ints_attribute(inverse)}}));
     }
-    if (onnx && (op == "ReduceSum" || op == "ReduceMean")) return reduce(n, i, dy);
+    if (onnx && (op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin")) return reduce(n, i, dy);
+    if (onnx && op == "Gather") {  // dY's slices added back at their indices
+      Node gg = gradient_node("GatherGrad", n);
+      gg.attrs.clear();
+      if (n.attrs.count("axis")) gg.attrs["axis"] = n.attrs.at("axis");
+      gg.inputs = {dy, in(1), emit("Shape", {in(0)}, {ElemType::kI64, std::vector<Dim>{Dim{}}})};
+      return add_grad(in(0), emit_node(std::move(gg), type(in(0))));
+    }
+    if (onnx && op == "NegativeLogLikelihoodLoss") {
+      if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) return unsupported("differentiate: " + label(n, i) + ": class weights");
+      Node l = gradient_node("NLLLossGrad", n);
+      l.attrs.clear();
+      for (const char* a : {"reduction", "ignore_index"})
+        if (n.attrs.count(a)) l.attrs[a] = n.attrs.at(a);
+      l.inputs = {dy, in(0), in(1)};
+      return add_grad(in(0), emit_node(std::move(l), type(in(0))));
+    }
+    if (onnx && op == "InstanceNormalization") {
+      Node b = gradient_node("InstanceNormGrad", n);
+      b.attrs.clear();
+      if (n.attrs.count("epsilon")) b.attrs["epsilon"] = n.attrs.at("epsilon");
+      b.inputs = {in(0), dy, in(1)};
+      const std::vector<ValueId> d = emit_outputs(std::move(b), {type(in(0)), type(in(1)), type(in(2))});
+      for (std::size_t k = 0; k < 3; ++k)
+        if (wants(k)) TESSERA_RETURN_IF_ERROR(add_grad(in(k), d[k]));
+      return Status::ok();
+    }
     if (onnx && op == "SoftmaxCrossEntropyLoss") {
       if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) return unsupported("differentiate: " + label(n, i) + ": class weights");
       Node s = gradient_node("SoftmaxCrossEntropyLossGrad", n);
@@ -354,7 +380,8 @@ class Differentiator {
     return Status::ok();
   }
 
-  // ReduceSum / ReduceMean: dY spread back over the reduced axes (scaled by 1/count for the mean).
+  // ReduceSum / ReduceMean / ReduceMax / ReduceMin: dY spread back over the reduced axes (scaled
+  // by 1/count for the mean; only where X equals the maximum or minimum for those).
   Status reduce(const Node& n, std::size_t i, ValueId dy) {
     const ValueId x = n.inputs[0];
     const std::optional<Dims> xd = known_dims(type(x));
@@ -379,7 +406,14 @@ class Differentiator {
       if (reduced[k]) count *= kept[k], kept[k] = 1;
     ValueId g = emit("Reshape", {dy, constant_i64("reduce_kept_dims", kept)}, {ElemType::kF32, dims_type(kept)});
     if (n.op_type == "ReduceMean") g = emit("Mul", {g, constant_f32("reduce_mean_scale", {}, 1.0f / static_cast<float>(std::max<std::int64_t>(count, 1)))}, {ElemType::kF32, dims_type(kept)});
-    return add_grad(x, emit("Expand", {g, constant_i64("reduce_input_dims", *xd)}, type(x)));
+    g = emit("Expand", {g, constant_i64("reduce_input_dims", *xd)}, type(x));
+    if (n.op_type == "ReduceMax" || n.op_type == "ReduceMin") {  // to where X is the extreme (every tie)
+      const ValueId y = emit("Expand", {emit("Reshape", {n.outputs[0], constant_i64("reduce_kept_dims", kept)}, {ElemType::kF32, dims_type(kept)}),
+                                        constant_i64("reduce_input_dims", *xd)}, type(x));
+      const ValueId at_extreme = emit("Equal", {x, y}, {ElemType::kBool, type(x).shape});
+      g = emit("Mul", {g, emit("Cast", {at_extreme}, type(x), "", {{"to", graph::int_attribute(static_cast<std::int64_t>(ElemType::kF32))}})}, type(x));
+    }
+    return add_grad(x, g);
   }
 
   // dY (of y_type) summed down to the dims of `to`, as broadcasting spread `to` into y. With

@@ -255,6 +255,32 @@ TEST(Autodiff, RecurrentNetworksMatchFiniteDifferences) {
   }
 }
 
+// An embedding (Gather with repeated indices), InstanceNormalization, ReduceMax and ReduceMin,
+// LogSoftmax and NegativeLogLikelihoodLoss, against finite differences.
+TEST(Autodiff, EmbeddingsNormsExtremesAndNllMatchFiniteDifferences) {
+  OnnxBuilder b(17);
+  b.input("ids", {"2", "3"}, onnx::TensorProto::INT64);
+  b.input("target", {"2"}, onnx::TensorProto::INT64);
+  b.floats("E", {10, 4}, testing::random_floats(40, 51));
+  b.floats("scale", {3}, {1.2f, -0.7f, 0.9f});
+  b.floats("bias", {3}, {0.1f, 0.2f, -0.3f});
+  b.ints("last", {2});
+  b.floats("tenth", {}, {0.1f});
+  OnnxBuilder::attr(b.node("Gather", {"E", "ids"}, {"e"}), "axis", std::int64_t{0});
+  b.node("InstanceNormalization", {"e", "scale", "bias"}, {"n"});
+  OnnxBuilder::attr(b.node("ReduceMax", {"n"}, {"mx"}), "axes", std::vector<std::int64_t>{2});
+  OnnxBuilder::attr(b.m.mutable_graph()->mutable_node(2), "keepdims", std::int64_t{0});
+  OnnxBuilder::attr(b.node("LogSoftmax", {"mx"}, {"ls"}), "axis", std::int64_t{1});
+  b.node("NegativeLogLikelihoodLoss", {"ls", "target"}, {"nll"});
+  OnnxBuilder::attr(b.node("ReduceMin", {"n"}, {"mn"}), "axes", std::vector<std::int64_t>{2});
+  OnnxBuilder::attr(b.node("ReduceSum", {"mn"}, {"smn"}), "keepdims", std::int64_t{0});
+  b.node("Mul", {"smn", "tenth"}, {"part"});
+  b.node("Add", {"nll", "part"}, {"loss"});
+  b.output("loss");
+  const Tensor ids = Tensor::from_vector<std::int64_t>(Shape({2, 3}), {1, 4, 1, 7, 4, 0}).value_or_throw();
+  check_gradients(b, {"E", "scale", "bias"}, {{"ids", ids}, {"target", labels({2, 0})}});
+}
+
 // Broadcasting: Mul by a row, Div by a column, Tanh, Sub of a scalar, a transposed MatMul of a
 // batch with a shared matrix, ReduceSum over one axis, then over all.
 TEST(Autodiff, BroadcastingAndReductionsMatchFiniteDifferences) {
