@@ -37,11 +37,14 @@ constexpr Signature kTessera[] = {
     {"Dropout", 1, 3, 3, 0x7u, -1, 1, 2, 0x1u},             // X, ratio, offset -> Y, [mask] (fit's step-seeded dropout)
     {"FusedConv", 1, 2, 4, 0x3u, -1, 1, 1, 0x1u},           // X, W, [B], [residual]
     {"FusedElementwise", 1, 1, -1, 0x0u, 0, 1, 1, 0x1u},    // the chain's inputs
+    {"GatherGrad", 1, 3, 3, 0x7u, -1, 1, 1, 0x1u},          // dY, indices, X's dims
     {"GlobalAveragePool", 1, 1, 1, 0x1u, -1, 1, 1, 0x1u},
     {"GlobalMaxPool", 1, 1, 1, 0x1u, -1, 1, 1, 0x1u},
+    {"InstanceNormGrad", 1, 3, 3, 0x7u, -1, 1, 3, 0x0u},    // X, dY, scale -> [dX], [dScale], [dBias]
     {"LayerNormGrad", 1, 5, 5, 0x1fu, -1, 1, 3, 0x0u},      // X, dY, scale, mean, invstd -> [dX], [dScale], [dBias]
     {"LayerNormalization", 1, 2, 3, 0x3u, -1, 1, 3, 0x1u},  // X, scale, [bias]
     {"MaxPool", 1, 1, 1, 0x1u, -1, 1, 2, 0x1u},             // Y, [indices]
+    {"NLLLossGrad", 1, 3, 3, 0x7u, -1, 1, 1, 0x1u},         // dLoss, X, target
     {"PoolGrad", 1, 2, 2, 0x3u, -1, 1, 1, 0x1u},            // X, dY
     {"RNNGrad", 1, 11, 11, 0x7u, -1, 1, 8, 0x0u},           // the node's 8 inputs, dY, dY_h, dY_c -> per input its gradient
     {"SoftmaxCrossEntropyLossGrad", 1, 3, 3, 0x7u, -1, 1, 1, 0x1u},  // dLoss, scores, labels
