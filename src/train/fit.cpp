@@ -100,9 +100,9 @@ Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const 
   const int ranks = comm.size(), rank = comm.rank();
   if (o.batch < ranks) return invalid_argument("fit: a batch of " + std::to_string(o.batch) + " cannot be shared by " + std::to_string(ranks) + " ranks");
   if (train_set.size() < o.batch) return invalid_argument("fit: " + std::to_string(train_set.size()) + " training samples for a batch of " + std::to_string(o.batch));
-  // Batch norm trains in training mode; its running statistics are state carried from step to
-  // step (outputs of the step after the gradients), and the accuracy is measured in inference
-  // mode with them.
+  // Batch norm trains in training mode, its running statistics state carried from step to step
+  // (outputs of the step after the gradients); dropout draws its masks at the step; the
+  // accuracy is measured in inference mode.
   TESSERA_ASSIGN_OR_RETURN(const detail::TrainingForm form, detail::training_form(model));
   TESSERA_ASSIGN_OR_RETURN(graph::Model grads, differentiate(form.model, "loss", parameters));
   for (const std::string& u : form.updates) grads.graph.outputs.push_back(grads.graph.find(u));

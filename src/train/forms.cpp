@@ -1,4 +1,5 @@
-// training_form (forms.hpp).
+// A model's training form (forms.hpp), and the helpers that make an ONNX classifier trainable
+// (with_classifier_loss, trainable_parameters: train.hpp).
 #include "forms.hpp"
 
 #include <algorithm>
