@@ -1,5 +1,6 @@
-// tessera training: reverse-mode differentiation of a model's graph (more of the training
-// front end follows: optimisers, data, checkpoints; see docs/train.md).
+// tessera training (docs/train.md): reverse-mode differentiation of a model's graph, data (IDX,
+// .npy, CSV; augmentation, prefetching), optimisers and schedules, a layer builder and ONNX
+// classifiers, fit() with checkpoints, and data parallelism across processes (MPI).
 //
 //   graph::Model m = graph::import_onnx("net.onnx").value_or_throw();
 //   graph::infer_types(m);
@@ -9,8 +10,8 @@
 //
 // The gradient graph is an ordinary model: the backward nodes are ai.onnx ops (Gemm, MatMul,
 // Transpose, ReduceSum, Reshape, Mul, ...) and tessera's gradient ops (ConvGradData,
-// ConvGradWeight, PoolGrad, ActivationGrad, SoftmaxCrossEntropyLossGrad: docs/exec.md), so it
-// goes through the same passes, memory plan and executor as inference.
+// ConvGradWeight, PoolGrad, ActivationGrad, BatchNormGrad, LayerNormGrad, RNNGrad, ...:
+// docs/exec.md), so it goes through the same passes, memory plan and executor as inference.
 #pragma once
 
 #include <cstdint>
