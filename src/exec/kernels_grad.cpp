@@ -40,6 +40,27 @@ Result<std::vector<std::int64_t>> dims_input(const KernelCall& c, std::size_t k,
   return d;
 }
 
+// A normalisation's dScale and dBias: made in scratch of the scale's dims, then copied to the
+// node's outputs 1 and 2 where they are asked for.
+struct NormParamGrads {
+  Tensor ds, db;
+  static Result<NormParamGrads> make(const Shape& scale) {
+    NormParamGrads g;
+    TESSERA_ASSIGN_OR_RETURN(g.ds, Tensor::empty(scale, DType::kF32));
+    TESSERA_ASSIGN_OR_RETURN(g.db, Tensor::empty(scale, DType::kF32));
+    return g;
+  }
+  Status put(KernelCall& c) const {
+    for (std::size_t k = 1; k < 3 && k < c.out.size(); ++k) {
+      if (c.node.outputs[k] == graph::kNoValue) continue;
+      const Tensor& from = k == 1 ? ds : db;
+      TESSERA_ASSIGN_OR_RETURN(c.out[k], c.output(k, from.shape().dims(), DType::kF32));
+      std::memcpy(c.out[k].data(), from.data(), from.nbytes());
+    }
+    return Status::ok();
+  }
+};
+
 }  // namespace
 
 Status conv_grad_data_kernel(KernelCall& c) {
@@ -100,17 +121,10 @@ Status batch_norm_grad_kernel(KernelCall& c) {
   const double eps = c.attr_float("epsilon", 1e-5f);
   for (float& v : invstd) v = static_cast<float>(1.0 / std::sqrt(static_cast<double>(v) + eps));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
-  Tensor ds, db;
-  TESSERA_ASSIGN_OR_RETURN(ds, Tensor::empty(Shape({channels}), DType::kF32));
-  TESSERA_ASSIGN_OR_RETURN(db, Tensor::empty(Shape({channels}), DType::kF32));
+  TESSERA_ASSIGN_OR_RETURN(const NormParamGrads g, NormParamGrads::make(scale.shape()));
   TESSERA_RETURN_IF_ERROR(dnn::batch_norm_backward(c.h, dnn::BatchNormMode::kSpatial, desc(xc), xc.data(), desc(dy), dy.data(), sc.data<float>(), mean.data(),
-                                                   invstd.data(), desc(c.out[0]), c.out[0].data(), ds.data<float>(), db.data<float>()));
-  for (std::size_t k = 1; k < 3 && k < c.out.size(); ++k) {
-    if (c.node.outputs[k] == graph::kNoValue) continue;
-    TESSERA_ASSIGN_OR_RETURN(c.out[k], c.output(k, scale.shape().dims(), DType::kF32));
-    std::memcpy(c.out[k].data(), (k == 1 ? ds : db).data(), static_cast<std::size_t>(channels) * sizeof(float));
-  }
-  return Status::ok();
+                                                   invstd.data(), desc(c.out[0]), c.out[0].data(), g.ds.data<float>(), g.db.data<float>()));
+  return g.put(c);
 }
 
 // LayerNormGrad(X, dY, scale, mean, invstd) -> dX, dScale, dBias over the dims from `axis` on:
@@ -129,17 +143,10 @@ Status layer_norm_grad_kernel(KernelCall& c) {
     TESSERA_ASSIGN_OR_RETURN(in[k], c.input(k)->contiguous());
   }
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
-  Tensor ds, db;
-  TESSERA_ASSIGN_OR_RETURN(ds, Tensor::empty(scale.shape(), DType::kF32));
-  TESSERA_ASSIGN_OR_RETURN(db, Tensor::empty(scale.shape(), DType::kF32));
+  TESSERA_ASSIGN_OR_RETURN(const NormParamGrads g, NormParamGrads::make(scale.shape()));
   TESSERA_RETURN_IF_ERROR(dnn::layer_norm_backward(c.h, static_cast<int>(axis), desc(in[0]), in[0].data(), desc(in[1]), in[1].data(), in[2].data<float>(),
-                                                   in[3].data<float>(), in[4].data<float>(), desc(c.out[0]), c.out[0].data(), ds.data<float>(), db.data<float>()));
-  for (std::size_t k = 1; k < 3 && k < c.out.size(); ++k) {
-    if (c.node.outputs[k] == graph::kNoValue) continue;
-    TESSERA_ASSIGN_OR_RETURN(c.out[k], c.output(k, scale.shape().dims(), DType::kF32));
-    std::memcpy(c.out[k].data(), (k == 1 ? ds : db).data(), static_cast<std::size_t>(scale.numel()) * sizeof(float));
-  }
-  return Status::ok();
+                                                   in[3].data<float>(), in[4].data<float>(), desc(c.out[0]), c.out[0].data(), g.ds.data<float>(), g.db.data<float>()));
+  return g.put(c);
 }
 
 // GatherGrad(dY, Indices, XShape) {axis} -> dX: zeros of X's dims with each slice of dY added
@@ -223,17 +230,10 @@ Status instance_norm_grad_kernel(KernelCall& c) {
   TESSERA_RETURN_IF_ERROR(dnn::instance_norm_forward(c.h, desc(xc), xc.data(), sc.data<float>(), zero.data(), c.attr_float("epsilon", 1e-5f), desc(y), y.data(),
                                                      mean.data(), invstd.data()));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
-  Tensor ds, db;
-  TESSERA_ASSIGN_OR_RETURN(ds, Tensor::empty(Shape({channels}), DType::kF32));
-  TESSERA_ASSIGN_OR_RETURN(db, Tensor::empty(Shape({channels}), DType::kF32));
+  TESSERA_ASSIGN_OR_RETURN(const NormParamGrads g, NormParamGrads::make(scale.shape()));
   TESSERA_RETURN_IF_ERROR(dnn::instance_norm_backward(c.h, desc(xc), xc.data(), desc(dy), dy.data(), sc.data<float>(), mean.data(), invstd.data(), desc(c.out[0]),
-                                                      c.out[0].data(), ds.data<float>(), db.data<float>()));
-  for (std::size_t k = 1; k < 3 && k < c.out.size(); ++k) {
-    if (c.node.outputs[k] == graph::kNoValue) continue;
-    TESSERA_ASSIGN_OR_RETURN(c.out[k], c.output(k, scale.shape().dims(), DType::kF32));
-    std::memcpy(c.out[k].data(), (k == 1 ? ds : db).data(), static_cast<std::size_t>(channels) * sizeof(float));
-  }
-  return Status::ok();
+                                                      c.out[0].data(), g.ds.data<float>(), g.db.data<float>()));
+  return g.put(c);
 }
 
 Status softmax_cross_entropy_grad_kernel(KernelCall& c) {

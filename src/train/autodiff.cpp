@@ -189,15 +189,7 @@ class Differentiator {
       if (mode == n.attrs.end() || mode->second.i == 0)
         return unsupported("differentiate: " + label(n, i) + ": BatchNormalization in inference mode (fit trains it in training mode)");
       if (wants(3) || wants(4)) return unsupported("differentiate: " + label(n, i) + ": a gradient of the running statistics");
-      // dX, dScale, dBias from the batch's statistics (recomputed from X by the kernel).
-      Node b = gradient_node("BatchNormGrad", n);
-      b.attrs.clear();
-      if (n.attrs.count("epsilon")) b.attrs["epsilon"] = n.attrs.at("epsilon");
-      b.inputs = {in(0), dy, in(1)};
-      const std::vector<ValueId> d = emit_outputs(std::move(b), {type(in(0)), type(in(1)), type(in(2))});
-      for (std::size_t k = 0; k < 3; ++k)
-        if (wants(k)) TESSERA_RETURN_IF_ERROR(add_grad(in(k), d[k]));
-      return Status::ok();
+      return norm_grad(n, "BatchNormGrad", dy, wants);  // the batch's statistics, recomputed from X by the kernel
     }
     if (onnx && (op == "Add" || op == "Sub")) {
       if (wants(0)) TESSERA_RETURN_IF_ERROR(add_grad(in(0), unbroadcast(dy, type(y), in(0))));
@@ -270,16 +262,7 @@ class Differentiator {
       l.inputs = {dy, in(0), in(1)};
       return add_grad(in(0), emit_node(std::move(l), type(in(0))));
     }
-    if (onnx && op == "InstanceNormalization") {
-      Node b = gradient_node("InstanceNormGrad", n);
-      b.attrs.clear();
-      if (n.attrs.count("epsilon")) b.attrs["epsilon"] = n.attrs.at("epsilon");
-      b.inputs = {in(0), dy, in(1)};
-      const std::vector<ValueId> d = emit_outputs(std::move(b), {type(in(0)), type(in(1)), type(in(2))});
-      for (std::size_t k = 0; k < 3; ++k)
-        if (wants(k)) TESSERA_RETURN_IF_ERROR(add_grad(in(k), d[k]));
-      return Status::ok();
-    }
+    if (onnx && op == "InstanceNormalization") return norm_grad(n, "InstanceNormGrad", dy, wants);
     if (onnx && op == "SoftmaxCrossEntropyLoss") {
       if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) return unsupported("differentiate: " + label(n, i) + ": class weights");
       Node s = gradient_node("SoftmaxCrossEntropyLossGrad", n);
@@ -404,12 +387,13 @@ class Differentiator {
     std::int64_t count = 1;
     for (std::size_t k = 0; k < kept.size(); ++k)
       if (reduced[k]) count *= kept[k], kept[k] = 1;
-    ValueId g = emit("Reshape", {dy, constant_i64("reduce_kept_dims", kept)}, {ElemType::kF32, dims_type(kept)});
+    const ValueId kept_dims = constant_i64("reduce_kept_dims", kept);
+    ValueId g = emit("Reshape", {dy, kept_dims}, {ElemType::kF32, dims_type(kept)});
     if (n.op_type == "ReduceMean") g = emit("Mul", {g, constant_f32("reduce_mean_scale", {}, 1.0f / static_cast<float>(std::max<std::int64_t>(count, 1)))}, {ElemType::kF32, dims_type(kept)});
-    g = emit("Expand", {g, constant_i64("reduce_input_dims", *xd)}, type(x));
+    const ValueId input_dims = constant_i64("reduce_input_dims", *xd);
+    g = emit("Expand", {g, input_dims}, type(x));
     if (n.op_type == "ReduceMax" || n.op_type == "ReduceMin") {  // to where X is the extreme (every tie)
-      const ValueId y = emit("Expand", {emit("Reshape", {n.outputs[0], constant_i64("reduce_kept_dims", kept)}, {ElemType::kF32, dims_type(kept)}),
-                                        constant_i64("reduce_input_dims", *xd)}, type(x));
+      const ValueId y = emit("Expand", {emit("Reshape", {n.outputs[0], kept_dims}, {ElemType::kF32, dims_type(kept)}), input_dims}, type(x));
       const ValueId at_extreme = emit("Equal", {x, y}, {ElemType::kBool, type(x).shape});
       g = emit("Mul", {g, emit("Cast", {at_extreme}, type(x), "", {{"to", graph::int_attribute(static_cast<std::int64_t>(ElemType::kF32))}})}, type(x));
     }
@@ -653,6 +637,19 @@ class Differentiator {
     grow();
     g_.nodes.push_back(std::move(b));
     for (const auto& [k, v] : wanted) TESSERA_RETURN_IF_ERROR(add_grad(n.inputs[k], v));
+    return Status::ok();
+  }
+
+  // BatchNormalization (training mode), InstanceNormalization: tessera's `grad_op`(X, dY,
+  // scale) {epsilon} gives dX, dScale, dBias.
+  Status norm_grad(const Node& n, const std::string& grad_op, ValueId dy, const std::function<bool(std::size_t)>& wants) {
+    Node b = gradient_node(grad_op, n);
+    b.attrs.clear();
+    if (n.attrs.count("epsilon")) b.attrs["epsilon"] = n.attrs.at("epsilon");
+    b.inputs = {n.inputs[0], dy, n.inputs[1]};
+    const std::vector<ValueId> d = emit_outputs(std::move(b), {type(n.inputs[0]), type(n.inputs[1]), type(n.inputs[2])});
+    for (std::size_t k = 0; k < 3; ++k)
+      if (wants(k)) TESSERA_RETURN_IF_ERROR(add_grad(n.inputs[k], d[k]));
     return Status::ok();
   }
 

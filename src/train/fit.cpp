@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <future>
+#include <map>
 
 #include "forms.hpp"
 #include "reducer.hpp"
@@ -73,13 +74,16 @@ std::string first_non_finite(const graph::Model& model, const std::vector<std::s
   if (!s.is_ok()) return "it could not be traced (" + s.status().message() + ")";
   const Result<std::vector<exec::NamedTensor>> out = s.value().run(in);
   if (!out.is_ok()) return "it could not be traced (" + out.status().message() + ")";
+  std::map<std::string, const Tensor*> by_name;
+  for (const exec::NamedTensor& t : out.value()) by_name[t.name] = &t.tensor;
   for (std::size_t i = 0; i < g.nodes.size(); ++i)
     for (graph::ValueId v : g.nodes[i].outputs) {
-      const std::string& name = g.values[static_cast<std::size_t>(v < 0 ? 0 : v)].name;
-      for (const exec::NamedTensor& t : out.value())
-        if (v != graph::kNoValue && t.name == name && !finite(t.tensor))
-          return "it first appears in the output '" + name + "' of node " + std::to_string(i) + (g.nodes[i].name.empty() ? "" : " '" + g.nodes[i].name + "'") +
-                 " (" + g.nodes[i].op_type + ")";
+      if (v == graph::kNoValue) continue;
+      const std::string& name = g.values[static_cast<std::size_t>(v)].name;
+      const auto it = by_name.find(name);
+      if (it != by_name.end() && !finite(*it->second))
+        return "it first appears in the output '" + name + "' of node " + std::to_string(i) + (g.nodes[i].name.empty() ? "" : " '" + g.nodes[i].name + "'") +
+               " (" + g.nodes[i].op_type + ")";
     }
   return "this rank's shard of the batch gives finite values everywhere";
 }

@@ -102,9 +102,6 @@ Result<graph::Model> with_classifier_loss(const graph::Model& model) {
     if (v != graph::kNoValue && v != x && v != scores)
       return invalid_argument(std::string("with_classifier_loss: the model already has a value named '") + taken + "'");
   }
-  for (const char* taken : {"images", "scores"})  // the output, when a Softmax was skipped
-    if (g.find(taken) != graph::kNoValue && g.find(taken) == g.outputs[0] && g.outputs[0] != scores)
-      return invalid_argument(std::string("with_classifier_loss: the model already has a value named '") + taken + "'");
   g.values[static_cast<std::size_t>(x)].name = "images";
   g.values[static_cast<std::size_t>(scores)].name = "scores";
   const graph::ValueId labels = graph::passes::add_value(g, "labels", graph::ValueType{graph::ElemType::kI64, std::vector<graph::Dim>{(*xt.shape)[0]}});
