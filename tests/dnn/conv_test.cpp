@@ -391,23 +391,46 @@ TEST(ConvTest, WeightGradientsOverKernelRows) {
       ConvCase{1, 2, 16, 1, {4, 5, 6}, {2, 3, 3}, {1, 2, 1}, {}, {1, 1, 1}, {0, 1, 1}},
       ConvCase{2, 15, 96, 1, {6, 7}, {3, 3}, {}, {}, {1, 1}, {1, 1}},
       ConvCase{1, 2, 16, 1, {2, 9}, {5, 3}, {}, {}, {3, 1}, {3, 1}},
-      ConvCase{2, 3, 16, 1, {70, 12}, {3, 3}, {}, {}, {1, 1}, {1, 1}}};
-  for (ConvCase& cc : cases) cc.layout = Layout::kNHWC;
+      ConvCase{2, 3, 16, 1, {70, 12}, {3, 3}, {}, {}, {1, 1}, {1, 1}},
+      // 16 to 32 input channels (two 16-channel widths of the padded x rows), odd widths
+      ConvCase{3, 16, 16, 1, {11, 13}, {3, 3}, {}, {}, {1, 1}, {1, 1}},
+      ConvCase{1, 32, 48, 1, {7, 10}, {3, 3}, {2, 1}, {}, {1, 0}, {0, 1}},
+      ConvCase{2, 19, 32, 1, {9, 17}, {5, 3}, {}, {}, {2, 1}, {2, 1}}};
+  const std::size_t n = cases.size();
+  for (std::size_t i = 0; i < n; ++i) {  // both layouts: channels-first x and dy are transposed
+    cases[i].layout = Layout::kNHWC;
+    cases.push_back(cases[i]);
+    cases.back().layout = Layout::kNCHW;
+  }
   Handle h;
   expect_on_avx512(h, cases, ConvDir::kBackwardWeights, ConvAlgo::kDirect);
   const bool avx512 = cpu_info().usable(CpuFeature::kAvx512f);
   for (const Status& st : any_threads(cases, ConvDir::kBackwardWeights, ConvAlgo::kDirect)) {
     EXPECT_TRUE(st.is_ok() || !avx512) << st.to_string();
   }
-  // The heuristic takes it for a stem (3 channels) and leaves wide layers to the others.
+  // Over 32 input channels, or grouped: refused with the reason.
   if (avx512) {
-    ConvCase stem = cases[0], wide{1, 32, 32, 1, {9, 9}, {3, 3}, {}, {}, {1, 1}, {1, 1}};
-    wide.layout = Layout::kNHWC;
-    auto a = choose_convolution(h, ConvDir::kBackwardWeights, stem.desc(), stem.x_desc(), stem.w_desc(), stem.y_desc());
-    auto b = choose_convolution(h, ConvDir::kBackwardWeights, wide.desc(), wide.x_desc(), wide.w_desc(), wide.y_desc());
-    ASSERT_TRUE(a.is_ok() && b.is_ok());
-    EXPECT_EQ(a->algo, ConvAlgo::kDirect);
-    EXPECT_NE(b->algo, ConvAlgo::kDirect);
+    ConvCase over{1, 33, 16, 1, {6, 6}, {3, 3}, {}, {}, {1, 1}, {1, 1}};
+    over.layout = Layout::kNHWC;
+    Bufs b = inputs(over, ConvDir::kBackwardWeights, 1);
+    const Status s = run_dir(h, over, ConvDir::kBackwardWeights, ConvAlgo::kDirect, b, false, nullptr);
+    EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s.to_string();
+    EXPECT_NE(s.message().find("at most 32 input channels"), std::string::npos) << s.to_string();
+  }
+  // The heuristic takes it up to 16 input channels in either layout (a stem; a 16-channel
+  // 3x3 layer, where it beats Winograd) and leaves wider layers to the others.
+  if (avx512) {
+    ConvCase narrow{2, 16, 16, 1, {28, 28}, {3, 3}, {}, {}, {1, 1}, {1, 1}};
+    ConvCase wide{1, 32, 32, 1, {9, 9}, {3, 3}, {}, {}, {1, 1}, {1, 1}};
+    for (Layout l : {Layout::kNHWC, Layout::kNCHW}) {
+      ConvCase stem = cases[0];
+      stem.layout = narrow.layout = wide.layout = l;
+      for (const ConvCase* cc : {&stem, &narrow, &wide}) {
+        auto c = choose_convolution(h, ConvDir::kBackwardWeights, cc->desc(), cc->x_desc(), cc->w_desc(), cc->y_desc());
+        ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+        EXPECT_EQ(c->algo == ConvAlgo::kDirect, cc != &wide) << cc->name();
+      }
+    }
   }
 }
 

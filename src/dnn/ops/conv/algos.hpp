@@ -80,6 +80,7 @@ Status brgemm_bwd_data_1x1(Handle& h, const Problem& p);
 // Weight gradients of layers with few input channels (< 16, one group, no dilation along w,
 // K a multiple of 16, channels-last): run tiles over whole kernel rows of a padded copy of x.
 bool brgemm_wgrad_rows_usable(const Problem& p);
+bool brgemm_wgrad_rows_preferred(const Problem& p);  // the heuristic takes it (few channels)
 Status brgemm_wgrad_rows(Handle& h, const Problem& p);
 // A plan's weights for brgemm_fwd when brgemm_usable(p), else nothing.
 void brgemm_pack(Handle& h, const Problem& p, PackedWeights& out);

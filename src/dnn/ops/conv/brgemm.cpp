@@ -23,6 +23,7 @@
 
 #include "algos.hpp"
 #include "brgemm_kernels.hpp"
+#include "depthwise_kernels.hpp"
 #include "tessera/core/cpu.hpp"
 #include "tessera/core/thread_pool.hpp"
 
@@ -33,6 +34,11 @@ constexpr std::int64_t kMaxBlockTiles = 4;  // 256 channels
 constexpr std::int64_t kBatchSteps = 512;   // reduction steps per batch (over several taps)
 constexpr std::int64_t kWholeChannels = 1024;
 constexpr std::int64_t kRunMaxChannels = 16;  // segments over whole kernel rows below this
+// Weight gradients over whole kernel rows: usable up to 32 input channels, the heuristic's
+// choice up to 16 (16 -> 16 channels, 3x3, 28x28, mb64: 1.53 ms against Winograd F4's 2.51;
+// 32 -> 32 at 14x14: 1.56 against 1.36).
+constexpr std::int64_t kWgradRowsMaxChannels = 32;
+constexpr std::int64_t kWgradRowsPreferredChannels = 16;
 
 // Input channels per segment: all of them up to 1024 (fewer passes over the partial sums:
 // MobileNet-V2's 960-channel projections, mb1, 2-4% faster than with 3 blocks of 320), else
@@ -451,8 +457,11 @@ Status brgemm_bwd_data_1x1(Handle& h, const Problem& p) {
 // a 147-wide column matrix for ResNet-50's conv1 and ran at 1.4-1.6x oneDNN's time.)
 
 bool brgemm_wgrad_rows_usable(const Problem& p) {
-  return brgemm_usable(p) && p.G == 1 && p.Cg < kRunMaxChannels && p.dil[2] == 1 && p.K % 16 == 0;
+  const bool layouts = p.same_layout(Layout::kNHWC) || p.same_layout(Layout::kNCHW);
+  return cpu_info().isa() >= Isa::kAvx512 && layouts && p.G == 1 && p.Cg <= kWgradRowsMaxChannels &&
+         p.dil[2] == 1 && p.K % 16 == 0;
 }
+bool brgemm_wgrad_rows_preferred(const Problem& p) { return p.Cg <= kWgradRowsPreferredChannels; }
 
 Status brgemm_wgrad_rows(Handle& h, const Problem& p) {
   const std::int64_t C = p.C, K = p.K;
@@ -460,37 +469,59 @@ Status brgemm_wgrad_rows(Handle& h, const Problem& p) {
   const std::int64_t OD = p.out[0], OH = p.out[1], OW = p.out[2];
   const std::int64_t ID = p.in[0], IH = p.in[1], IW = p.in[2], Wp = IW + p.pad_b[2] + p.pad_e[2];
   const std::int64_t L = KW * C, R = KD * KH * L;  // r per kernel row, r in all
+  const std::int64_t OP = OD * OH * OW;
+  const bool dy_first = p.y_layout == Layout::kNCHW;
+  // Blocks of output rows, each with its own partial [R][K].
+  const std::int64_t rows = p.N * OD * OH;
+  const std::int64_t B = std::max<std::int64_t>(4, (rows + 63) / 64), nblk = (rows + B - 1) / B;
+  // The handle's workspace (kept between calls): x padded, dy channels-last (when it is
+  // channels-first), the partials; each 64-byte aligned.
+  auto lines = [](std::int64_t n) { return (n + 15) / 16 * 16; };
+  const std::int64_t nx = lines(p.N * ID * IH * Wp * C), ndy = dy_first ? lines(p.N * OP * K) : 0;
+  TESSERA_ASSIGN_OR_RETURN(void* ws, detail::workspace(h, static_cast<std::size_t>(nx + ndy + nblk * R * K) *
+                                                              sizeof(float)));
+  float* const xp = static_cast<float*>(ws);
+  float* const part = xp + nx + ndy;
   // x zero-padded along w, packed [n][d][h][w][c]; kernel rows above, below, in front of or
   // behind the input add nothing and are left out of the segments.
-  auto xp = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(p.N * ID * IH * Wp * C));
   const bool dense = p.xs.c == 1 && p.xs.w == C;
   detail::parallel_for(h, 0, p.N * ID * IH, 16, [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t i = b; i < e; ++i) {
       const std::int64_t n = i / (ID * IH), d = (i / IH) % ID, hh = i % IH;
-      float* row = xp.get() + i * Wp * C;
+      float* row = xp + i * Wp * C;
       const float* src = p.x + n * p.xs.n + d * p.xs.d + hh * p.xs.h;
       std::fill_n(row, p.pad_b[2] * C, 0.0f);
       std::fill_n(row + (p.pad_b[2] + IW) * C, p.pad_e[2] * C, 0.0f);
       float* mid = row + p.pad_b[2] * C;
-      if (dense) {
+      if (dense)
         std::copy_n(src, IW * C, mid);
-      } else {
-        for (std::int64_t w = 0; w < IW; ++w)
-          for (std::int64_t c = 0; c < C; ++c) mid[w * C + c] = src[w * p.xs.w + c * p.xs.c];
-      }
+      else  // channels-first: the row's [C][IW] (channel stride xs.c) transposed
+        kDwAvx512.transpose(src, C, IW, p.xs.c, mid, C);
     }
   });
-  // Blocks of output rows, each with its own partial [R][K].
-  const std::int64_t rows = p.N * OD * OH;
-  const std::int64_t B = std::max<std::int64_t>(4, (rows + 63) / 64), nblk = (rows + B - 1) / B;
-  std::vector<float> part(static_cast<std::size_t>(nblk * R * K));
+  // dy channels-last: channels-first [n][K][pixels] planes transposed.
+  const float* dy = p.y_in;
+  Strides5 ys = p.ys;
+  if (dy_first) {
+    float* const dyt = xp + nx;
+    constexpr std::int64_t kPix = 256;  // pixels per transpose item
+    const std::int64_t per = (OP + kPix - 1) / kPix;
+    detail::parallel_for(h, 0, p.N * per, 1, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) {
+        const std::int64_t n = i / per, q0 = (i % per) * kPix, q1 = std::min(OP, q0 + kPix);
+        kDwAvx512.transpose(p.y_in + n * p.ys.n + q0, K, q1 - q0, p.ys.c, dyt + (n * OP + q0) * K, K);
+      }
+    });
+    dy = dyt;
+    ys = {OP * K, 1, OH * OW * K, OW * K, K};
+  }
   const int shares = detail::max_threads(h);
   WorkShares work(nblk, shares);
   detail::parallel_for(h, 0, shares, 1, [&](std::int64_t sh, std::int64_t) {
     std::vector<BrSeg> segs(static_cast<std::size_t>(B)), sg(segs.size());
     for (std::int64_t blk; (blk = work.next(static_cast<int>(sh))) >= 0;) {
       const std::int64_t r0 = blk * B, r1 = std::min(rows, r0 + B);
-      float* out = part.data() + blk * R * K;
+      float* out = part + blk * R * K;
       for (std::int64_t kd = 0; kd < KD; ++kd)
         for (std::int64_t kh = 0; kh < KH; ++kh) {
           std::int64_t nseg = 0;  // one segment per output row whose kernel row is inside x
@@ -499,8 +530,8 @@ Status brgemm_wgrad_rows(Handle& h, const Problem& p) {
             const std::int64_t d = od * p.stride[0] + kd * p.dil[0] - p.pad_b[0];
             const std::int64_t hh = oh * p.stride[1] + kh * p.dil[1] - p.pad_b[1];
             if (d < 0 || d >= ID || hh < 0 || hh >= IH) continue;
-            segs[static_cast<std::size_t>(nseg++)] = {xp.get() + ((n * ID + d) * IH + hh) * Wp * C,
-                                                      p.y_in + n * p.ys.n + od * p.ys.d + oh * p.ys.h};
+            segs[static_cast<std::size_t>(nseg++)] = {xp + ((n * ID + d) * IH + hh) * Wp * C,
+                                                      dy + n * ys.n + od * ys.d + oh * ys.h};
           }
           float* dst = out + ((kd * KH + kh) * L) * K;
           if (nseg == 0) {  // (every row in the padding: a zero gradient)
@@ -515,7 +546,7 @@ Status brgemm_wgrad_rows(Handle& h, const Problem& p) {
                         static_cast<int>(std::min<std::int64_t>(kBrChannels, K - ka * kBrChannels)), false, nullptr};
             t.ntiles = static_cast<int>(kb - ka);
             t.w_tile = kBrChannels;
-            t.ldw = p.ys.w;
+            t.ldw = ys.w;
             t.xstep = p.stride[2] * C;
             br_run_tile_avx512(t);
           };
@@ -527,9 +558,9 @@ Status brgemm_wgrad_rows(Handle& h, const Problem& p) {
   detail::parallel_for(h, 0, R, 8, [&](std::int64_t b, std::int64_t e) {
     std::vector<float> acc(static_cast<std::size_t>(K));
     for (std::int64_t r = b; r < e; ++r) {
-      std::copy_n(part.data() + r * K, K, acc.data());
+      std::copy_n(part + r * K, K, acc.data());
       for (std::int64_t blk = 1; blk < nblk; ++blk) {
-        const float* q = part.data() + (blk * R + r) * K;
+        const float* q = part + (blk * R + r) * K;
         for (std::int64_t k = 0; k < K; ++k) acc[static_cast<std::size_t>(k)] += q[k];
       }
       const std::int64_t kd = r / (KH * L), kh = (r / L) % KH, kw = (r % L) / C, c = r % C;

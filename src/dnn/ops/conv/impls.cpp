@@ -199,14 +199,21 @@ static_assert(kForward[0].algo == ConvAlgo::kDepthwise && kForward[2].algo == Co
 
 Status direct_wgrad_accepts(const Problem& p) {
   if (!brgemm_wgrad_rows_usable(p))
-    return detail::refuse("needs AVX-512, x and dy in NHWC, one group, fewer than 16 input channels, "
-                          "no dilation along w and output channels a multiple of 16");
+    return detail::refuse("needs AVX-512, x and dy both NHWC or both NCHW, one group, at most 32 input "
+                          "channels, no dilation along w and output channels a multiple of 16");
+  return Status::ok();
+}
+Status direct_wgrad_prefers(const Problem& p) {
+  if (!brgemm_wgrad_rows_preferred(p))
+    return detail::refuse("more than 16 input channels: Winograd or im2col is faster");
   return Status::ok();
 }
 
 constexpr Algo kBackwardWeights[] = {
     {ConvAlgo::kDepthwise, {"conv_bwd_weights_f32_depthwise", nonempty<depthwise_accepts>, depthwise_bwd_weights}},
     {ConvAlgo::kGemm1x1, {"conv_bwd_weights_f32_gemm1x1", nonempty<gemm1x1_accepts>, gemm1x1_bwd_weights}},
+    {ConvAlgo::kDirect, {"conv_bwd_weights_f32_direct_rows", nonempty<direct_wgrad_accepts>, brgemm_wgrad_rows},
+     direct_wgrad_prefers},
     {ConvAlgo::kWinogradF4x3,
      {"conv_bwd_weights_f32_winograd_f4x3", nonempty<winograd_f4x3_bwd_weights_accepts>, winograd_f4x3_bwd_weights},
      winograd_prefers},
@@ -214,7 +221,6 @@ constexpr Algo kBackwardWeights[] = {
      {"conv_bwd_weights_f32_winograd_f2x3", nonempty<winograd_f2x3_bwd_weights_accepts>, winograd_f2x3_bwd_weights},
      winograd_prefers},
     {ConvAlgo::kFft, {"conv_bwd_weights_f32_fft", nonempty<fft_accepts>, fft_bwd_weights}, fft_prefers},
-    {ConvAlgo::kDirect, {"conv_bwd_weights_f32_direct_rows", nonempty<direct_wgrad_accepts>, brgemm_wgrad_rows}},
     {ConvAlgo::kIm2col, {"conv_bwd_weights_f32_im2col", nonempty<im2col_accepts>, im2col_bwd_weights}},
     {ConvAlgo::kReference, {"conv_bwd_weights_f32_reference", detail::accepts_all<Problem>, ref_run}},
 };
