@@ -83,6 +83,9 @@ struct RunOptions {
   // in the session's arena: copy what you keep before returning. Under parallel_branches it may
   // be called from several threads at once.
   std::function<void(std::size_t, const Tensor&)> on_output;
+  // Profile this run (added to profiles()) even when the session was not opened with
+  // SessionOptions::profile.
+  bool profile = false;
 };
 
 struct NamedTensor {

@@ -286,6 +286,10 @@ struct TrainOptions {
   std::size_t bucket_bytes = 1 << 20;
   // Called after each batch: epoch, batch index, batches per epoch, the batch's loss.
   std::function<void(int, std::int64_t, std::int64_t, float)> on_batch;
+  // > 0: the training steps (forward, backward and state updates, one run of the gradient
+  // model) of this many batches after the first (which plans the memory) are profiled node by
+  // node into TrainResult::step_profiles. The optimiser's update is not in them.
+  int profile_steps = 0;
 };
 struct EpochStats {
   int epoch = 0;  // counted from 1 (a resumed run starts past the checkpoint's)
@@ -297,6 +301,7 @@ struct EpochStats {
 struct TrainResult {
   std::vector<EpochStats> epochs;
   graph::Model trained;  // the model with the trained parameters as its initializers
+  std::vector<exec::RunProfile> step_profiles;  // with TrainOptions::profile_steps
 };
 // Trains `model` (a NetBuilder model, or any model with inputs "images" and "labels" and
 // outputs "loss" and "scores") on `train_set` with mini-batches in a seeded order (the last

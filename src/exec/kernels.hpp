@@ -39,8 +39,10 @@ struct KernelCall {
   // keeps what it allocated here, so the session can see which outputs were written in place.
   std::vector<Tensor> given = {};
   bool record = false;
-  // The implementation the kernel chose, where it is worth naming (profiles show it).
+  // The implementation the kernel chose, where it is worth naming (profiles show it);
+  // `profiled`: this run is profiled (naming may cost a lookup).
   std::string chosen = {};
+  bool profiled = false;
   // If, Loop, Scan: the values their subgraphs read from the graphs around them.
   Captured captured = {};
 
@@ -85,6 +87,10 @@ inline Status spatial_pads(const KernelCall& c, const Tensor& x, const std::vect
 // Conv's descriptor from its node's attributes (strides, dilations, group, pads or auto_pad)
 // for an input of x_dims [N, C, spatial...] and weights of w_dims.
 Result<dnn::ConvDesc> conv_desc(const KernelCall& c, const std::vector<std::int64_t>& x_dims, const std::vector<std::int64_t>& w_dims);
+// In a profiled run, names in c.chosen the implementation immediate mode takes for a
+// convolution (x, w, y: dx, dw, dy for the backward directions).
+void name_immediate_conv(KernelCall& c, dnn::ConvDir dir, const dnn::ConvDesc& d, const dnn::TensorDesc& x,
+                         const dnn::TensorDesc& w, const dnn::TensorDesc& y);
 // The activation of an ONNX op with its parameters (alpha, beta: LeakyRelu's, Elu's and Celu's
 // alpha, Selu's alpha and gamma, HardSigmoid's alpha and beta, Clip's bounds; for Gelu a
 // nonzero alpha means approximate=tanh), or nullopt for an op that is not one.

@@ -69,6 +69,7 @@ Status conv_grad_data_kernel(KernelCall& c) {
   TESSERA_ASSIGN_OR_RETURN(const std::vector<std::int64_t> xdims, dims_input(c, 2, dy.rank()));
   TESSERA_ASSIGN_OR_RETURN(const dnn::ConvDesc d, conv_desc(c, xdims, w.shape().dims()));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, xdims, DType::kF32));
+  name_immediate_conv(c, dnn::ConvDir::kBackwardData, d, desc(c.out[0]), desc(w), desc(dy));
   return dnn::conv_backward_data(c.h, d, desc(w), w.data(), desc(dy), dy.data(), desc(c.out[0]), c.out[0].data());
 }
 
@@ -78,6 +79,7 @@ Status conv_grad_weight_kernel(KernelCall& c) {
   TESSERA_ASSIGN_OR_RETURN(const std::vector<std::int64_t> wdims, dims_input(c, 2, x.rank()));
   TESSERA_ASSIGN_OR_RETURN(const dnn::ConvDesc d, conv_desc(c, x.shape().dims(), wdims));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, wdims, DType::kF32));
+  name_immediate_conv(c, dnn::ConvDir::kBackwardWeights, d, desc(x), desc(c.out[0]), desc(dy));
   return dnn::conv_backward_weights(c.h, d, desc(x), x.data(), desc(dy), dy.data(), desc(c.out[0]), c.out[0].data());
 }
 

@@ -92,6 +92,13 @@ struct ConvPlans : NodeCache {
 
 }  // namespace
 
+void name_immediate_conv(KernelCall& c, dnn::ConvDir dir, const dnn::ConvDesc& d, const dnn::TensorDesc& x,
+                         const dnn::TensorDesc& w, const dnn::TensorDesc& y) {
+  if (!c.profiled) return;
+  const Result<dnn::ConvChoice> r = dnn::choose_convolution(c.h, dir, d, x, w, y);
+  c.chosen = (r.is_ok() ? r->impl : std::string("?")) + " (immediate mode)";
+}
+
 Result<dnn::ConvDesc> conv_desc(const KernelCall& c, const Dims& x_dims, const Dims& w_dims) {
   const std::size_t n = x_dims.size() - 2;
   const Dims kernel = c.attr_ints("kernel_shape").value_or(Dims(w_dims.begin() + 2, w_dims.end()));
@@ -132,7 +139,7 @@ Status conv_kernel(KernelCall& c) {
     }
   }
   if (!c.is_constant(1)) {
-    c.chosen = "conv_forward (immediate mode)";
+    name_immediate_conv(c, dnn::ConvDir::kForward, d, xd, desc(w), od);
     return dnn::conv_forward(c.h, d, xd, x.data(), desc(w), w.data(), od, c.out[0].data(), post);
   }
   // Constant weights: a forward plan per input layout (dims, strides, dtype), made on first

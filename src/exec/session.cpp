@@ -94,6 +94,7 @@ struct RunHooks final : detail::NodeHooks {
   void before(std::size_t i, detail::KernelCall& call) override {
     const graph::Node& n = call.node;
     call.record = record;
+    call.profiled = profile;
     if (planned) {
       call.given.resize(n.outputs.size());
       for (std::size_t k = 0; k < n.outputs.size(); ++k)
@@ -335,11 +336,12 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
   Arena& arena = s_->arena;
   const bool planned = s_->plan_memory && arena.made && arena.signature == signature;
   const bool record = s_->plan_memory && !planned;
-  RunHooks hooks(arena, g.nodes.size(), g.values.size(), planned, record, s_->profile, s_->t0);
+  const bool profile = s_->profile || options.profile;
+  RunHooks hooks(arena, g.nodes.size(), g.values.size(), planned, record, profile, s_->t0);
   hooks.on_output = options.on_output;
   hooks.outputs = &g.outputs;
   hooks.reported.assign(g.outputs.size(), 0);
-  hooks.prof.start_us = s_->profile ? us_since(s_->t0) : 0;
+  hooks.prof.start_us = profile ? us_since(s_->t0) : 0;
   detail::Program& program = *s_->program;
   try {
     const Status st = s_->parallel_branches ? detail::run_waves(program, s_->h, s_->lanes, vals, &hooks)
@@ -366,7 +368,7 @@ Result<std::vector<NamedTensor>> Session::run(const std::vector<NamedTensor>& in
   if (options.on_output)  // the outputs no node made (inputs, constants)
     for (std::size_t o = 0; o < result.size(); ++o)
       if (!hooks.reported[o]) options.on_output(o, result[o].tensor);
-  if (s_->profile) {
+  if (profile) {
     hooks.prof.duration_us = us_since(s_->t0) - hooks.prof.start_us;
     std::sort(hooks.prof.nodes.begin(), hooks.prof.nodes.end(), [](const NodeProfile& a, const NodeProfile& b) { return a.node < b.node; });
     s_->profiles.push_back(std::move(hooks.prof));

@@ -161,6 +161,7 @@ Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const 
     reducer = std::make_unique<detail::GradientReducer>(comm, dims, o.bucket_bytes);
   }
   TrainResult result;
+  const std::int64_t first_step = opt.steps();
   const std::int64_t batches = train_set.size() / o.batch;
   for (int epoch = start; epoch < o.epochs; ++epoch) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -190,10 +191,12 @@ Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const 
       }
       std::vector<Tensor> g;
       float loss = 0;
+      const std::int64_t done = opt.steps() - first_step;  // steps taken by this call
+      exec::RunOptions ro;
+      ro.profile = done >= 1 && done <= o.profile_steps;
       if (reducer) {  // the shard's mean loss and gradients, weighted by its share and summed over the ranks
         const float share = static_cast<float>(count) / static_cast<float>(o.batch);
         reducer->start(share);
-        exec::RunOptions ro;
         ro.on_output = [&](std::size_t k, const Tensor& t) {
           if (k > 0 && k <= params.size()) reducer->ready(k - 1, t);
         };
@@ -210,7 +213,7 @@ Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const 
           TESSERA_RETURN_IF_ERROR(all_reduce_sum(comm, span).with_context("fit"));
         }
       } else {
-        TESSERA_ASSIGN_OR_RETURN(const std::vector<exec::NamedTensor> out, step.run(in));
+        TESSERA_ASSIGN_OR_RETURN(const std::vector<exec::NamedTensor> out, step.run(in, ro));
         loss = out[0].tensor.to_vector<float>()[0];
         for (std::size_t k = 0; k < params.size(); ++k) g.push_back(out[k + 1].tensor);
         for (std::size_t k = 0; k < state.size(); ++k) state[k] = out[1 + params.size() + k].tensor;
@@ -250,6 +253,7 @@ Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const 
     }
   }
   result.trained = model;
+  result.step_profiles = step.profiles();
   const std::vector<Tensor> values = everything();
   for (std::size_t k = 0; k < kept.size(); ++k) {
     graph::Value& v = result.trained.graph.values[static_cast<std::size_t>(result.trained.graph.find(kept[k]))];

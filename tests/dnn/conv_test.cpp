@@ -418,14 +418,16 @@ TEST(ConvTest, WeightGradientsOverKernelRows) {
     EXPECT_NE(s.message().find("at most 32 input channels"), std::string::npos) << s.to_string();
   }
   // The heuristic takes it up to 16 input channels in either layout (a stem; a 16-channel
-  // 3x3 layer, where it beats Winograd) and leaves wider layers to the others.
+  // 3x3 layer, where it beats Winograd), and up to 32 when strided (where im2col is the
+  // other choice), and leaves wider stride-1 layers to the others.
   if (avx512) {
     ConvCase narrow{2, 16, 16, 1, {28, 28}, {3, 3}, {}, {}, {1, 1}, {1, 1}};
+    ConvCase strided{2, 32, 64, 1, {14, 14}, {3, 3}, {2, 2}, {}, {1, 1}, {1, 1}};
     ConvCase wide{1, 32, 32, 1, {9, 9}, {3, 3}, {}, {}, {1, 1}, {1, 1}};
     for (Layout l : {Layout::kNHWC, Layout::kNCHW}) {
       ConvCase stem = cases[0];
-      stem.layout = narrow.layout = wide.layout = l;
-      for (const ConvCase* cc : {&stem, &narrow, &wide}) {
+      stem.layout = narrow.layout = strided.layout = wide.layout = l;
+      for (const ConvCase* cc : {&stem, &narrow, &strided, &wide}) {
         auto c = choose_convolution(h, ConvDir::kBackwardWeights, cc->desc(), cc->x_desc(), cc->w_desc(), cc->y_desc());
         ASSERT_TRUE(c.is_ok()) << c.status().to_string();
         EXPECT_EQ(c->algo == ConvAlgo::kDirect, cc != &wide) << cc->name();

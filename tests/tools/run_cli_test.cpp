@@ -199,9 +199,33 @@ TEST(RunCli, TrainOnCsvAndResnetSmall) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("needs an image-shaped input"), std::string::npos) << r.err;
   if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist")) GTEST_SKIP() << "Debian's dataset-fashion-mnist is not installed";
-  r = run("train --model resnet-small --limit 256 --batch 32 --crop-pad 2 --flip --json");
+  // resnet-small, with three of its eight steps profiled: where a step goes, by op, and a
+  // trace naming each convolution's algorithm.
+  r = run("train --model resnet-small --limit 256 --batch 32 --crop-pad 2 --flip --json --profile " + dir.file("steps.json") +
+          " --profile-steps 3");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["epochs"].size(), 1u);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["epochs"].size(), 1u);
+  const nlohmann::json& sp = j["step_profile"];
+  EXPECT_EQ(sp["steps"], 3);
+  double share = 0;
+  bool wgrad = false;
+  for (const nlohmann::json& op : sp["ops"]) {
+    share += op["share"].get<double>();
+    wgrad = wgrad || op["op"] == "tessera:ConvGradWeight";
+  }
+  EXPECT_TRUE(wgrad) << sp.dump();
+  EXPECT_GT(share, 0.5);  // the nodes take most of a step
+  EXPECT_LE(share, 1.0 + 1e-9);
+  std::ifstream f(dir.file("steps.json"));
+  const nlohmann::json trace = nlohmann::json::parse(f);
+  int runs = 0, named = 0;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    runs += e["cat"] == "run";
+    if (e["name"] == "tessera:ConvGradWeight") named += e["args"]["kernel"].get<std::string>().starts_with("conv_bwd_weights_f32_");
+  }
+  EXPECT_EQ(runs, 3);
+  EXPECT_GT(named, 0);
 }
 
 // Any ONNX classifier trains: the default model (image -> ... -> Softmax probabilities) gets

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <random>
@@ -31,6 +32,8 @@ std::string conv_replay_line(const std::string& signature);
 Tensor random_input(const exec::IoInfo& io, std::int64_t batch, std::mt19937& rng);
 // A session's memory plan in one line: arena vs the naive sum, counts.
 std::string memory_plan_line(const exec::MemoryPlanReport& p);
+// Profiled runs as a Chrome trace (run.cpp), written whole or not at all.
+void write_trace(const std::string& file, const std::vector<exec::RunProfile>& runs);
 
 // Thrown by a command to exit with a one-line "tessera: <message>" and status `code`.
 struct CommandError {

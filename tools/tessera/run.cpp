@@ -46,31 +46,6 @@ struct RunArgs {
   std::string profile;
 };
 
-// The profiled runs as a Chrome trace (chrome://tracing, Perfetto): one slice per run and,
-// inside it, one per node with its op, dims and the kernel chosen; times in microseconds.
-void write_trace(const std::string& file, const std::vector<exec::RunProfile>& runs) {
-  json events = json::array();
-  for (std::size_t r = 0; r < runs.size(); ++r) {
-    events.push_back({{"name", "run " + std::to_string(r)}, {"cat", "run"}, {"ph", "X"}, {"pid", 1}, {"tid", 1},
-                      {"ts", runs[r].start_us}, {"dur", runs[r].duration_us}, {"args", {{"memory_plan", runs[r].planned}}}});
-    for (const exec::NodeProfile& n : runs[r].nodes) {
-      json args = {{"node", n.name}, {"index", n.node}, {"inputs", n.inputs}, {"outputs", n.outputs}};
-      if (!n.kernel.empty()) args["kernel"] = n.kernel;
-      events.push_back({{"name", n.op}, {"cat", "node"}, {"ph", "X"}, {"pid", 1}, {"tid", 1},
-                        {"ts", n.start_us}, {"dur", n.duration_us}, {"args", args}});
-    }
-  }
-  const std::string tmp = file + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
-    if (!f) throw CommandError{"cannot write the profile '" + file + "'"};
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) throw CommandError{"cannot write the profile '" + file + "': " + ec.message()};
-}
-
 template <typename T>
 T or_throw(Result<T> r) {
   if (!r.is_ok()) throw CommandError{r.status().message()};
@@ -175,6 +150,31 @@ void run_model(const RunArgs& a) {
 }
 
 }  // namespace
+
+// The profiled runs as a Chrome trace (chrome://tracing, Perfetto): one slice per run and,
+// inside it, one per node with its op, dims and the kernel chosen; times in microseconds.
+void write_trace(const std::string& file, const std::vector<exec::RunProfile>& runs) {
+  json events = json::array();
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    events.push_back({{"name", "run " + std::to_string(r)}, {"cat", "run"}, {"ph", "X"}, {"pid", 1}, {"tid", 1},
+                      {"ts", runs[r].start_us}, {"dur", runs[r].duration_us}, {"args", {{"memory_plan", runs[r].planned}}}});
+    for (const exec::NodeProfile& n : runs[r].nodes) {
+      json args = {{"node", n.name}, {"index", n.node}, {"inputs", n.inputs}, {"outputs", n.outputs}};
+      if (!n.kernel.empty()) args["kernel"] = n.kernel;
+      events.push_back({{"name", n.op}, {"cat", "node"}, {"ph", "X"}, {"pid", 1}, {"tid", 1},
+                        {"ts", n.start_us}, {"dur", n.duration_us}, {"args", args}});
+    }
+  }
+  const std::string tmp = file + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+    if (!f) throw CommandError{"cannot write the profile '" + file + "'"};
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) throw CommandError{"cannot write the profile '" + file + "': " + ec.message()};
+}
 
 Tensor random_input(const exec::IoInfo& io, std::int64_t batch, std::mt19937& rng) {
   std::vector<std::int64_t> dims;

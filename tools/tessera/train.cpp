@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <map>
+#include <functional>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -37,7 +39,26 @@ struct TrainArgs {
   float clip_norm = 0.0f;
   train::Augmentation augmentation;
   bool no_prefetch = false;
+  std::string profile;
+  int profile_steps = 10;
 };
+
+// Where a training step's time goes: milliseconds per step by op, largest first.
+nlohmann::json step_breakdown(const std::vector<exec::RunProfile>& runs) {
+  std::map<std::string, double> us;
+  double total = 0;
+  for (const exec::RunProfile& r : runs) {
+    total += r.duration_us;
+    for (const exec::NodeProfile& n : r.nodes) us[n.op] += n.duration_us;
+  }
+  const double steps = static_cast<double>(std::max<std::size_t>(runs.size(), 1));
+  std::vector<std::pair<double, std::string>> by;
+  for (const auto& [op, t] : us) by.emplace_back(t, op);
+  std::sort(by.begin(), by.end(), std::greater<>());
+  nlohmann::json ops = nlohmann::json::array();
+  for (const auto& [t, op] : by) ops.push_back({{"op", op}, {"ms", t / steps / 1e3}, {"share", total > 0 ? t / total : 0.0}});
+  return {{"steps", runs.size()}, {"step_ms", total / steps / 1e3}, {"ops", ops}};
+}
 
 // A model from a file: one tessera train exported, a checkpoint, or any classifier (one input,
 // its scores the first output: train::with_classifier_loss adds the labels and the loss). Its
@@ -136,6 +157,7 @@ void run_train(const TrainArgs& a) {
   o.resume = a.resume;
   o.augmentation = a.augmentation;
   o.prefetch = !a.no_prefetch;
+  o.profile_steps = a.profile.empty() ? 0 : a.profile_steps;
   if (!a.json && lead) {
     // A bar per epoch: how far, the samples per second so far, the batch's loss (the test
     // accuracy follows the epoch).
@@ -156,6 +178,7 @@ void run_train(const TrainArgs& a) {
     const Status s = graph::save_onnx(r.value().trained, a.export_path);
     if (!s.is_ok()) throw CommandError{s.message()};
   }
+  if (!a.profile.empty()) write_trace(a.profile, r.value().step_profiles);
   nlohmann::json j = {{"model", a.model}, {"train_samples", train_set.size()}, {"test_samples", test_set.size()}, {"batch", a.batch}, {"optimizer", a.optimizer}, {"lr", o.optimizer.lr},
                     {"ranks", ranks}, {"threads", threads}};
   for (std::size_t e = 0; e < r.value().epochs.size(); ++e) {
@@ -163,6 +186,16 @@ void run_train(const TrainArgs& a) {
     j["epochs"].push_back({{"epoch", s.epoch}, {"mean_loss", s.mean_loss}, {"seconds", s.seconds}, {"samples_per_second", s.samples_per_second}, {"test_accuracy", s.test_accuracy}});
     if (!a.json)
       std::printf("\repoch %d: mean loss %.4f, %.0f samples/s, test accuracy %.2f%%\n", s.epoch, s.mean_loss, s.samples_per_second, 100 * s.test_accuracy);
+  }
+  if (!a.profile.empty()) {
+    j["step_profile"] = step_breakdown(r.value().step_profiles);
+    const nlohmann::json& sp = j["step_profile"];
+    if (!a.json) {
+      std::printf("wrote %s: %zu profiled steps, %.2f ms each (the optimiser's update not included); by op:\n", a.profile.c_str(),
+                  sp["steps"].get<std::size_t>(), sp["step_ms"].get<double>());
+      for (const auto& op : sp["ops"])
+        std::printf("  %-28s %8.3f ms  %5.1f%%\n", op["op"].get<std::string>().c_str(), op["ms"].get<double>(), 100 * op["share"].get<double>());
+    }
   }
   if (a.json) std::cout << j.dump(2) << "\n";
   else if (!a.export_path.empty()) std::printf("wrote %s\n", a.export_path.c_str());
@@ -198,6 +231,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--checkpoint", a->checkpoint, "save parameters and optimiser state to DIR/checkpoint.onnx after every epoch");
   cmd->add_flag("--resume", a->resume, "continue from DIR/checkpoint.onnx (--checkpoint DIR) up to --epochs in all");
   cmd->add_flag("--json", a->json, "print the metrics as JSON");
+  cmd->add_option("--profile", a->profile, "write a Chrome trace (Perfetto) of training steps (one slice per node) and print where a step's time goes by op");
+  cmd->add_option("--profile-steps", a->profile_steps, "steps to profile, after the first (default 10)")->check(CLI::Range(1, 1 << 20));
   cmd->callback([a] { run_train(*a); });
 }
 

@@ -205,7 +205,7 @@ Status direct_wgrad_accepts(const Problem& p) {
 }
 Status direct_wgrad_prefers(const Problem& p) {
   if (!brgemm_wgrad_rows_preferred(p))
-    return detail::refuse("more than 16 input channels: Winograd or im2col is faster");
+    return detail::refuse("more than 16 input channels and stride 1: Winograd or im2col is faster");
   return Status::ok();
 }
 
