@@ -379,7 +379,11 @@ class Inferer {
       const std::int64_t a = attr_int("axis", 1);  // in [-rank, rank]
       TESSERA_ASSIGN_OR_RETURN(const std::size_t ax, axis(a, a < 0 ? x.size() : x.size() + 1));
       const auto outer = product(x, 0, ax), inner = product(x, ax, x.size());
-      y.shape = Shape{outer ? known(*outer) : Dim{}, inner ? known(*inner) : Dim{}};
+      // A product of one dim is that dim, a symbolic one too (a batch [N, C, H, W] -> [N, C*H*W]).
+      const auto side = [&](const std::optional<std::int64_t>& p, std::size_t b, std::size_t e) {
+        return p ? known(*p) : e - b == 1 ? x[b] : Dim{};
+      };
+      y.shape = Shape{side(outer, 0, ax), side(inner, ax, x.size())};
       return Status::ok();
     }
     if (op == "Reshape") {

@@ -220,7 +220,8 @@ Result<TrainResult> fit_on(Communicator& comm, const graph::Model& model, const 
       }
       if (!std::isfinite(loss)) {  // every rank sees the same summed loss: they stop together
         *shared_stop = true;
-        return invalid_argument("fit: the loss is " + std::to_string(loss) + " at epoch " + std::to_string(epoch + 1) + ", batch " + std::to_string(bi + 1) +
+        const std::string what = std::isnan(loss) ? "NaN" : loss > 0 ? "+Inf" : "-Inf";
+        return invalid_argument("fit: the loss is " + what + " at epoch " + std::to_string(epoch + 1) + ", batch " + std::to_string(bi + 1) +
                                 " (step " + std::to_string(opt.steps() + 1) + "); " + first_non_finite(form.model, parameters, in) +
                                 " (the parameters before this batch are kept" + (o.checkpoint_dir.empty() ? "" : ", and the last checkpoint") + ")");
       }

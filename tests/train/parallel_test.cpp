@@ -254,7 +254,8 @@ TEST(TrainFit, ANonFiniteLossNamesWhereItFirstAppeared) {
   std::memcpy(c->bytes.data() + 4, &nan, 4);
   w.constant = c;
   Status s = fit(broken, b.parameters(), train_set, test_set, o).status();
-  EXPECT_NE(s.message().find("at epoch 1, batch 1 (step 1); the parameter '" + b.parameters()[2] + "' holds NaN or Inf"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("the loss is NaN at epoch 1, batch 1 (step 1); the parameter '" + b.parameters()[2] + "' holds NaN or Inf"), std::string::npos)
+      << s.message();
   // Finite inputs whose products overflow: the first node whose output is not finite.
   Dataset huge = train_set;
   std::vector<float> x(static_cast<std::size_t>(huge.images.numel()), 3e38f);
