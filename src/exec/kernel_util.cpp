@@ -186,42 +186,13 @@ Result<Tensor> as_f32(dnn::Handle& h, const Tensor& t) {
   return f;
 }
 
-namespace {
-
-// The sum of p[0, n) and of (p[i] - m)^2: 16 float lanes (vectorised, each summing every 16th
-// element in order) added in double in lane order, then the tail: a fixed order whatever the
-// machine or thread count.
-double lane_sum(const float* p, std::int64_t n, float m, bool squares) {
-  constexpr int kLanes = 16;
-  float lanes[kLanes] = {};
-  std::int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      const float d = p[i + l] - m;
-      lanes[l] += squares ? d * d : p[i + l];
-    }
-  double s = 0;
-  for (float v : lanes) s += v;
-  for (; i < n; ++i) {
-    const double d = static_cast<double>(p[i]) - m;
-    s += squares ? d * d : p[i];
-  }
-  return s;
-}
-
-}  // namespace
-
-void batch_statistics(const float* x, std::int64_t outer, std::int64_t channels, std::int64_t inner, float* mean, float* var) {
-  const double count = static_cast<double>(outer * inner);
-  for (std::int64_t c = 0; c < channels; ++c) {
-    double sum = 0;
-    for (std::int64_t n = 0; n < outer; ++n) sum += lane_sum(x + (n * channels + c) * inner, inner, 0.0f, false);
-    const double m = count > 0 ? sum / count : 0;
-    double sq = 0;  // about the mean: no cancellation
-    for (std::int64_t n = 0; n < outer; ++n) sq += lane_sum(x + (n * channels + c) * inner, inner, static_cast<float>(m), true);
-    mean[c] = static_cast<float>(m);
-    var[c] = static_cast<float>(count > 0 ? sq / count : 0);
-  }
+Status batch_norm_training(dnn::Handle& h, const Tensor& x, const float* scale, const float* bias, double eps, Tensor& y,
+                           std::vector<float>& mean, std::vector<float>& invstd) {
+  const std::size_t channels = static_cast<std::size_t>(x.shape()[1]);
+  mean.assign(channels, 0.0f);
+  invstd.assign(channels, 0.0f);
+  return dnn::batch_norm_forward_training(h, dnn::BatchNormMode::kSpatial, desc(x), x.data(), scale, bias, eps, 0.0, nullptr, nullptr,
+                                          mean.data(), invstd.data(), desc(y), y.data());
 }
 
 Result<Tensor> as_f64(dnn::Handle& h, const Tensor& x) {

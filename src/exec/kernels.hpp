@@ -118,10 +118,12 @@ void unravel(std::int64_t flat, std::span<const std::int64_t> dims, std::vector<
 Result<int> norm_axis(std::int64_t a, int rank, const std::string& what);
 // t as a packed f32 tensor (t itself when it is one): the parameters the primitives take as float*.
 Result<Tensor> as_f32(dnn::Handle& h, const Tensor& t);
-// Per channel of x [outer, channels, inner] (contiguous f32): the mean and the biased variance,
-// summed in a fixed order (float lanes, then double): the same bits on every machine and thread
-// count (BatchNormalization in training mode and its gradient).
-void batch_statistics(const float* x, std::int64_t outer, std::int64_t channels, std::int64_t inner, float* mean, float* var);
+// BatchNormalization in training mode (spatial: per channel, dim 1) through the dnn primitive:
+// y = scale * (x - mean) * invstd + bias with the batch's mean and invstd = 1/sqrt(var + eps)
+// (var biased), which it returns. The primitive sums in a fixed order, so BatchNormGrad, calling
+// it again on the same x (y then scratch), gets the forward's statistics bit for bit.
+Status batch_norm_training(dnn::Handle& h, const Tensor& x, const float* scale, const float* bias, double eps, Tensor& y,
+                           std::vector<float>& mean, std::vector<float>& invstd);
 // A packed f64 copy of x (any numeric dtype), and `out` = d cast to `dtype`: the path of the
 // reference-grade kernels of rare ops, which compute in f64.
 Result<Tensor> as_f64(dnn::Handle& h, const Tensor& x);

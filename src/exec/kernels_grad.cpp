@@ -114,15 +114,14 @@ Status batch_norm_grad_kernel(KernelCall& c) {
   const Tensor &x = *c.input(0), &dy = *c.input(1), &scale = *c.input(2);
   if (x.rank() < 2 || dy.shape().dims() != x.shape().dims())
     return invalid_argument("BatchNormGrad: X " + x.shape().to_string() + " and dY " + dy.shape().to_string() + " must be equal and of rank 2 or more");
-  const std::int64_t channels = x.shape()[1], outer = x.shape()[0], inner = x.numel() / std::max<std::int64_t>(outer * channels, 1);
+  const std::int64_t channels = x.shape()[1];
   if (scale.numel() != channels) return invalid_argument("BatchNormGrad: " + std::to_string(scale.numel()) + " scales for " + std::to_string(channels) + " channels");
   TESSERA_ASSIGN_OR_RETURN(const Tensor xc, x.contiguous());
   TESSERA_ASSIGN_OR_RETURN(const Tensor sc, scale.contiguous());
-  std::vector<float> mean(static_cast<std::size_t>(channels)), invstd(static_cast<std::size_t>(channels));
-  batch_statistics(xc.data<float>(), outer, channels, inner, mean.data(), invstd.data());
-  const double eps = c.attr_float("epsilon", 1e-5f);
-  for (float& v : invstd) v = static_cast<float>(1.0 / std::sqrt(static_cast<double>(v) + eps));
+  // The forward's statistics again (its output into dX's memory, overwritten below).
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
+  std::vector<float> mean, invstd, zero(static_cast<std::size_t>(channels), 0.0f);
+  TESSERA_RETURN_IF_ERROR(batch_norm_training(c.h, xc, sc.data<float>(), zero.data(), c.attr_float("epsilon", 1e-5f), c.out[0], mean, invstd));
   TESSERA_ASSIGN_OR_RETURN(const NormParamGrads g, NormParamGrads::make(scale.shape()));
   TESSERA_RETURN_IF_ERROR(dnn::batch_norm_backward(c.h, dnn::BatchNormMode::kSpatial, desc(xc), xc.data(), desc(dy), dy.data(), sc.data<float>(), mean.data(),
                                                    invstd.data(), desc(c.out[0]), c.out[0].data(), g.ds.data<float>(), g.db.data<float>()));

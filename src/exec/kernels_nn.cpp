@@ -360,12 +360,15 @@ Status batch_norm_kernel(KernelCall& c) {
     return dnn::batch_norm_forward_inference(c.h, dnn::BatchNormMode::kSpatial, desc(x), x.data(), p[0].data<float>(), p[1].data<float>(),
                                              p[2].data<float>(), p[3].data<float>(), eps, desc(c.out[0]), c.out[0].data());
   if (x.dtype() != DType::kF32) return unsupported("BatchNormalization in training mode of " + std::string(dtype_name(x.dtype())) + " (f32 only)");
-  TESSERA_ASSIGN_OR_RETURN(const Tensor xc, x.contiguous());
-  const std::int64_t channels = x.shape()[1], outer = x.shape()[0], inner = x.numel() / std::max<std::int64_t>(outer * channels, 1);
-  std::vector<float> mean(static_cast<std::size_t>(channels)), var(static_cast<std::size_t>(channels));
-  batch_statistics(xc.data<float>(), outer, channels, inner, mean.data(), var.data());
-  TESSERA_RETURN_IF_ERROR(dnn::batch_norm_forward_inference(c.h, dnn::BatchNormMode::kSpatial, desc(xc), xc.data(), p[0].data<float>(), p[1].data<float>(),
-                                                            mean.data(), var.data(), eps, desc(c.out[0]), c.out[0].data()));
+  const std::int64_t channels = x.shape()[1];
+  TESSERA_ASSIGN_OR_RETURN(const Tensor xc, x.contiguous());  // as BatchNormGrad reads it: the same sums
+  std::vector<float> mean, invstd;
+  TESSERA_RETURN_IF_ERROR(batch_norm_training(c.h, xc, p[0].data<float>(), p[1].data<float>(), eps, c.out[0], mean, invstd));
+  std::vector<float> var(mean.size());  // biased: 1/invstd^2 - eps
+  for (std::size_t i = 0; i < var.size(); ++i) {
+    const double s = 1.0 / static_cast<double>(invstd[i]);
+    var[i] = static_cast<float>(std::max(0.0, s * s - static_cast<double>(eps)));
+  }
   const float momentum = c.attr_float("momentum", 0.9f);
   for (std::size_t k = 1; k < 3 && k < c.out.size(); ++k) {
     if (c.node.outputs[k] == graph::kNoValue) continue;
