@@ -186,13 +186,13 @@ Result<Tensor> as_f32(dnn::Handle& h, const Tensor& t) {
   return f;
 }
 
-Status batch_norm_training(dnn::Handle& h, const Tensor& x, const float* scale, const float* bias, double eps, Tensor& y,
-                           std::vector<float>& mean, std::vector<float>& invstd) {
-  const std::size_t channels = static_cast<std::size_t>(x.shape()[1]);
+Status batch_norm_training(dnn::Handle& h, const dnn::TensorDesc& xd, const void* x, const float* scale, const float* bias, double eps,
+                           const dnn::TensorDesc& yd, void* y, std::vector<float>& mean, std::vector<float>& invstd) {
+  const std::size_t channels = static_cast<std::size_t>(xd.dims[1]);
   mean.assign(channels, 0.0f);
   invstd.assign(channels, 0.0f);
-  return dnn::batch_norm_forward_training(h, dnn::BatchNormMode::kSpatial, desc(x), x.data(), scale, bias, eps, 0.0, nullptr, nullptr,
-                                          mean.data(), invstd.data(), desc(y), y.data());
+  return dnn::batch_norm_forward_training(h, dnn::BatchNormMode::kSpatial, xd, x, scale, bias, eps, 0.0, nullptr, nullptr, mean.data(),
+                                          invstd.data(), yd, y);
 }
 
 Result<Tensor> as_f64(dnn::Handle& h, const Tensor& x) {

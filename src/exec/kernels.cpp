@@ -709,6 +709,7 @@ const std::map<std::string, Kernel, std::less<>>& table() {
     m["tessera:InstanceNormGrad"] = &instance_norm_grad_kernel;
     m["tessera:Dropout"] = &step_dropout_kernel;
     m["BatchNormalization"] = &batch_norm_kernel;
+    m["tessera:BatchNormalization"] = &batch_norm_kernel;  // the layout pass's channels-last one
     m["Softmax"] = &softmax_kernel;
     m["LogSoftmax"] = &softmax_kernel;
     m["Gemm"] = &gemm_kernel;

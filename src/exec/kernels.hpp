@@ -122,8 +122,9 @@ Result<Tensor> as_f32(dnn::Handle& h, const Tensor& t);
 // y = scale * (x - mean) * invstd + bias with the batch's mean and invstd = 1/sqrt(var + eps)
 // (var biased), which it returns. The primitive sums in a fixed order, so BatchNormGrad, calling
 // it again on the same x (y then scratch), gets the forward's statistics bit for bit.
-Status batch_norm_training(dnn::Handle& h, const Tensor& x, const float* scale, const float* bias, double eps, Tensor& y,
-                           std::vector<float>& mean, std::vector<float>& invstd);
+// xd, yd: the tensors' logical [N, C, ...] descriptors (channels_first() of a channels-last one).
+Status batch_norm_training(dnn::Handle& h, const dnn::TensorDesc& xd, const void* x, const float* scale, const float* bias, double eps,
+                           const dnn::TensorDesc& yd, void* y, std::vector<float>& mean, std::vector<float>& invstd);
 // A packed f64 copy of x (any numeric dtype), and `out` = d cast to `dtype`: the path of the
 // reference-grade kernels of rare ops, which compute in f64.
 Result<Tensor> as_f64(dnn::Handle& h, const Tensor& x);

@@ -63,32 +63,40 @@ struct NormParamGrads {
 
 }  // namespace
 
+// The layout pass's channels-last gradients (channels_last = 1): activations [N, spatial..., C];
+// the dims inputs stay [N, C, spatial...], as the weights do.
 Status conv_grad_data_kernel(KernelCall& c) {
   TESSERA_RETURN_IF_ERROR(f32_only(c));
+  const bool cl = is_channels_last(c);
   const Tensor &dy = *c.input(0), &w = *c.input(1);
   TESSERA_ASSIGN_OR_RETURN(const std::vector<std::int64_t> xdims, dims_input(c, 2, dy.rank()));
   TESSERA_ASSIGN_OR_RETURN(const dnn::ConvDesc d, conv_desc(c, xdims, w.shape().dims()));
-  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, xdims, DType::kF32));
-  name_immediate_conv(c, dnn::ConvDir::kBackwardData, d, desc(c.out[0]), desc(w), desc(dy));
-  return dnn::conv_backward_data(c.h, d, desc(w), w.data(), desc(dy), dy.data(), desc(c.out[0]), c.out[0].data());
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, cl ? channels_last_dims(xdims) : xdims, DType::kF32));
+  const dnn::TensorDesc dyd = cl ? channels_first(desc(dy)) : desc(dy), dxd = cl ? channels_first(desc(c.out[0])) : desc(c.out[0]);
+  name_immediate_conv(c, dnn::ConvDir::kBackwardData, d, dxd, desc(w), dyd);
+  return dnn::conv_backward_data(c.h, d, desc(w), w.data(), dyd, dy.data(), dxd, c.out[0].data());
 }
 
 Status conv_grad_weight_kernel(KernelCall& c) {
   TESSERA_RETURN_IF_ERROR(f32_only(c));
+  const bool cl = is_channels_last(c);
   const Tensor &x = *c.input(0), &dy = *c.input(1);
+  const dnn::TensorDesc xd = cl ? channels_first(desc(x)) : desc(x), dyd = cl ? channels_first(desc(dy)) : desc(dy);
   TESSERA_ASSIGN_OR_RETURN(const std::vector<std::int64_t> wdims, dims_input(c, 2, x.rank()));
-  TESSERA_ASSIGN_OR_RETURN(const dnn::ConvDesc d, conv_desc(c, x.shape().dims(), wdims));
+  TESSERA_ASSIGN_OR_RETURN(const dnn::ConvDesc d, conv_desc(c, xd.dims, wdims));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, wdims, DType::kF32));
-  name_immediate_conv(c, dnn::ConvDir::kBackwardWeights, d, desc(x), desc(c.out[0]), desc(dy));
-  return dnn::conv_backward_weights(c.h, d, desc(x), x.data(), desc(dy), dy.data(), desc(c.out[0]), c.out[0].data());
+  name_immediate_conv(c, dnn::ConvDir::kBackwardWeights, d, xd, desc(c.out[0]), dyd);
+  return dnn::conv_backward_weights(c.h, d, xd, x.data(), dyd, dy.data(), desc(c.out[0]), c.out[0].data());
 }
 
 Status pool_grad_kernel(KernelCall& c) {
   TESSERA_RETURN_IF_ERROR(f32_only(c));
+  const bool cl = is_channels_last(c);
   const Tensor &x = *c.input(0), &dy = *c.input(1);
-  TESSERA_ASSIGN_OR_RETURN(const dnn::PoolDesc p, pool_desc(c, c.attr_string("pool", ""), desc(x)));
+  const dnn::TensorDesc xd = cl ? channels_first(desc(x)) : desc(x), dyd = cl ? channels_first(desc(dy)) : desc(dy);
+  TESSERA_ASSIGN_OR_RETURN(const dnn::PoolDesc p, pool_desc(c, c.attr_string("pool", ""), xd));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
-  return dnn::pooling_backward(c.h, p, desc(x), x.data(), nullptr, desc(dy), dy.data(), desc(c.out[0]), c.out[0].data());
+  return dnn::pooling_backward(c.h, p, xd, x.data(), nullptr, dyd, dy.data(), cl ? channels_first(desc(c.out[0])) : desc(c.out[0]), c.out[0].data());
 }
 
 Status activation_grad_kernel(KernelCall& c) {
@@ -111,20 +119,23 @@ Status activation_grad_kernel(KernelCall& c) {
 // primitive's backward pass.
 Status batch_norm_grad_kernel(KernelCall& c) {
   TESSERA_RETURN_IF_ERROR(f32_only(c));
+  const bool cl = is_channels_last(c);
   const Tensor &x = *c.input(0), &dy = *c.input(1), &scale = *c.input(2);
   if (x.rank() < 2 || dy.shape().dims() != x.shape().dims())
     return invalid_argument("BatchNormGrad: X " + x.shape().to_string() + " and dY " + dy.shape().to_string() + " must be equal and of rank 2 or more");
-  const std::int64_t channels = x.shape()[1];
+  const std::int64_t channels = x.shape()[cl ? x.rank() - 1 : 1];
   if (scale.numel() != channels) return invalid_argument("BatchNormGrad: " + std::to_string(scale.numel()) + " scales for " + std::to_string(channels) + " channels");
   TESSERA_ASSIGN_OR_RETURN(const Tensor xc, x.contiguous());
   TESSERA_ASSIGN_OR_RETURN(const Tensor sc, scale.contiguous());
   // The forward's statistics again (its output into dX's memory, overwritten below).
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
+  const auto logical = [&](const Tensor& t) { return cl ? channels_first(desc(t)) : desc(t); };
+  const dnn::TensorDesc xd = logical(xc), dxd = logical(c.out[0]);
   std::vector<float> mean, invstd, zero(static_cast<std::size_t>(channels), 0.0f);
-  TESSERA_RETURN_IF_ERROR(batch_norm_training(c.h, xc, sc.data<float>(), zero.data(), c.attr_float("epsilon", 1e-5f), c.out[0], mean, invstd));
+  TESSERA_RETURN_IF_ERROR(batch_norm_training(c.h, xd, xc.data(), sc.data<float>(), zero.data(), c.attr_float("epsilon", 1e-5f), dxd, c.out[0].data(), mean, invstd));
   TESSERA_ASSIGN_OR_RETURN(const NormParamGrads g, NormParamGrads::make(scale.shape()));
-  TESSERA_RETURN_IF_ERROR(dnn::batch_norm_backward(c.h, dnn::BatchNormMode::kSpatial, desc(xc), xc.data(), desc(dy), dy.data(), sc.data<float>(), mean.data(),
-                                                   invstd.data(), desc(c.out[0]), c.out[0].data(), g.ds.data<float>(), g.db.data<float>()));
+  TESSERA_RETURN_IF_ERROR(dnn::batch_norm_backward(c.h, dnn::BatchNormMode::kSpatial, xd, xc.data(), logical(dy), dy.data(), sc.data<float>(), mean.data(),
+                                                   invstd.data(), dxd, c.out[0].data(), g.ds.data<float>(), g.db.data<float>()));
   return g.put(c);
 }
 

@@ -338,32 +338,36 @@ Status global_pool_kernel(KernelCall& c) {
 }
 
 // BatchNormalization. Inference: the given mean and variance. Training (training_mode, opset
-// 14+): the batch's per-channel mean and (biased) variance, summed in double in a fixed order
-// (the same bits for any thread count); outputs 1 and 2, when asked for, are the running
-// statistics input * momentum + batch * (1 - momentum) (ONNX's convention).
+// 14+): the batch's per-channel mean and (biased) variance from the dnn primitive (summed in a
+// fixed order: the same bits for any thread count); outputs 1 and 2, when asked for, are the
+// running statistics input * momentum + batch * (1 - momentum) (ONNX's convention). The layout
+// pass's tessera:BatchNormalization (channels_last = 1) takes and gives [N, spatial..., C].
 Status batch_norm_kernel(KernelCall& c) {
+  const bool cl = is_channels_last(c);
   const bool training = c.attr_int("training_mode", 0) != 0;
   if (!training)
     for (std::size_t k = 1; k < c.out.size(); ++k)
       if (c.node.outputs[k] != graph::kNoValue) return unsupported("BatchNormalization's statistics outputs outside training mode");
   const Tensor& x = *c.input(0);
   if (x.rank() < 2) return invalid_argument("BatchNormalization of a rank-" + std::to_string(x.rank()) + " input");
+  const std::int64_t channels = x.shape()[cl ? x.rank() - 1 : 1];
   Tensor p[4];
   for (std::size_t k = 0; k < 4; ++k) {
     const Tensor& t = *c.input(k + 1);
-    if (t.numel() != x.shape()[1]) return invalid_argument("parameter " + std::to_string(k + 1) + " has " + std::to_string(t.numel()) + " values for " + std::to_string(x.shape()[1]) + " channels");
+    if (t.numel() != channels) return invalid_argument("parameter " + std::to_string(k + 1) + " has " + std::to_string(t.numel()) + " values for " + std::to_string(channels) + " channels");
     TESSERA_ASSIGN_OR_RETURN(p[k], as_f32(c.h, t));
   }
   const float eps = c.attr_float("epsilon", 1e-5f);
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
+  const dnn::TensorDesc yd = cl ? channels_first(desc(c.out[0])) : desc(c.out[0]);
   if (!training)
-    return dnn::batch_norm_forward_inference(c.h, dnn::BatchNormMode::kSpatial, desc(x), x.data(), p[0].data<float>(), p[1].data<float>(),
-                                             p[2].data<float>(), p[3].data<float>(), eps, desc(c.out[0]), c.out[0].data());
+    return dnn::batch_norm_forward_inference(c.h, dnn::BatchNormMode::kSpatial, cl ? channels_first(desc(x)) : desc(x), x.data(), p[0].data<float>(),
+                                             p[1].data<float>(), p[2].data<float>(), p[3].data<float>(), eps, yd, c.out[0].data());
   if (x.dtype() != DType::kF32) return unsupported("BatchNormalization in training mode of " + std::string(dtype_name(x.dtype())) + " (f32 only)");
-  const std::int64_t channels = x.shape()[1];
   TESSERA_ASSIGN_OR_RETURN(const Tensor xc, x.contiguous());  // as BatchNormGrad reads it: the same sums
   std::vector<float> mean, invstd;
-  TESSERA_RETURN_IF_ERROR(batch_norm_training(c.h, xc, p[0].data<float>(), p[1].data<float>(), eps, c.out[0], mean, invstd));
+  TESSERA_RETURN_IF_ERROR(batch_norm_training(c.h, cl ? channels_first(desc(xc)) : desc(xc), xc.data(), p[0].data<float>(), p[1].data<float>(), eps, yd,
+                                              c.out[0].data(), mean, invstd));
   std::vector<float> var(mean.size());  // biased: 1/invstd^2 - eps
   for (std::size_t i = 0; i < var.size(); ++i) {
     const double s = 1.0 / static_cast<double>(invstd[i]);

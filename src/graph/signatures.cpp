@@ -32,6 +32,7 @@ constexpr Signature kTessera[] = {
     {"ActivationGrad", 1, 2, 2, 0x3u, -1, 1, 1, 0x1u},      // X, dY
     {"AveragePool", 1, 1, 1, 0x1u, -1, 1, 1, 0x1u},         // channels-last
     {"BatchNormGrad", 1, 3, 3, 0x7u, -1, 1, 3, 0x0u},       // X, dY, scale -> [dX], [dScale], [dBias]
+    {"BatchNormalization", 1, 5, 5, 0x1fu, -1, 1, 3, 0x1u},  // channels-last: X, scale, B, mean, var -> Y, [running mean, var]
     {"ConvGradData", 1, 3, 3, 0x7u, -1, 1, 1, 0x1u},        // dY, W, X's dims
     {"ConvGradWeight", 1, 3, 3, 0x7u, -1, 1, 1, 0x1u},      // X, dY, W's dims
     {"Dropout", 1, 3, 3, 0x7u, -1, 1, 2, 0x1u},             // X, ratio, offset -> Y, [mask] (fit's step-seeded dropout)

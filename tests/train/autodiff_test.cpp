@@ -304,6 +304,77 @@ TEST(Autodiff, BroadcastingAndReductionsMatchFiniteDifferences) {
   check_gradients(b, {"row", "col", "shift", "M"}, {{"x", f32({2, 3, 4}, testing::random_floats(24, 23))}});
 }
 
+// The layout pass takes a gradient model's convolutional body channels-last, the backward ops
+// included (ConvGradData/Weight, BatchNormGrad, PoolGrad, ActivationGrad, the bias gradients'
+// ReduceSum, Shape of a region's value): the loss and every gradient as without it, and the
+// Transposes only at the region's borders.
+TEST(Autodiff, GradientsRunChannelsLastInTheLayoutRegion) {
+  OnnxBuilder b(17);
+  b.input("x", {"3", "2", "8", "8"});
+  b.input("labels", {"3"}, onnx::TensorProto::INT64);
+  b.floats("W1", {4, 2, 3, 3}, testing::random_floats(72, 31));
+  b.floats("b1", {4}, testing::random_floats(4, 32));
+  b.floats("scale", {4}, {1.2f, 0.7f, -0.9f, 1.1f});
+  b.floats("bias", {4}, {0.1f, -0.2f, 0.3f, 0.0f});
+  b.floats("mean", {4}, {0, 0, 0, 0});
+  b.floats("var", {4}, {1, 1, 1, 1});
+  b.floats("W2", {4, 2, 3, 3}, testing::random_floats(72, 33));
+  b.floats("W3", {4, 4, 1, 1}, testing::random_floats(16, 34));
+  b.floats("W4", {5, 4}, testing::random_floats(20, 35));
+  OnnxBuilder::attr(b.node("Conv", {"x", "W1", "b1"}, {"c1"}), "pads", {1, 1, 1, 1});
+  OnnxBuilder::attr(b.node("BatchNormalization", {"c1", "scale", "bias", "mean", "var"}, {"n1"}), "training_mode", std::int64_t{1});
+  b.node("Relu", {"n1"}, {"r1"});
+  auto* mp = b.node("MaxPool", {"r1"}, {"p1"});
+  OnnxBuilder::attr(mp, "kernel_shape", {2, 2});
+  OnnxBuilder::attr(mp, "strides", {2, 2});
+  auto* c2 = b.node("Conv", {"p1", "W2"}, {"c2"});  // grouped, strided
+  OnnxBuilder::attr(c2, "group", std::int64_t{2});
+  OnnxBuilder::attr(c2, "strides", {2, 2});
+  OnnxBuilder::attr(c2, "pads", {1, 1, 1, 1});
+  OnnxBuilder::attr_float(b.node("LeakyRelu", {"c2"}, {"l2"}), "alpha", 0.1f);
+  b.node("Conv", {"l2", "W3"}, {"c3"});
+  b.node("Add", {"c3", "l2"}, {"a3"});
+  b.node("GlobalAveragePool", {"a3"}, {"g"});
+  b.node("Flatten", {"g"}, {"f"});
+  OnnxBuilder::attr(b.node("Gemm", {"f", "W4"}, {"scores"}), "transB", std::int64_t{1});
+  b.node("SoftmaxCrossEntropyLoss", {"scores", "labels"}, {"loss"});
+  b.output("loss");
+  const graph::Model g = differentiate(typed(b), "loss", {"W1", "b1", "scale", "bias", "W2", "W3", "W4"}).value_or_throw();
+  graph::Model cl = g;
+  graph::OptimizeOptions o;
+  o.evaluate = &exec::evaluate_node;
+  o.conv_layout = [](const graph::Graph&, const graph::Node&) { return graph::LayoutAdvice{true, "test: yes"}; };
+  graph::optimize(cl, o).value_or_throw();
+  std::map<std::string, int> last;  // channels-last ops
+  int transposes = 0;
+  for (const graph::Node& n : cl.graph.nodes) {
+    if (n.attrs.count("channels_last")) ++last[n.op_type];
+    transposes += n.op_type == "Transpose";
+  }
+  EXPECT_EQ(last["FusedConv"], 3) << graph::to_text(cl);
+  EXPECT_EQ(last["BatchNormalization"], 1);
+  EXPECT_EQ(last["BatchNormGrad"], 1);
+  EXPECT_EQ(last["ConvGradData"], 2);  // not the first convolution's: x needs no gradient
+  EXPECT_EQ(last["ConvGradWeight"], 3);
+  EXPECT_EQ(last["PoolGrad"], 2);  // the max pool's and the global pool's
+  // x in, the pooled [3, 4, 1, 1] out to Flatten, its gradient back in.
+  EXPECT_EQ(transposes, 3) << graph::to_text(cl);
+  const std::vector<exec::NamedTensor> in = {{"x", f32({3, 2, 8, 8}, testing::random_floats(384, 36))}, {"labels", labels({0, 4, 2})}};
+  exec::SessionOptions level0;
+  level0.opt_level = 0;
+  const auto want = exec::Session::create(g, level0).value_or_throw().run(in).value_or_throw();
+  const auto got = exec::Session::create(cl, level0).value_or_throw().run(in).value_or_throw();
+  ASSERT_EQ(want.size(), got.size());
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    SCOPED_TRACE(want[k].name);
+    ASSERT_EQ(got[k].tensor.shape().dims(), want[k].tensor.shape().dims());
+    const std::vector<float> a = got[k].tensor.to_vector<float>(), e = want[k].tensor.to_vector<float>();
+    float scale = 0;
+    for (float v : e) scale = std::max(scale, std::fabs(v));
+    for (std::size_t i = 0; i < e.size(); ++i) EXPECT_NEAR(a[i], e[i], 1e-5f * std::max(scale, 1.0f)) << "element " << i;
+  }
+}
+
 TEST(Autodiff, GradientModelOutputsAndParameterInputs) {
   const graph::Model g = differentiate(typed(mlp()), "loss", {"W2", "b1"}).value_or_throw();
   std::vector<std::string> outs;

@@ -5,10 +5,17 @@
 // Transposes sit only at its borders: where a channels-first value enters (the image) and
 // where a channels-first reader (Flatten, Gemm, a graph output, a subgraph) needs a value.
 //
+// Training graphs follow too: BatchNormalization (training mode as well), and the gradient ops
+// of a region (ActivationGrad, BatchNormGrad, PoolGrad, ConvGradData, ConvGradWeight) take their
+// activations channels-last when one of them is already, the bias gradients' ReduceSum reduces
+// the twin over the permuted axes, and Shape of a value in the region reads its twin's dims back
+// into NCHW order (a Gather) instead of transposing the value.
+//
 // One sweep in topological order. A channels-first value may get a channels-last twin; a value
 // computed in the region exists only as its twin until a reader outside the region needs it,
 // and then one Transpose makes it, once. Constant operands of the region's elementwise ops are
 // transposed here (rank-aligned as broadcasting aligns them), so no Transpose runs for them.
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
@@ -53,7 +60,8 @@ class Assigner {
     std::vector<Node> nodes = std::move(g_.nodes);
     g_.nodes.clear();
     for (Node& n : nodes) {
-      if (!(try_conv(n) || try_pool(n) || try_elementwise(n))) keep_channels_first(std::move(n));
+      if (!(try_conv(n) || try_pool(n) || try_batch_norm(n) || try_gradient(n) || try_reduce(n) || try_shape(n) || try_elementwise(n)))
+        keep_channels_first(std::move(n));
     }
     for (ValueId v : g_.outputs) to_first(v);
     compact(g_, std::vector<char>(g_.nodes.size(), 1));  // producers renumbered; values only a twin replaced dropped
@@ -108,6 +116,138 @@ class Assigner {
     p.outputs = {make_twin(n.outputs[0])};
     g_.nodes.push_back(std::move(p));
     ++r_.changes;
+    return true;
+  }
+
+  // BatchNormalization follows its input (as tessera's, channels_last; the statistics outputs
+  // are per channel and stay as they are).
+  bool try_batch_norm(const Node& n) {
+    if (!n.domain.empty() || n.op_type != "BatchNormalization" || n.inputs.size() != 5 || n.inputs[0] == kNoValue ||
+        twin_[at(n.inputs[0])] == kNoValue || n.outputs.empty() || n.outputs[0] == kNoValue)
+      return false;
+    if (!rank4(type(n.outputs[0])) || type(n.inputs[0]).elem != ElemType::kF32) return false;
+    Node b = n;
+    b.domain = kTesseraDomain;
+    b.attrs["channels_last"] = int_attribute(1);
+    for (std::size_t k = 1; k < b.inputs.size(); ++k) to_first(b.inputs[k]);
+    b.inputs[0] = twin_[at(n.inputs[0])];
+    b.outputs[0] = make_twin(n.outputs[0]);
+    g_.nodes.push_back(std::move(b));
+    ++r_.changes;
+    return true;
+  }
+
+  // The training layer's gradient ops over the region's activations: `acts` are the inputs that
+  // are [N, C, H, W] activations, `outs` the outputs that are; they go channels-last (with
+  // channels_last = 1 where the kernel must know) when one of `acts` already is, the others
+  // transposed in.
+  bool try_gradient(const Node& n) {
+    if (n.domain != kTesseraDomain) return false;
+    std::vector<std::size_t> acts, outs;
+    bool mark = true;
+    if (n.op_type == "ActivationGrad") acts = {0, 1}, outs = {0}, mark = false;
+    else if (n.op_type == "BatchNormGrad" || n.op_type == "PoolGrad") acts = {0, 1}, outs = {0};
+    else if (n.op_type == "ConvGradData") acts = {0}, outs = {0};
+    else if (n.op_type == "ConvGradWeight") acts = {0, 1};
+    else return false;
+    bool any = false;
+    for (std::size_t k : acts) {
+      if (k >= n.inputs.size() || n.inputs[k] == kNoValue) return false;
+      const ValueType& t = type(n.inputs[k]);
+      if (!rank4(t) || t.elem != ElemType::kF32) return false;
+      any = any || twin_[at(n.inputs[k])] != kNoValue;
+    }
+    for (std::size_t k : outs)
+      if (k >= n.outputs.size() || n.outputs[k] == kNoValue || !rank4(type(n.outputs[k]))) return false;
+    if (!any) return false;
+    Node e = n;
+    if (mark) e.attrs["channels_last"] = int_attribute(1);
+    for (std::size_t k = 0; k < e.inputs.size(); ++k) {
+      if (e.inputs[k] == kNoValue) continue;
+      if (std::find(acts.begin(), acts.end(), k) != acts.end()) e.inputs[k] = to_last(n.inputs[k]);
+      else to_first(e.inputs[k]);
+    }
+    for (std::size_t k : outs) e.outputs[k] = make_twin(n.outputs[k]);
+    g_.nodes.push_back(std::move(e));
+    ++r_.changes;
+    return true;
+  }
+
+  // ReduceSum / ReduceMean of a channels-last value over constant axes: the twin reduced over
+  // the permuted axes, when the kept axes stay in the same order (the bias gradients: [0, 2, 3]
+  // -> [0, 1, 2], keeping C). With keepdims the output is a twin.
+  bool try_reduce(const Node& n) {
+    if (!n.domain.empty() || (n.op_type != "ReduceSum" && n.op_type != "ReduceMean") || n.inputs.empty() || n.inputs[0] == kNoValue ||
+        twin_[at(n.inputs[0])] == kNoValue || n.outputs.size() != 1 || n.outputs[0] == kNoValue)
+      return false;
+    std::vector<std::int64_t> axes;
+    const bool from_input = n.inputs.size() > 1 && n.inputs[1] != kNoValue;
+    if (from_input) {
+      const auto& c = g_.values[at(n.inputs[1])].constant;
+      if (!c || c->elem != ElemType::kI64 || c->dims.size() != 1 || c->bytes.size() != static_cast<std::size_t>(c->numel()) * sizeof(std::int64_t))
+        return false;
+      axes.resize(static_cast<std::size_t>(c->numel()));
+      std::memcpy(axes.data(), c->bytes.data(), axes.size() * sizeof(std::int64_t));
+    } else if (n.attrs.count("axes")) {
+      axes = n.attrs.at("axes").ints;
+    }
+    if (axes.empty()) return false;  // all axes (or none, with noop_with_empty_axes): left as it is
+    constexpr std::int64_t kPos[4] = {0, 3, 1, 2};  // NCHW axis -> its NHWC position
+    bool reduced[4] = {};
+    for (std::int64_t& a : axes) {
+      if (a < 0) a += 4;
+      if (a < 0 || a > 3) return false;
+      reduced[a] = true;
+      a = kPos[a];
+    }
+    const bool keepdims = !n.attrs.count("keepdims") || n.attrs.at("keepdims").i != 0;
+    if (keepdims && !rank4(type(n.outputs[0]))) return false;
+    if (!keepdims) {  // the kept axes in NCHW order must be in NHWC order too
+      std::int64_t last = -1;
+      for (std::int64_t a = 0; a < 4; ++a) {
+        if (reduced[a]) continue;
+        if (kPos[a] < last) return false;
+        last = kPos[a];
+      }
+    }
+    Node r = n;
+    r.inputs[0] = twin_[at(n.inputs[0])];
+    if (from_input) {
+      r.inputs[1] = add_constant(g_, g_.values[at(n.inputs[1])].name + "_nhwc", ElemType::kI64, {static_cast<std::int64_t>(axes.size())}, axes.data(),
+                                 axes.size() * sizeof(std::int64_t));
+      grow();
+    } else {
+      r.attrs["axes"] = ints_attribute(axes);
+    }
+    if (keepdims) r.outputs[0] = make_twin(n.outputs[0]);
+    g_.nodes.push_back(std::move(r));
+    ++r_.changes;
+    return true;
+  }
+
+  // Shape of a value the region holds as its twin only: the twin's dims, gathered back into
+  // NCHW order (no Transpose of the data for its dims).
+  bool try_shape(const Node& n) {
+    if (!n.domain.empty() || n.op_type != "Shape" || n.inputs.size() != 1 || n.inputs[0] == kNoValue || n.outputs.size() != 1 ||
+        n.outputs[0] == kNoValue || first_ready_[at(n.inputs[0])] || n.attrs.count("start") || n.attrs.count("end"))
+      return false;
+    const ValueId dims = add_value(g_, g_.values[at(n.outputs[0])].name + "_nhwc", type(n.outputs[0]));
+    grow();
+    Node s = n;
+    s.inputs[0] = twin_[at(n.inputs[0])];
+    s.outputs[0] = dims;
+    const std::int64_t perm[4] = {kToFirst[0], kToFirst[1], kToFirst[2], kToFirst[3]};
+    const ValueId idx = add_constant(g_, g_.values[at(n.outputs[0])].name + "_perm", ElemType::kI64, {4}, perm, sizeof(perm));
+    grow();
+    Node gather;
+    gather.name = n.name + "_nchw";
+    gather.op_type = "Gather";
+    gather.inputs = {dims, idx};
+    gather.outputs = {n.outputs[0]};
+    gather.attrs["axis"] = int_attribute(0);
+    g_.nodes.push_back(std::move(s));
+    g_.nodes.push_back(std::move(gather));
+    r_.changes += 2;
     return true;
   }
 

@@ -136,6 +136,12 @@ Result<Problem> make_problem(const std::string& fn, ConvDir dir, const ConvDesc&
   p.ys = expand(y);
   p.x_layout = x.packed_layout();
   p.y_layout = y.packed_layout();
+  // A tensor packed both ways (one channel, or one pixel) takes the other's layout: a 1-channel
+  // image in NHWC is also NCHW, and would otherwise keep x and y from matching.
+  if (p.x_layout != p.y_layout) {
+    if (p.y_layout && x.is_packed(*p.y_layout)) p.x_layout = p.y_layout;
+    else if (p.x_layout && y.is_packed(*p.x_layout)) p.y_layout = p.x_layout;
+  }
   p.w_oihw = w.is_packed(Layout::kNCHW);
   p.w_ohwi = weights_packed_ohwi(w);
   p.x_desc = x;
