@@ -206,7 +206,7 @@ Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv) {
   static constexpr float kZeros[kWholeChannels] = {};  // the padding's row (a batch's channels fit)
 
   const float* res = static_cast<const float*>(p.post.residual);
-  const bool fuse = p.post.act.kind == ActKind::kIdentity || p.post.act.kind == ActKind::kRelu;
+  const bool fuse = p.post.act.kind == ActKind::kIdentity || p.post.act.kind == ActKind::kRelu || p.post.act.kind == ActKind::kClip;
   const std::int64_t osp = p.out_spatial(), OH = p.out[1], OW = p.out[2];
   const RunShape run = run_shape(p);
   // Pixel blocks are whole tiles: run tiles of the first channel tile's height, else 6.
@@ -266,6 +266,9 @@ Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv) {
             post.bias = p.post.bias ? p.post.bias + k : nullptr;
             post.residual = res ? res + m * K + k : nullptr;
             post.relu = p.post.act.kind == ActKind::kRelu;
+            post.clip = p.post.act.kind == ActKind::kClip;
+            post.lo = p.post.act.alpha;
+            post.hi = p.post.act.beta;
           }
           return post;
         };

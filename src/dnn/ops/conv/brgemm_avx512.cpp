@@ -22,12 +22,14 @@ template <int MP, int NV, bool ACC, bool POST>
 inline void store_as(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, const BrEpilogue* e,
                      const float* res) {
   const __mmask16 last = lanes(nk - 16 * (NV - 1));
-  __m512 bias[NV];
+  __m512 bias[NV], lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
   if constexpr (POST) {
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v)
       bias[v] = e->bias ? _mm512_maskz_loadu_ps(v == NV - 1 ? last : lanes(16), e->bias + 16 * v)
                         : _mm512_setzero_ps();
+    lo = _mm512_set1_ps(e->lo);
+    hi = _mm512_set1_ps(e->hi);
   }
 #pragma GCC unroll 24
   for (int j = 0; j < MP; ++j) {
@@ -41,6 +43,7 @@ inline void store_as(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, 
         s = _mm512_add_ps(s, bias[v]);
         if (res) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, res + j * ldy + 16 * v));
         if (e->relu) s = _mm512_max_ps(s, _mm512_setzero_ps());
+        if (e->clip) s = _mm512_min_ps(hi, _mm512_max_ps(lo, s));  // a NaN s is the second operand: kept
         if (e->stream && m == lanes(16)) {
           _mm512_stream_ps(yj + 16 * v, s);
           continue;
@@ -192,6 +195,7 @@ void run_tile_y3(const BrRunTile& t, std::int64_t off, int /*kt: always 0, one t
         if (e->bias) s = _mm256_add_ps(s, _mm256_maskz_loadu_ps(m, e->bias + 8 * v));
         if (e->residual) s = _mm256_add_ps(s, _mm256_maskz_loadu_ps(m, e->residual + (off + j) * t.ldy + 8 * v));
         if (e->relu) s = _mm256_max_ps(s, _mm256_setzero_ps());
+        if (e->clip) s = _mm256_min_ps(_mm256_set1_ps(e->hi), _mm256_max_ps(_mm256_set1_ps(e->lo), s));
       }
       _mm256_mask_storeu_ps(y + 8 * v, m, s);  // (never streamed: half lines)
     }

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "../activation/act_scalar.hpp"
 #include "algos.hpp"
 #include "depthwise_kernels.hpp"
 #include "tessera/core/cpu.hpp"
@@ -79,29 +78,6 @@ i64 channel_chunk(i64 C, i64 rows, i64 min_items) {
   return std::min(C, per * 32);
 }
 
-// y = act(y + bias + residual) on channels [c0, c1) of `pixels` channels-last pixels (the
-// same operations, in the same order, as apply_post_ops_nhwc).
-void post_ops_nhwc(const Problem& p, float* y, const float* res, i64 pixels, i64 c0, i64 c1) {
-  const PostOps& po = p.post;
-  const i64 K = p.K;
-  for (i64 i = 0; i < pixels; ++i) {
-    float* row = y + i * K;
-    if (po.bias)
-      for (i64 k = c0; k < c1; ++k) row[k] += po.bias[k];
-    if (res) {
-      const float* rr = res + i * K;
-      for (i64 k = c0; k < c1; ++k) row[k] += rr[k];
-    }
-    if (po.act.kind == ActKind::kRelu) {
-      for (i64 k = c0; k < c1; ++k) row[k] = row[k] > 0.0f ? row[k] : 0.0f;
-    } else if (po.act.kind == ActKind::kClip) {  // ReLU6 and friends: vectorised like ReLU
-      for (i64 k = c0; k < c1; ++k) row[k] = std::min(std::max(row[k], po.act.alpha), po.act.beta);
-    } else if (po.act.kind != ActKind::kIdentity) {
-      for (i64 k = c0; k < c1; ++k) row[k] = act::forward(po.act, row[k]);
-    }
-  }
-}
-
 // Pointer lists of the window rows: on the stack for kernels of up to 32 rows.
 template <typename T>
 class RowList {
@@ -144,7 +120,7 @@ void fwd_nhwc(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
       for (i64 ci = it % nch; ci < nch && it < e; ++ci, ++it) {  // this row's chunks in range
         const i64 c0 = ci * chunk, c1 = std::min(C, c0 + chunk);
         k.fwd_nhwc(a, c0, c1);
-        if (p.has_post_ops()) post_ops_nhwc(p, y, res ? res + row * OW * C : nullptr, OW, c0, c1);
+        if (p.has_post_ops()) apply_post_ops_nhwc(p, y, res ? res + row * OW * C : nullptr, OW, c0, c1);
       }
     }
   });
