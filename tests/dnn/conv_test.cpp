@@ -164,6 +164,38 @@ TEST(ConvTest, PostOpsMatchTheReference) {
     for (ConvAlgo a : kAllAlgos) compare(h, cc, ConvDir::kForward, a, true);
 }
 
+// Clip (ReLU6) after bias and residual, fused in the batch-reduce tiles' stores and in the
+// one-pass epilogue (depthwise, separate post-ops), maps a NaN to its lower bound as the
+// activation does (fmin(fmax(x, lo), hi); ReLU maps it to 0): with a NaN input every output
+// equals the reference's and none is NaN. (The fused paths once kept the NaN.)
+TEST(ConvTest, ClipPostOpMapsNaNAsTheActivation) {
+  Handle h;
+  for (ConvCase cc : {ConvCase{1, 32, 80, 1, {7, 9}, {1, 1}}, ConvCase{1, 16, 48, 1, {8, 8}, {3, 3}, {}, {}, {1, 1}, {1, 1}},
+                      ConvCase{2, 40, 40, 40, {9, 7}, {3, 3}, {}, {}, {1, 1}, {1, 1}}}) {
+    cc.layout = cc.wlayout = Layout::kNHWC;
+    for (ActKind act : {ActKind::kClip, ActKind::kRelu}) {
+      SCOPED_TRACE(cc.name() + (act == ActKind::kClip ? " clip" : " relu"));
+      Bufs want = inputs(cc, ConvDir::kForward, 3), got = want;
+      const float nan = std::nanf("");
+      std::memcpy(want.x.data() + 4 * 37, &nan, 4);
+      std::memcpy(got.x.data() + 4 * 37, &nan, 4);
+      ASSERT_TRUE(run_dir(h, cc, ConvDir::kForward, ConvAlgo::kReference, want, true, nullptr, act).is_ok());
+      ASSERT_TRUE(run_dir(h, cc, ConvDir::kForward, ConvAlgo::kAuto, got, true, nullptr, act).is_ok());
+      const std::size_t n = static_cast<std::size_t>(cc.y_desc().numel());
+      int nans = 0, bad = 0;
+      for (std::size_t i = 0; i < n && bad < 5; ++i) {
+        const float a = value_at(got.y, DType::kF32, i), e = value_at(want.y, DType::kF32, i);
+        nans += std::isnan(a) || std::isnan(e);
+        if (std::isnan(a) != std::isnan(e) || (!std::isnan(e) && std::fabs(a - e) > 1e-4f * std::max(1.0f, std::fabs(e)))) {
+          ADD_FAILURE() << "element " << i << ": got " << a << ", reference " << e;
+          ++bad;
+        }
+      }
+      EXPECT_EQ(nans, 0);
+    }
+  }
+}
+
 TEST(ConvTest, EveryIsaLevel) {
   Handle h;
   std::vector<ConvCase> cases = sweep_cases();

@@ -43,7 +43,7 @@ inline void store_as(__m512 (&acc)[MP][NV], float* y, std::int64_t ldy, int nk, 
         s = _mm512_add_ps(s, bias[v]);
         if (res) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, res + j * ldy + 16 * v));
         if (e->relu) s = _mm512_max_ps(s, _mm512_setzero_ps());
-        if (e->clip) s = _mm512_min_ps(hi, _mm512_max_ps(lo, s));  // a NaN s is the second operand: kept
+        if (e->clip) s = _mm512_min_ps(_mm512_max_ps(s, lo), hi);  // a NaN s gives the second operand, lo
         if (e->stream && m == lanes(16)) {
           _mm512_stream_ps(yj + 16 * v, s);
           continue;
@@ -195,7 +195,7 @@ void run_tile_y3(const BrRunTile& t, std::int64_t off, int /*kt: always 0, one t
         if (e->bias) s = _mm256_add_ps(s, _mm256_maskz_loadu_ps(m, e->bias + 8 * v));
         if (e->residual) s = _mm256_add_ps(s, _mm256_maskz_loadu_ps(m, e->residual + (off + j) * t.ldy + 8 * v));
         if (e->relu) s = _mm256_max_ps(s, _mm256_setzero_ps());
-        if (e->clip) s = _mm256_min_ps(_mm256_set1_ps(e->hi), _mm256_max_ps(_mm256_set1_ps(e->lo), s));
+        if (e->clip) s = _mm256_min_ps(_mm256_max_ps(s, _mm256_set1_ps(e->lo)), _mm256_set1_ps(e->hi));
       }
       _mm256_mask_storeu_ps(y + 8 * v, m, s);  // (never streamed: half lines)
     }

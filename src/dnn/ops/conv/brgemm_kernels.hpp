@@ -21,7 +21,7 @@ struct BrEpilogue {
   const float* bias = nullptr;      // at the tile's first channel
   const float* residual = nullptr;  // at the tile's first pixel and channel, pixel stride ldy
   bool relu = false;  // max(y, 0) (NaN -> 0, as the reference's y > 0 ? y : 0)
-  bool clip = false;  // min(max(y, lo), hi) (NaN stays NaN, as std::min(std::max(y, lo), hi))
+  bool clip = false;  // fmin(fmax(y, lo), hi), the activation's clip (NaN -> lo)
   float lo = 0.0f, hi = 0.0f;
   // Non-temporal stores for whole 64-byte lines (y and its pixel stride 64-byte aligned): an
   // output larger than the last-level cache skips the read-for-ownership of every line.

@@ -161,7 +161,7 @@ namespace {
 // y = act(y + bias + residual) per element in one pass, the branches on what to add and which
 // activation taken once per call (the short per-pixel loops of a channel block, 32 or 64
 // channels, cost more in loop overhead than in arithmetic when each operation was a loop of
-// its own). A: 0 none, 1 ReLU, 2 clip.
+// its own). A: 0 none, 1 ReLU, 2 clip (NaN -> lo, as act::forward's fmax/fmin).
 template <bool B, bool R, int A>
 void post_pixels(float* y, const float* residual, const float* __restrict bias, std::int64_t pixels, std::int64_t K,
                  std::int64_t n, float lo, float hi) {
@@ -173,7 +173,10 @@ void post_pixels(float* y, const float* residual, const float* __restrict bias, 
       if constexpr (B) v += bias[k];
       if constexpr (R) v += res[k];
       if constexpr (A == 1) v = v > 0.0f ? v : 0.0f;
-      if constexpr (A == 2) v = std::min(std::max(v, lo), hi);
+      if constexpr (A == 2) {  // the activation's clip, fmin(fmax(v, lo), hi): NaN -> lo
+        v = v > lo ? v : lo;
+        v = v < hi ? v : hi;
+      }
       row[k] = v;
     }
   }
@@ -227,7 +230,10 @@ void apply_post_ops_nchw(const Problem& p, float* y, const float* residual, std:
       for (std::int64_t i = 0; i < plane; ++i) row[i] = row[i] > 0.0f ? row[i] : 0.0f;
     } else if (po.act.kind == ActKind::kClip) {
       const float lo = po.act.alpha, hi = po.act.beta;
-      for (std::int64_t i = 0; i < plane; ++i) row[i] = std::min(std::max(row[i], lo), hi);
+      for (std::int64_t i = 0; i < plane; ++i) {  // NaN -> lo, as act::forward
+        const float v = row[i] > lo ? row[i] : lo;
+        row[i] = v < hi ? v : hi;
+      }
     } else if (act) {
       for (std::int64_t i = 0; i < plane; ++i) row[i] = act::forward(po.act, row[i]);
     }
