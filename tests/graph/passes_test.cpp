@@ -620,5 +620,37 @@ TEST(Passes, LayoutTransposesOnceWhereTheRegionMeetsChannelsFirstReaders) {
   expect_close(got[0], got[1]);
 }
 
+// An inference-mode BatchNormalization (not folded: a batch norm after a residual Add, as
+// pre-activation networks place it) follows the region as tessera's channels-last one; the
+// same outputs, and the portable form is checked ONNX with it back as ai.onnx between
+// Transposes.
+TEST(Passes, LayoutTakesBatchNormIntoTheRegion) {
+  OnnxBuilder b(17);
+  b.input("x", {"2", "4", "6", "6"});
+  b.floats("w", {4, 4, 3, 3}, testing::random_floats(144, 41));
+  b.floats("scale", {4}, {1.5f, 0.5f, -1.0f, 2.0f});
+  b.floats("bias", {4}, {0.1f, 0.2f, -0.3f, 0.0f});
+  b.floats("mean", {4}, {0.05f, -0.1f, 0.2f, 0.0f});
+  b.floats("var", {4}, {1.0f, 0.5f, 2.0f, 0.25f});
+  OnnxBuilder::attr(b.node("Conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  b.node("Add", {"c", "c"}, {"a"});
+  b.node("BatchNormalization", {"a", "scale", "bias", "mean", "var"}, {"n"});
+  b.node("Relu", {"n"}, {"r"});
+  b.node("GlobalAveragePool", {"r"}, {"g"});
+  b.output("g");
+  const Model original = imported(b);
+  Model m = original;
+  optimize(m, with_layout(true)).value_or_throw();
+  EXPECT_EQ(count_channels_last(m, "BatchNormalization"), 1) << to_text(m);
+  EXPECT_EQ(count_op(m, "Transpose"), 2) << to_text(m);  // x in, g out
+  const Tensor x = Tensor::from_vector<float>(Shape({2, 4, 6, 6}), testing::random_floats(288, 42)).value_or_throw();
+  expect_close(outputs_at_level0(original, x), outputs_at_level0(m, x));
+  Model portable = m;
+  ASSERT_TRUE(expand_fused_ops(portable).is_ok());
+  for (const Node& n : portable.graph.nodes) EXPECT_TRUE(n.domain.empty()) << n.op_type;
+  expect_valid_onnx(portable);
+  expect_close(outputs_at_level0(original, x), outputs_at_level0(portable, x));
+}
+
 }  // namespace
 }  // namespace tessera::graph
