@@ -62,7 +62,8 @@ TEST(MatMul, MatchesTripleLoop) {
   };
   const C shapes[] = {{{3, 4}, {4, 5}},       {{4}, {4}},           {{4}, {3, 4, 5}},        {{2, 3, 4}, {4}},
                       {{2, 1, 3, 4}, {5, 4, 6}}, {{1, 0, 4}, {4, 3}}, {{2, 3, 0}, {0, 5}},     {{7, 33, 65}, {65, 17}},
-                      {{3, 1, 9}, {1, 9, 1}}};
+                      {{3, 1, 9}, {1, 9, 1}},
+                      {{6, 1, 9}, {9, 5}}, {{2, 3, 4, 7}, {7, 6}}};  // a 2-D b shared by every batch: one gemm where a and y are packed
   struct Types {
     DType a, b, y;
   };
