@@ -104,6 +104,8 @@ Result<dnn::PoolDesc> pool_desc(const KernelCall& c, std::string_view op, const 
 // channels_last_dims(dims) moves axis 1 to the end.
 bool is_channels_last(const KernelCall& c);
 dnn::TensorDesc channels_first(const dnn::TensorDesc& d);
+// t's descriptor as the primitives see it: channels_first(desc(t)) in a channels-last node.
+dnn::TensorDesc logical_desc(const KernelCall& c, const Tensor& t);
 std::vector<std::int64_t> channels_last_dims(const std::vector<std::int64_t>& dims);
 // A new packed tensor of x's dims and `dtype`.
 Result<Tensor> like(const Tensor& x, DType dtype);

@@ -72,16 +72,15 @@ Status conv_grad_data_kernel(KernelCall& c) {
   TESSERA_ASSIGN_OR_RETURN(const std::vector<std::int64_t> xdims, dims_input(c, 2, dy.rank()));
   TESSERA_ASSIGN_OR_RETURN(const dnn::ConvDesc d, conv_desc(c, xdims, w.shape().dims()));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, cl ? channels_last_dims(xdims) : xdims, DType::kF32));
-  const dnn::TensorDesc dyd = cl ? channels_first(desc(dy)) : desc(dy), dxd = cl ? channels_first(desc(c.out[0])) : desc(c.out[0]);
+  const dnn::TensorDesc dyd = logical_desc(c, dy), dxd = logical_desc(c, c.out[0]);
   name_immediate_conv(c, dnn::ConvDir::kBackwardData, d, dxd, desc(w), dyd);
   return dnn::conv_backward_data(c.h, d, desc(w), w.data(), dyd, dy.data(), dxd, c.out[0].data());
 }
 
 Status conv_grad_weight_kernel(KernelCall& c) {
   TESSERA_RETURN_IF_ERROR(f32_only(c));
-  const bool cl = is_channels_last(c);
   const Tensor &x = *c.input(0), &dy = *c.input(1);
-  const dnn::TensorDesc xd = cl ? channels_first(desc(x)) : desc(x), dyd = cl ? channels_first(desc(dy)) : desc(dy);
+  const dnn::TensorDesc xd = logical_desc(c, x), dyd = logical_desc(c, dy);
   TESSERA_ASSIGN_OR_RETURN(const std::vector<std::int64_t> wdims, dims_input(c, 2, x.rank()));
   TESSERA_ASSIGN_OR_RETURN(const dnn::ConvDesc d, conv_desc(c, xd.dims, wdims));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, wdims, DType::kF32));
@@ -91,12 +90,11 @@ Status conv_grad_weight_kernel(KernelCall& c) {
 
 Status pool_grad_kernel(KernelCall& c) {
   TESSERA_RETURN_IF_ERROR(f32_only(c));
-  const bool cl = is_channels_last(c);
   const Tensor &x = *c.input(0), &dy = *c.input(1);
-  const dnn::TensorDesc xd = cl ? channels_first(desc(x)) : desc(x), dyd = cl ? channels_first(desc(dy)) : desc(dy);
+  const dnn::TensorDesc xd = logical_desc(c, x), dyd = logical_desc(c, dy);
   TESSERA_ASSIGN_OR_RETURN(const dnn::PoolDesc p, pool_desc(c, c.attr_string("pool", ""), xd));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
-  return dnn::pooling_backward(c.h, p, xd, x.data(), nullptr, dyd, dy.data(), cl ? channels_first(desc(c.out[0])) : desc(c.out[0]), c.out[0].data());
+  return dnn::pooling_backward(c.h, p, xd, x.data(), nullptr, dyd, dy.data(), logical_desc(c, c.out[0]), c.out[0].data());
 }
 
 Status activation_grad_kernel(KernelCall& c) {
@@ -129,12 +127,11 @@ Status batch_norm_grad_kernel(KernelCall& c) {
   TESSERA_ASSIGN_OR_RETURN(const Tensor sc, scale.contiguous());
   // The forward's statistics again (its output into dX's memory, overwritten below).
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
-  const auto logical = [&](const Tensor& t) { return cl ? channels_first(desc(t)) : desc(t); };
-  const dnn::TensorDesc xd = logical(xc), dxd = logical(c.out[0]);
+  const dnn::TensorDesc xd = logical_desc(c, xc), dxd = logical_desc(c, c.out[0]);
   std::vector<float> mean, invstd, zero(static_cast<std::size_t>(channels), 0.0f);
   TESSERA_RETURN_IF_ERROR(batch_norm_training(c.h, xd, xc.data(), sc.data<float>(), zero.data(), c.attr_float("epsilon", 1e-5f), dxd, c.out[0].data(), mean, invstd));
   TESSERA_ASSIGN_OR_RETURN(const NormParamGrads g, NormParamGrads::make(scale.shape()));
-  TESSERA_RETURN_IF_ERROR(dnn::batch_norm_backward(c.h, dnn::BatchNormMode::kSpatial, xd, xc.data(), logical(dy), dy.data(), sc.data<float>(), mean.data(),
+  TESSERA_RETURN_IF_ERROR(dnn::batch_norm_backward(c.h, dnn::BatchNormMode::kSpatial, xd, xc.data(), logical_desc(c, dy), dy.data(), sc.data<float>(), mean.data(),
                                                    invstd.data(), dxd, c.out[0].data(), g.ds.data<float>(), g.db.data<float>()));
   return g.put(c);
 }

@@ -56,6 +56,8 @@ dnn::TensorDesc channels_first(const dnn::TensorDesc& d) {
   return r;
 }
 
+dnn::TensorDesc logical_desc(const KernelCall& c, const Tensor& t) { return is_channels_last(c) ? channels_first(desc(t)) : desc(t); }
+
 Dims channels_last_dims(const Dims& dims) {
   Dims r = dims;
   if (r.size() >= 3) std::rotate(r.begin() + 1, r.begin() + 2, r.end());
@@ -114,11 +116,11 @@ Status conv_kernel(KernelCall& c) {
   const Tensor &x = *c.input(0), &w = *c.input(1);
   if (x.rank() < 3 || w.rank() != x.rank()) return invalid_argument("Conv of a rank-" + std::to_string(x.rank()) + " input with rank-" + std::to_string(w.rank()) + " weights");
   const bool cl = is_channels_last(c);
-  const dnn::TensorDesc xd = cl ? channels_first(desc(x)) : desc(x);
+  const dnn::TensorDesc xd = logical_desc(c, x);
   TESSERA_ASSIGN_OR_RETURN(const dnn::ConvDesc d, conv_desc(c, xd.dims, w.shape().dims()));
   TESSERA_ASSIGN_OR_RETURN(const dnn::TensorDesc yd, dnn::conv_output_desc(d, xd, desc(w)));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, cl ? channels_last_dims(yd.dims) : yd.dims, x.dtype()));
-  const dnn::TensorDesc od = cl ? channels_first(desc(c.out[0])) : desc(c.out[0]);
+  const dnn::TensorDesc od = logical_desc(c, c.out[0]);
   dnn::PostOps post;
   Tensor bias;
   if (const Tensor* b = c.input(2)) {
@@ -305,13 +307,13 @@ Result<dnn::PoolDesc> pool_desc(const KernelCall& c, std::string_view op, const 
 Status pool_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
   const bool cl = is_channels_last(c);
-  const dnn::TensorDesc xd = cl ? channels_first(desc(x)) : desc(x);
+  const dnn::TensorDesc xd = logical_desc(c, x);
   const bool max = c.node.op_type == "MaxPool";
   TESSERA_ASSIGN_OR_RETURN(const dnn::PoolDesc p, pool_desc(c, c.node.op_type, xd));
   TESSERA_ASSIGN_OR_RETURN(const dnn::TensorDesc yd, dnn::pooling_output_desc(p, xd));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, cl ? channels_last_dims(yd.dims) : yd.dims, x.dtype()));
   const bool want_indices = max && c.out.size() > 1 && c.node.outputs[1] != graph::kNoValue;
-  if (!want_indices) return dnn::pooling_forward(c.h, p, xd, x.data(), cl ? channels_first(desc(c.out[0])) : desc(c.out[0]), c.out[0].data());
+  if (!want_indices) return dnn::pooling_forward(c.h, p, xd, x.data(), logical_desc(c, c.out[0]), c.out[0].data());
   if (cl) return unsupported("channels-last MaxPool with indices");
   if (c.attr_int("storage_order", 0) != 0) return unsupported("MaxPool indices in column-major storage order");
   TESSERA_ASSIGN_OR_RETURN(c.out[1], c.output(1, yd.dims, DType::kI64));
@@ -330,11 +332,11 @@ Status pool_kernel(KernelCall& c) {
 Status global_pool_kernel(KernelCall& c) {
   const Tensor& x = *c.input(0);
   const bool cl = is_channels_last(c);
-  const dnn::TensorDesc xd = cl ? channels_first(desc(x)) : desc(x);
+  const dnn::TensorDesc xd = logical_desc(c, x);
   TESSERA_ASSIGN_OR_RETURN(const dnn::PoolDesc p, pool_desc(c, c.node.op_type, xd));
   TESSERA_ASSIGN_OR_RETURN(const dnn::TensorDesc yd, dnn::pooling_output_desc(p, xd));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, cl ? channels_last_dims(yd.dims) : yd.dims, x.dtype()));
-  return dnn::pooling_forward(c.h, p, xd, x.data(), cl ? channels_first(desc(c.out[0])) : desc(c.out[0]), c.out[0].data());
+  return dnn::pooling_forward(c.h, p, xd, x.data(), logical_desc(c, c.out[0]), c.out[0].data());
 }
 
 // BatchNormalization. Inference: the given mean and variance. Training (training_mode, opset
@@ -359,14 +361,14 @@ Status batch_norm_kernel(KernelCall& c) {
   }
   const float eps = c.attr_float("epsilon", 1e-5f);
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), x.dtype()));
-  const dnn::TensorDesc yd = cl ? channels_first(desc(c.out[0])) : desc(c.out[0]);
+  const dnn::TensorDesc yd = logical_desc(c, c.out[0]);
   if (!training)
-    return dnn::batch_norm_forward_inference(c.h, dnn::BatchNormMode::kSpatial, cl ? channels_first(desc(x)) : desc(x), x.data(), p[0].data<float>(),
+    return dnn::batch_norm_forward_inference(c.h, dnn::BatchNormMode::kSpatial, logical_desc(c, x), x.data(), p[0].data<float>(),
                                              p[1].data<float>(), p[2].data<float>(), p[3].data<float>(), eps, yd, c.out[0].data());
   if (x.dtype() != DType::kF32) return unsupported("BatchNormalization in training mode of " + std::string(dtype_name(x.dtype())) + " (f32 only)");
   TESSERA_ASSIGN_OR_RETURN(const Tensor xc, x.contiguous());  // as BatchNormGrad reads it: the same sums
   std::vector<float> mean, invstd;
-  TESSERA_RETURN_IF_ERROR(batch_norm_training(c.h, cl ? channels_first(desc(xc)) : desc(xc), xc.data(), p[0].data<float>(), p[1].data<float>(), eps, yd,
+  TESSERA_RETURN_IF_ERROR(batch_norm_training(c.h, logical_desc(c, xc), xc.data(), p[0].data<float>(), p[1].data<float>(), eps, yd,
                                               c.out[0].data(), mean, invstd));
   std::vector<float> var(mean.size());  // biased: 1/invstd^2 - eps
   for (std::size_t i = 0; i < var.size(); ++i) {

@@ -77,8 +77,9 @@ Status brgemm_fwd(Handle& h, const Problem& p);
 // 16: W's rows read in place by the run tiles.
 bool brgemm_bwd_data_1x1_usable(const Problem& p);
 Status brgemm_bwd_data_1x1(Handle& h, const Problem& p);
-// Weight gradients of layers with few input channels (< 16, one group, no dilation along w,
-// K a multiple of 16, channels-last): run tiles over whole kernel rows of a padded copy of x.
+// Weight gradients of layers with few input channels (at most 32, one group, no dilation along
+// w, K a multiple of 16, x and dy both channels-last or both channels-first): run tiles over
+// whole kernel rows of a padded channels-last copy of x.
 bool brgemm_wgrad_rows_usable(const Problem& p);
 bool brgemm_wgrad_rows_preferred(const Problem& p);  // the heuristic takes it (few channels)
 Status brgemm_wgrad_rows(Handle& h, const Problem& p);
