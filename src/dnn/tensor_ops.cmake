@@ -24,5 +24,5 @@ list(APPEND DNN_SOURCES ops/matmul/matmul.cpp ops/matmul/ref.cpp)
 # Training operations: dropout and losses.
 list(APPEND DNN_SOURCES ops/training/training.cpp)
 
-# Recurrent networks (RNN, LSTM, GRU) on BLAS.
-list(APPEND DNN_SOURCES ops/rnn/rnn.cpp)
+# Recurrent networks (RNN, LSTM, GRU): the BLAS path and the per-step reference.
+list(APPEND DNN_SOURCES ops/rnn/rnn.cpp ops/rnn/ref.cpp)

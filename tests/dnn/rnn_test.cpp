@@ -1,11 +1,14 @@
 // Recurrent networks: every cell (RNN tanh/relu, LSTM with and without peepholes, GRU in both
 // linear-before-reset variants) against the ONNX equations written out here in double, over
 // 1-2 layers, one or two directions and variable sequence lengths; the backward against
-// central finite differences of the forward for x, h0, c0 and every weight; every ISA path of
-// the vector math and thread-count independence; PyTorch's results; bad arguments.
+// central finite differences of the forward for x, h0, c0 and every weight; the same for the
+// library's reference (rnn_fwd_ref / rnn_bwd_ref), and the BLAS path against it over sizes
+// that cross the vector widths; every ISA path of the vector math and thread-count
+// independence; PyTorch's results; bad arguments.
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,6 +19,7 @@
 #include <tessera/core/npy.hpp>
 #include <tessera/dnn.hpp>
 
+#include "../../src/dnn/ops/rnn/rnn.hpp"
 #include "test_util.hpp"
 
 namespace tessera::dnn {
@@ -152,16 +156,62 @@ Problem make_problem(const Case& c, std::mt19937& rng) {
   return p;
 }
 
-Status forward(Handle& h, const Problem& p, std::vector<float>& y, std::vector<float>& hn, std::vector<float>& cn,
+const std::int32_t* lens_of(const Problem& p) { return p.lens.empty() ? nullptr : p.lens.data(); }
+bool is_lstm(const Problem& p) { return p.d.cell == RnnCell::kLstm; }
+
+// The forward through rnn_forward on h, or through the library's reference when h is null;
+// outputs start as NaN, which every written element must replace.
+Status forward(Handle* h, const Problem& p, std::vector<float>& y, std::vector<float>& hn, std::vector<float>& cn,
                std::vector<float>* reserve) {
   const i64 dirs = p.d.bidirectional ? 2 : 1;
-  y.assign(static_cast<std::size_t>(p.S * p.B * dirs * p.d.hidden_size), -7.0f);
-  hn.assign(p.h0.size(), -7.0f);
-  cn.assign(p.h0.size(), -7.0f);
-  if (reserve) reserve->assign(static_cast<std::size_t>(rnn_reserve_size(p.d, p.S, p.B).value()), 0.0f);
-  return rnn_forward(h, p.d, p.S, p.B, p.x.data(), p.lens.empty() ? nullptr : p.lens.data(), p.w.data(), p.h0.data(),
-                     p.c0.data(), y.data(), hn.data(), p.d.cell == RnnCell::kLstm ? cn.data() : nullptr,
-                     reserve ? reserve->data() : nullptr);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  y.assign(static_cast<std::size_t>(p.S * p.B * dirs * p.d.hidden_size), nan);
+  hn.assign(p.h0.size(), nan);
+  cn.assign(p.h0.size(), nan);
+  if (reserve) reserve->assign(static_cast<std::size_t>(rnn_reserve_size(p.d, p.S, p.B).value()), nan);
+  float* cnp = is_lstm(p) ? cn.data() : nullptr;
+  float* res = reserve ? reserve->data() : nullptr;
+  if (h != nullptr)
+    return rnn_forward(*h, p.d, p.S, p.B, p.x.data(), lens_of(p), p.w.data(), p.h0.data(), p.c0.data(), y.data(),
+                       hn.data(), cnp, res);
+  ref::rnn_forward({p.d, p.S, p.B, p.x.data(), lens_of(p), p.w.data(), p.h0.data(), p.c0.data(), y.data(), hn.data(),
+                    cnp, res});
+  return Status::ok();
+}
+Status forward(Handle& h, const Problem& p, std::vector<float>& y, std::vector<float>& hn, std::vector<float>& cn,
+               std::vector<float>* reserve) {
+  return forward(&h, p, y, hn, cn, reserve);
+}
+
+struct Grads {
+  std::vector<float> dx, dh0, dc0, dw;
+};
+// The backward through rnn_backward on h (null: the library's reference) of a forward's
+// reserve; gradients start as NaN.
+Status backward(Handle* h, const Problem& p, const std::vector<float>& reserve, const std::vector<float>& dy,
+                const std::vector<float>& dhn, const std::vector<float>& dcn, Grads& g) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  g.dx.assign(p.x.size(), nan);
+  g.dh0.assign(p.h0.size(), nan);
+  g.dc0.assign(p.c0.size(), nan);
+  g.dw.assign(p.w.size(), nan);
+  const float* dcnp = is_lstm(p) && !dcn.empty() ? dcn.data() : nullptr;
+  float* dc0p = is_lstm(p) ? g.dc0.data() : nullptr;
+  if (h != nullptr)
+    return rnn_backward(*h, p.d, p.S, p.B, p.x.data(), lens_of(p), p.w.data(), p.h0.data(), p.c0.data(), reserve.data(),
+                        dy.data(), dhn.empty() ? nullptr : dhn.data(), dcnp, g.dx.data(), g.dh0.data(), dc0p, g.dw.data());
+  ref::rnn_backward({p.d, p.S, p.B, p.x.data(), lens_of(p), p.w.data(), p.h0.data(), p.c0.data(), reserve.data(), dy.data(),
+                     dhn.empty() ? nullptr : dhn.data(), dcnp, g.dx.data(), g.dh0.data(), dc0p, g.dw.data()});
+  return Status::ok();
+}
+
+// |got - want| <= tol (1 + |want|) everywhere (NaN fails).
+void expect_near(const std::vector<float>& got, const std::vector<float>& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(got[i] - want[i]) <= tol * (1 + std::fabs(want[i]))) && ++bad <= 3)
+      ADD_FAILURE() << what << "[" << i << "] got " << got[i] << " want " << want[i];
 }
 
 TEST(Rnn, ForwardMatchesOnnxEquations) {
@@ -170,6 +220,15 @@ TEST(Rnn, ForwardMatchesOnnxEquations) {
     Problem p = make_problem(c, rng);
     V ry, rhn, rcn;
     reference(p.d, p.S, p.B, p.x, p.lens, p.w, p.h0, p.c0, ry, rhn, rcn);
+    {  // the library's reference
+      std::vector<float> y, hn, cn;
+      ASSERT_TRUE(forward(nullptr, p, y, hn, cn, nullptr).is_ok());
+      for (std::size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], ry[i], 1e-6) << name(c) << " rnn_fwd_ref y " << i;
+      for (std::size_t i = 0; i < hn.size(); ++i) ASSERT_NEAR(hn[i], rhn[i], 1e-6) << name(c) << " rnn_fwd_ref hn " << i;
+      if (c.cell == RnnCell::kLstm) {
+        for (std::size_t i = 0; i < cn.size(); ++i) ASSERT_NEAR(cn[i], rcn[i], 1e-6) << name(c) << " rnn_fwd_ref cn " << i;
+      }
+    }
     testing::for_each_isa([&](Isa) {
       for (bool training : {false, true})
         for (int threads : {1, 2}) {
@@ -210,13 +269,10 @@ TEST(Rnn, BackwardMatchesFiniteDifferences) {
         for (std::size_t i = 0; i < rcn.size(); ++i) s += dcn[i] * rcn[i];
       return s;
     };
-    std::vector<float> dx(p.x.size()), dh0(p.h0.size()), dc0(p.c0.size()), dw(p.w.size());
-    const Status s = rnn_backward(h, p.d, p.S, p.B, p.x.data(), p.lens.empty() ? nullptr : p.lens.data(), p.w.data(),
-                                  p.h0.data(), p.c0.data(), res.data(), dy.data(), dhn.data(),
-                                  c.cell == RnnCell::kLstm ? dcn.data() : nullptr, dx.data(), dh0.data(),
-                                  c.cell == RnnCell::kLstm ? dc0.data() : nullptr, dw.data());
-    ASSERT_TRUE(s.is_ok()) << name(c) << ": " << s.to_string();
-    auto check = [&](std::vector<float>& v, const std::vector<float>& g, const char* what) {
+    Grads blas, lib;
+    ASSERT_TRUE(backward(&h, p, res, dy, dhn, dcn, blas).is_ok()) << name(c);
+    ASSERT_TRUE(backward(nullptr, p, res, dy, dhn, dcn, lib).is_ok()) << name(c);
+    auto check = [&](std::vector<float>& v, const std::vector<float>& g, const std::vector<float>& gr, const char* what) {
       int bad = 0;
       for (std::size_t i = 0; i < v.size(); ++i) {
         const float keep = v[i];
@@ -229,13 +285,62 @@ TEST(Rnn, BackwardMatchesFiniteDifferences) {
         const double num = (up - down) / (static_cast<double>(static_cast<float>(keep + step)) - static_cast<double>(static_cast<float>(keep - step)));
         if (!(std::fabs(num - g[i]) <= 2e-3 * (1 + std::fabs(num))) && ++bad <= 3)
           ADD_FAILURE() << name(c) << " d" << what << "[" << i << "] analytic " << g[i] << " numeric " << num;
+        if (!(std::fabs(num - gr[i]) <= 2e-3 * (1 + std::fabs(num))) && ++bad <= 3)
+          ADD_FAILURE() << name(c) << " rnn_bwd_ref d" << what << "[" << i << "] analytic " << gr[i] << " numeric " << num;
       }
     };
-    check(p.x, dx, "x");
-    check(p.h0, dh0, "h0");
-    if (c.cell == RnnCell::kLstm) check(p.c0, dc0, "c0");
-    check(p.w, dw, "weights");
+    check(p.x, blas.dx, lib.dx, "x");
+    check(p.h0, blas.dh0, lib.dh0, "h0");
+    if (c.cell == RnnCell::kLstm) check(p.c0, blas.dc0, lib.dc0, "c0");
+    check(p.w, blas.dw, lib.dw, "weights");
   }
+}
+
+// The BLAS path against the library's reference over sizes that cross the vector widths and
+// the BLAS tiles (hidden 17 and 33, inputs 5 and 19), sequences that end early or are empty,
+// and the reference's reserve fed to the BLAS backward (the two share its layout).
+TEST(Rnn, BlasPathMatchesTheLibraryReference) {
+  std::mt19937 rng(29);
+  const std::pair<i64, i64> sizes[] = {{5, 17}, {19, 33}};
+  for (const Case& c : kCases)
+    for (const auto& [in, hidden] : sizes) {
+      Problem p = make_problem(c, rng);
+      p.S = 6;
+      p.B = 5;
+      p.d.input_size = in;
+      p.d.hidden_size = hidden;
+      const i64 dirs = c.bidir ? 2 : 1;
+      std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+      p.x.resize(static_cast<std::size_t>(p.S * p.B * in));
+      p.w.resize(static_cast<std::size_t>(rnn_weights_size(p.d).value()));
+      p.h0.resize(static_cast<std::size_t>(c.layers * dirs * p.B * hidden));
+      p.c0.resize(p.h0.size());
+      for (auto* v : {&p.x, &p.w, &p.h0, &p.c0})
+        for (float& e : *v) e = u(rng);
+      if (c.varlen) p.lens = {6, 0, 3, 1, 5};
+      const std::string what = name(c) + " input " + std::to_string(in) + " hidden " + std::to_string(hidden);
+      Handle h;
+      std::vector<float> y, hn, cn, res, ry, rhn, rcn, rres;
+      ASSERT_TRUE(forward(&h, p, y, hn, cn, &res).is_ok()) << what;
+      ASSERT_TRUE(forward(nullptr, p, ry, rhn, rcn, &rres).is_ok()) << what;
+      expect_near(y, ry, 1e-5, what + " y");
+      expect_near(hn, rhn, 1e-5, what + " hn");
+      if (is_lstm(p)) expect_near(cn, rcn, 1e-5, what + " cn");
+      std::vector<float> dy(y.size()), dhn(hn.size()), dcn(cn.size());
+      for (auto* v : {&dy, &dhn, &dcn})
+        for (float& e : *v) e = u(rng);
+      Grads blas, lib, blas_on_ref;
+      ASSERT_TRUE(backward(&h, p, res, dy, dhn, dcn, blas).is_ok()) << what;
+      ASSERT_TRUE(backward(nullptr, p, rres, dy, dhn, dcn, lib).is_ok()) << what;
+      ASSERT_TRUE(backward(&h, p, rres, dy, dhn, dcn, blas_on_ref).is_ok()) << what;
+      for (const Grads* g : {&blas, &blas_on_ref}) {
+        const std::string w = what + (g == &blas ? "" : " (on rnn_fwd_ref's reserve)");
+        expect_near(g->dx, lib.dx, 2e-5, w + " dx");
+        expect_near(g->dh0, lib.dh0, 2e-5, w + " dh0");
+        if (is_lstm(p)) expect_near(g->dc0, lib.dc0, 2e-5, w + " dc0");
+        expect_near(g->dw, lib.dw, 2e-5, w + " dweights");
+      }
+    }
 }
 
 // PyTorch's outputs and gradients for the same weights (tests/data/rnn_torch, written by

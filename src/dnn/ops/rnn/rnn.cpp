@@ -17,6 +17,7 @@
 #include "../../common.hpp"
 #include "../activation/dense.hpp"
 #include "../activation/kernels.hpp"
+#include "rnn.hpp"
 #include "tessera/blas.hpp"
 
 namespace tessera::dnn {
@@ -27,6 +28,7 @@ using std::to_string;
 std::size_t z(i64 i) { return static_cast<std::size_t>(i); }
 
 namespace ak = act_kernels;
+using namespace rnn;  // Dims, Reserve, time_of, the calls
 
 // The activations' vector math (sigmoid, tanh on rows) of the best ISA allowed.
 const ak::Kernels& math_table() {
@@ -42,41 +44,6 @@ Status mm(Handle& h, bool ta, bool tb, i64 M, i64 N, i64 K, float alpha, const f
   return blas::gemm<float>(h.blas(), tb ? blas::Op::kTrans : blas::Op::kNoTrans, ta ? blas::Op::kTrans : blas::Op::kNoTrans,
                            N, M, K, alpha, B, std::max<i64>(1, ldb), A, std::max<i64>(1, lda), beta, C,
                            std::max<i64>(1, ldc));
-}
-
-struct Dims {
-  i64 S, B, H, G, dirs, GH;
-  bool lstm, gru, lbr, peep;
-  i64 in(int l, const RnnDesc& d) const { return l == 0 ? d.input_size : dirs * H; }
-};
-Dims dims_of(const RnnDesc& d, i64 seq, i64 batch) {
-  Dims m{};
-  m.S = seq;
-  m.B = batch;
-  m.H = d.hidden_size;
-  m.G = rnn_gates(d.cell);
-  m.dirs = d.bidirectional ? 2 : 1;
-  m.GH = m.G * m.H;
-  m.lstm = d.cell == RnnCell::kLstm;
-  m.gru = d.cell == RnnCell::kGru;
-  m.lbr = m.gru && d.linear_before_reset;
-  m.peep = m.lstm && d.peepholes;
-  return m;
-}
-
-// The reserve: per layer, its output [S, B, dirs*H]; per layer and direction, per (t, b):
-// gate activations (GH), the new state h (H), the new cell c (LSTM) or q = h'Rh^T + Rbh (GRU
-// with linear_before_reset) (H).
-struct Reserve {
-  i64 per_layer, per_dir;
-  i64 y(int l) const { return l * per_layer; }
-  i64 dir(int l, int d, const Dims& m) const { return l * per_layer + m.S * m.B * m.dirs * m.H + d * per_dir; }
-};
-Reserve reserve_of(const Dims& m) {
-  Reserve r{};
-  r.per_dir = m.S * m.B * (m.GH + 2 * m.H);
-  r.per_layer = m.S * m.B * m.dirs * m.H + m.dirs * r.per_dir;
-  return r;
 }
 
 Status check(const std::string& fn, const RnnDesc& d, i64 seq, i64 batch, const std::int32_t* lens) {
@@ -97,12 +64,33 @@ Status check(const std::string& fn, const RnnDesc& d, i64 seq, i64 batch, const 
   return Status::ok();
 }
 
-// Time index of batch row b at step s of direction d, or -1 when its sequence has ended.
-i64 time_of(int d, i64 s, i64 len) { return s >= len ? -1 : d == 0 ? s : len - 1 - s; }
-// The time whose state precedes time t (-1: the initial state).
-i64 prev_time(int d, i64 t, i64 len) { return d == 0 ? t - 1 : (t + 1 < len ? t + 1 : -1); }
-
 }  // namespace
+
+namespace rnn {
+
+Dims dims_of(const RnnDesc& d, i64 seq, i64 batch) {
+  Dims m{};
+  m.S = seq;
+  m.B = batch;
+  m.H = d.hidden_size;
+  m.G = rnn_gates(d.cell);
+  m.dirs = d.bidirectional ? 2 : 1;
+  m.GH = m.G * m.H;
+  m.lstm = d.cell == RnnCell::kLstm;
+  m.gru = d.cell == RnnCell::kGru;
+  m.lbr = m.gru && d.linear_before_reset;
+  m.peep = m.lstm && d.peepholes;
+  return m;
+}
+
+Reserve reserve_of(const Dims& m) {
+  Reserve r{};
+  r.per_dir = m.S * m.B * (m.GH + 2 * m.H);
+  r.per_layer = m.S * m.B * m.dirs * m.H + m.dirs * r.per_dir;
+  return r;
+}
+
+}  // namespace rnn
 
 int rnn_gates(RnnCell c) { return c == RnnCell::kLstm ? 4 : c == RnnCell::kGru ? 3 : 1; }
 
@@ -142,16 +130,16 @@ Result<i64> rnn_reserve_size(const RnnDesc& d, i64 seq, i64 batch) {
   return reserve_of(dims_of(d, seq, batch)).per_layer * d.layers;
 }
 
-Status rnn_forward(Handle& h, const RnnDesc& d, i64 seq, i64 batch, const float* x, const std::int32_t* lens,
-                   const float* weights, const float* h0, const float* c0, float* y, float* hn, float* cn,
-                   float* reserve) {
-  const std::string fn = "rnn_forward " + std::string(rnn_cell_name(d.cell));
-  TESSERA_RETURN_IF_ERROR(check(fn, d, seq, batch, lens));
-  const Dims m = dims_of(d, seq, batch);
-  const bool work = m.S > 0 && m.B > 0;
-  if (work && (x == nullptr || y == nullptr || weights == nullptr)) return invalid_argument(fn + ": x, y and weights must not be null");
-  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "rnn_forward"));
-  try {
+namespace {
+
+// The BLAS path (see the top of the file).
+Status blas_forward(Handle& h, const FwdCall& c) {
+  const RnnDesc& d = c.d;
+  const std::int32_t* lens = c.lens;
+  const float *x = c.x, *weights = c.w, *h0 = c.h0, *c0 = c.c0;
+  float *y = c.y, *hn = c.hn, *cn = c.cn, *reserve = c.reserve;
+  const Dims m = dims_of(d, c.seq, c.batch);
+  {
     const Reserve rs = reserve_of(m);
     const i64 S = m.S, B = m.B, H = m.H, GH = m.GH, dirs = m.dirs;
     const ak::Kernels& mt = math_table();
@@ -267,24 +255,19 @@ Status rnn_forward(Handle& h, const RnnDesc& d, i64 seq, i64 batch, const float*
       if (last && out != y) std::memcpy(y, out, z(S * B * dirs * H) * sizeof(float));
       in = out;
     }
-  } catch (const std::bad_alloc&) {
-    return out_of_memory(fn + ": out of memory");
   }
   return Status::ok();
 }
 
-Status rnn_backward(Handle& h, const RnnDesc& d, i64 seq, i64 batch, const float* x, const std::int32_t* lens,
-                    const float* weights, const float* h0, const float* c0, const float* reserve, const float* dy,
-                    const float* dhn, const float* dcn, float* dx, float* dh0, float* dc0, float* dweights) {
-  const std::string fn = "rnn_backward " + std::string(rnn_cell_name(d.cell));
-  TESSERA_RETURN_IF_ERROR(check(fn, d, seq, batch, lens));
-  const Dims m = dims_of(d, seq, batch);
-  TESSERA_ASSIGN_OR_RETURN(const i64 nweights, rnn_weights_size(d));
-  if (weights == nullptr || dweights == nullptr) return invalid_argument(fn + ": weights and dweights must not be null");
-  if (m.S > 0 && m.B > 0 && (x == nullptr || reserve == nullptr || dy == nullptr))
-    return invalid_argument(fn + ": x, reserve (from a training forward) and dy must not be null");
-  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "rnn_backward"));
-  try {
+Status blas_backward(Handle& h, const BwdCall& call) {
+  const RnnDesc& d = call.d;
+  const std::int32_t* lens = call.lens;
+  const float *x = call.x, *weights = call.w, *h0 = call.h0, *c0 = call.c0, *reserve = call.reserve, *dy = call.dy, *dhn = call.dhn,
+              *dcn = call.dcn;
+  float *dx = call.dx, *dh0 = call.dh0, *dc0 = call.dc0, *dweights = call.dw;
+  const Dims m = dims_of(d, call.seq, call.batch);
+  const i64 nweights = rnn_weights_size(d).value();  // checked by the entry point
+  {
     const Reserve rs = reserve_of(m);
     const i64 S = m.S, B = m.B, H = m.H, GH = m.GH, dirs = m.dirs;
     const ak::Kernels& mt = math_table();
@@ -456,10 +439,63 @@ Status rnn_backward(Handle& h, const RnnDesc& d, i64 seq, i64 batch, const float
         dout.assign(din.begin(), din.end());
       }
     }
-  } catch (const std::bad_alloc&) {
-    return out_of_memory(fn + ": out of memory");
   }
   return Status::ok();
 }
 
+Status ref_forward(Handle&, const FwdCall& c) {
+  ref::rnn_forward(c);
+  return Status::ok();
+}
+Status ref_backward(Handle&, const BwdCall& c) {
+  ref::rnn_backward(c);
+  return Status::ok();
+}
+
+// Ordered lists: the BLAS path takes every problem; the reference (ref.cpp) is last.
+constexpr detail::Impl<FwdCall> kForwardImpls[] = {
+    {"rnn_fwd_blas", detail::accepts_all<FwdCall>, &blas_forward},
+    {"rnn_fwd_ref", detail::accepts_all<FwdCall>, &ref_forward},
+};
+constexpr detail::Impl<BwdCall> kBackwardImpls[] = {
+    {"rnn_bwd_blas", detail::accepts_all<BwdCall>, &blas_backward},
+    {"rnn_bwd_ref", detail::accepts_all<BwdCall>, &ref_backward},
+};
+
+}  // namespace
+
+Status rnn_forward(Handle& h, const RnnDesc& d, i64 seq, i64 batch, const float* x, const std::int32_t* lens,
+                   const float* weights, const float* h0, const float* c0, float* y, float* hn, float* cn,
+                   float* reserve) {
+  const std::string fn = "rnn_forward " + std::string(rnn_cell_name(d.cell));
+  TESSERA_RETURN_IF_ERROR(check(fn, d, seq, batch, lens));
+  if (seq > 0 && batch > 0 && (x == nullptr || y == nullptr || weights == nullptr))
+    return invalid_argument(fn + ": x, y and weights must not be null");
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "rnn_forward"));
+  const FwdCall call{d, seq, batch, x, lens, weights, h0, c0, y, hn, cn, reserve};
+  try {
+    return detail::select_impl<FwdCall>("rnn_forward", kForwardImpls, call).run(h, call);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory(fn + ": out of memory");
+  }
+}
+
+Status rnn_backward(Handle& h, const RnnDesc& d, i64 seq, i64 batch, const float* x, const std::int32_t* lens,
+                    const float* weights, const float* h0, const float* c0, const float* reserve, const float* dy,
+                    const float* dhn, const float* dcn, float* dx, float* dh0, float* dc0, float* dweights) {
+  const std::string fn = "rnn_backward " + std::string(rnn_cell_name(d.cell));
+  TESSERA_RETURN_IF_ERROR(check(fn, d, seq, batch, lens));
+  if (weights == nullptr || dweights == nullptr) return invalid_argument(fn + ": weights and dweights must not be null");
+  if (seq > 0 && batch > 0 && (x == nullptr || reserve == nullptr || dy == nullptr))
+    return invalid_argument(fn + ": x, reserve (from a training forward) and dy must not be null");
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "rnn_backward"));
+  const BwdCall call{d, seq, batch, x, lens, weights, h0, c0, reserve, dy, dhn, dcn, dx, dh0, dc0, dweights};
+  try {
+    return detail::select_impl<BwdCall>("rnn_backward", kBackwardImpls, call).run(h, call);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory(fn + ": out of memory");
+  }
+}
+
 }  // namespace tessera::dnn
+
