@@ -185,6 +185,7 @@ constexpr void set_math(Kernels& t, int k) {
   t.math_storage[k][kF32] = &math_storage<Fn, kF32>;
   t.math_storage[k][kBF16] = &math_storage<Fn, kBF16>;
   t.math_storage[k][kF16] = &math_storage<Fn, kF16>;
+  t.math_storage[k][kBF16Native] = &math_storage<Fn, kBF16>;
 }
 
 template <int... K>

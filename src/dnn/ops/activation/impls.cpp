@@ -8,12 +8,19 @@
 #include <string>
 #include <vector>
 
+#include <tessera/core/cpu.hpp>
+
 #include "../../common.hpp"
 #include "dense.hpp"
 #include "kernels.hpp"
 #include "ref.hpp"
 
 namespace tessera::dnn {
+
+int act_kernels::bf16_math_storage(const Kernels& t) {
+  return &t == &kAvx512 && cpu_info().usable(CpuFeature::kAvx512bf16) ? kBF16Native : kBF16;
+}
+
 namespace {
 
 namespace ak = act_kernels;
