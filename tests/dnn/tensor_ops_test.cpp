@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <tessera/core/cpu.hpp>
+#include <tessera/core/half.hpp>
 #include <tessera/dnn.hpp>
 
 #include "../../src/dnn/ops/activation/kernels.hpp"
@@ -247,6 +248,54 @@ TEST(TensorOps, VectorLogWithinOneUlp) {
       worst = std::max(worst, std::fabs(y[i] - w) / unit);
     }
     EXPECT_LE(worst, 1.0) << k->isa;
+  }
+}
+
+// The 16-bit variants of exp, tanh and sigmoid (simd_math.inc's _h functions, which the f16
+// and bf16 columns of the vector math's storage table run) over every f16 and bf16 input on
+// every ISA path: within one ulp of f64's result rounded to the type, NaN for NaN, the
+// infinities and zeros exact; and correctly rounded for at least 99% of the finite results.
+TEST(TensorOps, HalfMathWithinOneUlpOfEveryInput) {
+  namespace ak = act_kernels;
+  struct Fn {
+    int k;
+    const char* name;
+    double (*f)(double);
+  };
+  const Fn fns[] = {{ak::kMathExp, "exp", [](double v) { return std::exp(v); }},
+                    {ak::kMathTanh, "tanh", [](double v) { return std::tanh(v); }},
+                    {ak::kMathSigmoid, "sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }}};
+  std::vector<std::uint16_t> x(1 << 16), y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::uint16_t>(i);
+  for (const ak::Kernels* t : {&ak::kAvx512, &ak::kAvx2, &ak::kGeneric}) {
+    if ((t == &ak::kAvx512 && cpu_info().isa() < Isa::kAvx512) || (t == &ak::kAvx2 && cpu_info().isa() < Isa::kAvx2)) continue;
+    for (const Fn& fn : fns)
+      for (int col : {int{ak::kF16}, int{ak::kBF16}, ak::kBF16Native}) {
+        if (col == ak::kBF16Native && t == &ak::kAvx512 && !cpu_info().usable(CpuFeature::kAvx512bf16)) continue;
+        const bool f16 = col == ak::kF16;
+        const std::string what = std::string(t->isa) + " " + fn.name + (f16 ? " f16" : col == ak::kBF16 ? " bf16" : " bf16 native");
+        t->math_storage[fn.k][col](static_cast<i64>(x.size()), x.data(), y.data(), false);
+        auto value = [&](std::uint16_t b) { return static_cast<double>(f16 ? f16_bits_to_f32(b) : bf16_bits_to_f32(b)); };
+        int bad = 0;
+        i64 finite = 0, exact = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const double w64 = fn.f(value(x[i]));
+          const float w32 = static_cast<float>(w64);
+          const std::uint16_t wb = f16 ? f32_to_f16_bits(w32) : f32_to_bf16_bits(w32);
+          const double w = value(wb), g = value(y[i]);
+          bool ok;
+          if (std::isnan(w) || std::isinf(w) || w == 0) {
+            ok = (std::isnan(w) && std::isnan(g)) || g == w;
+          } else {
+            ++finite;
+            exact += y[i] == wb;
+            const double unit = std::max(std::ldexp(f16 ? 0x1p-10 : 0x1p-7, std::ilogb(w)), f16 ? 0x1p-24 : 0x1p-133);
+            ok = std::fabs(g - w) <= unit;
+          }
+          if (!ok && ++bad <= 3) ADD_FAILURE() << what << "(" << value(x[i]) << ") = " << g << ", want " << w;
+        }
+        EXPECT_GE(static_cast<double>(exact), 0.99 * static_cast<double>(finite)) << what << ": " << exact << " of " << finite << " correctly rounded";
+      }
   }
 }
 
