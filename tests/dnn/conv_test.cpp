@@ -470,7 +470,9 @@ TEST(ConvTest, WeightGradientsOverKernelRows) {
 
 // Outputs larger than 1/4 of the last-level cache are written with non-temporal stores when
 // y is 64-byte aligned: the same bits as the ordinary stores into a misaligned y (1x1 run
-// tiles with a narrow last channel tile; a 3x3 over kernel rows with per-pixel edge tiles).
+// tiles with a narrow last channel tile; a 3x3 over kernel rows with per-pixel edge tiles; a
+// depthwise 3x3, whose rows stream out of a thread-local row after their post-ops, residual
+// included).
 TEST(ConvTest, StreamedOutputsEqualStoredOnes) {
   const std::int64_t llc = cpu_info().last_level_cache_bytes();
   if (llc <= 0 || llc > (std::int64_t{64} << 20))
@@ -478,7 +480,8 @@ TEST(ConvTest, StreamedOutputsEqualStoredOnes) {
   const std::int64_t k = 80, side = static_cast<std::int64_t>(std::sqrt(llc * 0.8 / (k * 4))) + 1;
   Handle h;
   for (ConvCase cc : {ConvCase{1, 8, k, 1, {side, side}, {1, 1}},
-                      ConvCase{1, 2, k, 1, {side, side}, {3, 3}, {}, {}, {1, 1}, {1, 1}}}) {
+                      ConvCase{1, 2, k, 1, {side, side}, {3, 3}, {}, {}, {1, 1}, {1, 1}},
+                      ConvCase{1, k, k, k, {side, side}, {3, 3}, {}, {}, {1, 1}, {1, 1}}}) {
     cc.layout = cc.wlayout = Layout::kNHWC;
     const Bufs b = inputs(cc, ConvDir::kForward, 5);
     const std::size_t bytes = b.y.size();
@@ -487,20 +490,26 @@ TEST(ConvTest, StreamedOutputsEqualStoredOnes) {
     std::uint8_t* aligned = mem.get() + (64 - base % 64) % 64;
     std::vector<std::uint8_t> misaligned_mem(bytes + 16);
     std::uint8_t* misaligned = misaligned_mem.data() + (reinterpret_cast<std::uintptr_t>(misaligned_mem.data()) % 64 == 0 ? 16 : 0);
-    for (ConvAlgo a : {ConvAlgo::kGemm1x1, ConvAlgo::kDirect})
+    std::vector<float> residual(bytes / sizeof(float));
+    for (std::size_t i = 0; i < residual.size(); ++i) residual[i] = static_cast<float>(i % 7) - 3.0f;
+    for (ConvAlgo a : {ConvAlgo::kGemm1x1, ConvAlgo::kDirect, ConvAlgo::kDepthwise})
       for (bool post : {false, true}) {
-        SCOPED_TRACE(cc.name() + " " + std::string(algo_name(a)) + (post ? " +bias+relu" : ""));
+        SCOPED_TRACE(cc.name() + " " + std::string(algo_name(a)) + (post ? " +bias+residual+relu" : ""));
         PostOps po;
-        if (post) po.bias = b.bias.data(), po.act = Activation::make(ActKind::kRelu);
-        std::fill(aligned, aligned + bytes, std::uint8_t{0xff});
-        std::fill(misaligned, misaligned + bytes, std::uint8_t{0});
-        const Status s1 = conv_forward(h, cc.desc(), cc.x_desc(), b.x.data(), cc.w_desc(), b.w.data(),
-                                       cc.y_desc(), aligned, po, a);
-        if (s1.code() == StatusCode::kUnsupported) continue;
-        ASSERT_TRUE(s1.is_ok()) << s1.to_string();
-        ASSERT_TRUE(conv_forward(h, cc.desc(), cc.x_desc(), b.x.data(), cc.w_desc(), b.w.data(),
-                                 cc.y_desc(), misaligned, po, a).is_ok());
-        EXPECT_EQ(std::memcmp(aligned, misaligned, bytes), 0);
+        if (post) po.bias = b.bias.data(), po.residual = residual.data(), po.act = Activation::make(ActKind::kRelu);
+        // The depthwise kernels stream on AVX2 too.
+        for_each_isa([&](Isa isa) {
+          if (a != ConvAlgo::kDepthwise && isa != cpu_info().detected_isa) return;
+          std::fill(aligned, aligned + bytes, std::uint8_t{0xff});
+          std::fill(misaligned, misaligned + bytes, std::uint8_t{0});
+          const Status s1 = conv_forward(h, cc.desc(), cc.x_desc(), b.x.data(), cc.w_desc(), b.w.data(),
+                                         cc.y_desc(), aligned, po, a);
+          if (s1.code() == StatusCode::kUnsupported) return;
+          ASSERT_TRUE(s1.is_ok()) << s1.to_string();
+          ASSERT_TRUE(conv_forward(h, cc.desc(), cc.x_desc(), b.x.data(), cc.w_desc(), b.w.data(),
+                                   cc.y_desc(), misaligned, po, a).is_ok());
+          EXPECT_EQ(std::memcmp(aligned, misaligned, bytes), 0);
+        });
       }
   }
 }

@@ -93,8 +93,20 @@ class RowList {
   std::vector<T> heap_;
 };
 
+// 64-byte aligned thread-local scratch of at least n floats (kept between calls).
+float* aligned_scratch(std::size_t n) {
+  thread_local std::vector<float> buf;
+  if (buf.size() < n + 16) buf.resize(n + 16);
+  const auto addr = reinterpret_cast<std::uintptr_t>(buf.data());
+  return buf.data() + ((64 - addr % 64) % 64) / sizeof(float);
+}
+
 // Items are (output row, channel chunk); rows run in memory order, chunks of one row
 // consecutively, so the rows a thread takes are contiguous.
+// An output larger than a quarter of the last-level cache is streamed, as the batch-reduce
+// tiles' (brgemm.cpp): each row's chunk goes to a thread-local row first, takes its post-ops
+// there, and is copied out with non-temporal stores. MobileNet-V2's b3_dw at mb8 (14.4 MB out):
+// see docs/performance.md (session 33).
 void fwd_nhwc(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
   const float* res = static_cast<const float*>(p.post.residual);
   const i64 C = p.C, OD = p.out[0], OH = p.out[1], OW = p.out[2], IH = p.in[1], IW = p.in[2];
@@ -102,8 +114,12 @@ void fwd_nhwc(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
   const i64 chunk = channel_chunk(C, rows, 24), nch = (C + chunk - 1) / chunk;
   const i64 win = p.ker[0] * p.ker[1];  // window rows, at most
   const i64 kw_c = p.ker[2] * C;        // floats per kernel row of weights
+  const i64 llc = cpu_info().last_level_cache_bytes();
+  const bool stream = k.stream_pixels != nullptr && C % 16 == 0 && reinterpret_cast<std::uintptr_t>(p.y_out) % 64 == 0 &&
+                      llc > 0 && rows * OW * C * static_cast<i64>(sizeof(float)) > llc / 4;
   detail::parallel_for(h, 0, rows * nch, 1, [&](i64 b, i64 e) {
     RowList<const float*> xr(win), wr(win);
+    float* row_buf = stream ? aligned_scratch(static_cast<std::size_t>(OW * C)) : nullptr;
     for (i64 it = b; it < e;) {
       const i64 row = it / nch;
       const i64 n = row / (OD * OH), od = (row / OH) % OD, oh = row % OH;
@@ -115,14 +131,17 @@ void fwd_nhwc(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
         ++nr;
       });
       float* y = p.y_out + row * OW * C;
-      const DwRowNhwc a{xr.data(), wr.data(), nr,          y,        C,         IW,
+      float* yk = stream ? row_buf : y;
+      const DwRowNhwc a{xr.data(), wr.data(), nr,          yk,       C,         IW,
                         OW,        p.ker[2],  p.stride[2], p.dil[2], p.pad_b[2]};
       for (i64 ci = it % nch; ci < nch && it < e; ++ci, ++it) {  // this row's chunks in range
         const i64 c0 = ci * chunk, c1 = std::min(C, c0 + chunk);
         k.fwd_nhwc(a, c0, c1);
-        if (p.has_post_ops()) apply_post_ops_nhwc(p, y, res ? res + row * OW * C : nullptr, OW, c0, c1);
+        if (p.has_post_ops()) apply_post_ops_nhwc(p, yk, res ? res + row * OW * C : nullptr, OW, c0, c1);
+        if (stream) k.stream_pixels(yk, y, OW, C, c0, c1);
       }
     }
+    if (stream) k.stream_fence();
   });
 }
 
@@ -178,13 +197,6 @@ void fwd_nchw(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
   });
 }
 
-// 64-byte aligned thread-local scratch of at least n floats (kept between calls).
-float* aligned_scratch(std::size_t n) {
-  thread_local std::vector<float> buf;
-  if (buf.size() < n + 16) buf.resize(n + 16);
-  const auto addr = reinterpret_cast<std::uintptr_t>(buf.data());
-  return buf.data() + ((64 - addr % 64) % 64) / sizeof(float);
-}
 
 // Channels-first with vectors across channels: items are (n, block of 16 channels); the
 // block's input planes are transposed to channels-last [pixel][16] in scratch, run through

@@ -75,6 +75,13 @@ struct DwKernels {
   // dst[j * ds + i] = src[i * ss + j] for i < rows, j < cols.
   void (*transpose)(const float* src, std::int64_t rows, std::int64_t cols, std::int64_t ss,
                     float* dst, std::int64_t ds);
+  // Channels [c0, c1) of `pixels` pixels (pixel stride C in both) from src to dst with
+  // non-temporal stores, which skip reading dst's lines first; dst + c0 64-byte aligned and
+  // C, c0, c1 multiples of 16. Then stream_fence before the data is read. Null in the generic
+  // table.
+  void (*stream_pixels)(const float* src, float* dst, std::int64_t pixels, std::int64_t C,
+                        std::int64_t c0, std::int64_t c1);
+  void (*stream_fence)();
 };
 extern const DwKernels kDwGeneric;
 extern const DwKernels kDwAvx2;
@@ -595,8 +602,10 @@ struct DwBody {
   }
 
   using TransposeFn = void (*)(const float*, i64, i64, i64, float*, i64);
-  static constexpr DwKernels kernels(const char* name, TransposeFn t = transpose) {
-    return {name, fwd_nhwc, fwd_nchw, bwdw_nhwc, bwdw_nchw, t};
+  using StreamFn = void (*)(const float*, float*, i64, i64, i64, i64);
+  static constexpr DwKernels kernels(const char* name, TransposeFn t = transpose, StreamFn stream = nullptr,
+                                     void (*fence)() = nullptr) {
+    return {name, fwd_nhwc, fwd_nchw, bwdw_nhwc, bwdw_nchw, t, stream, fence};
   }
 };
 
