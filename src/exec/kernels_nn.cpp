@@ -430,7 +430,8 @@ Status matmul_kernel(KernelCall& c) {
   return dnn::matmul(c.h, desc(a), a.data(), desc(b), b.data(), desc(c.out[0]), c.out[0].data());
 }
 
-// y = alpha op(A) op(B) + beta C, C broadcast to [M, N].
+// y = alpha op(A) op(B) + beta C, C broadcast to [M, N]: the product into the planned output,
+// then the scaling and C added in place (the primitives allow y == x).
 Status gemm_kernel(KernelCall& c) {
   const Tensor *a = c.input(0), *b = c.input(1);
   if (a->rank() != 2 || b->rank() != 2) return invalid_argument("Gemm needs 2-D A and B");
@@ -442,9 +443,16 @@ Status gemm_kernel(KernelCall& c) {
     TESSERA_ASSIGN_OR_RETURN(bt, b->transpose(0, 1));
   }
   TESSERA_ASSIGN_OR_RETURN(Dims dims, dnn::matmul_output_dims(at.shape().dims(), bt.shape().dims()));
-  TESSERA_ASSIGN_OR_RETURN(Tensor y, new_tensor(dims, a->dtype()));
+  const Tensor* cin = c.input(2);
+  const float beta = c.attr_float("beta", 1.0f);
+  if (cin && beta != 0.0f) {
+    TESSERA_ASSIGN_OR_RETURN(Dims bd, dnn::broadcast_dims(dims, cin->shape().dims()));
+    if (bd != dims) return invalid_argument("C does not broadcast to the product's dims");
+  }
+  TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, a->dtype()));
+  Tensor& y = c.out[0];
   TESSERA_RETURN_IF_ERROR(dnn::matmul(c.h, desc(at), at.data(), desc(bt), bt.data(), desc(y), y.data()));
-  auto scaled = [&](const Tensor& t, float s) -> Result<Tensor> {
+  auto scaled = [&](const Tensor& t, float s) -> Result<Tensor> {  // t * s (t itself for s = 1)
     if (s == 1.0f) return t;
     TESSERA_ASSIGN_OR_RETURN(Tensor f, Tensor::from_vector<float>(Shape{}, {s}));
     TESSERA_ASSIGN_OR_RETURN(Tensor k, new_tensor({}, t.dtype()));
@@ -453,17 +461,14 @@ Status gemm_kernel(KernelCall& c) {
     TESSERA_RETURN_IF_ERROR(dnn::binary(c.h, dnn::BinaryOp::kMul, desc(t), t.data(), desc(k), k.data(), desc(r), r.data()));
     return r;
   };
-  TESSERA_ASSIGN_OR_RETURN(y, scaled(y, c.attr_float("alpha", 1.0f)));
-  const Tensor* cin = c.input(2);
-  if (cin && c.attr_float("beta", 1.0f) != 0.0f) {
-    TESSERA_ASSIGN_OR_RETURN(Tensor cs, scaled(*cin, c.attr_float("beta", 1.0f)));
-    TESSERA_ASSIGN_OR_RETURN(Dims bd, dnn::broadcast_dims(dims, cs.shape().dims()));
-    if (bd != dims) return invalid_argument("C does not broadcast to the product's dims");
-    TESSERA_ASSIGN_OR_RETURN(Tensor sum, new_tensor(dims, y.dtype()));
-    TESSERA_RETURN_IF_ERROR(dnn::binary(c.h, dnn::BinaryOp::kAdd, desc(y), y.data(), desc(cs), cs.data(), desc(sum), sum.data()));
-    y = std::move(sum);
+  if (const float alpha = c.attr_float("alpha", 1.0f); alpha != 1.0f) {
+    TESSERA_ASSIGN_OR_RETURN(Tensor ya, scaled(y, alpha));
+    TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(ya), ya.data(), desc(y), y.data()));
   }
-  c.out[0] = std::move(y);
+  if (cin && beta != 0.0f) {
+    TESSERA_ASSIGN_OR_RETURN(Tensor cs, scaled(*cin, beta));
+    TESSERA_RETURN_IF_ERROR(dnn::binary(c.h, dnn::BinaryOp::kAdd, desc(y), y.data(), desc(cs), cs.data(), desc(y), y.data()));
+  }
   return Status::ok();
 }
 

@@ -251,6 +251,60 @@ TEST(Passes, SimplifySquaresByMultiplying) {
   for (std::size_t i = 0; i < x.size(); ++i) EXPECT_FLOAT_EQ(y[i], x[i] * x[i] + std::pow(x[i], 3.0f)) << i;
 }
 
+// Gemm with transB = 1 on a constant B: simplify stores B transposed once (BLAS then reads it
+// in place); a B that is computed stays transposed. The exec Gemm's alpha, beta and a
+// broadcast C, against the formula in double.
+TEST(Passes, SimplifyStoresGemmConstantBTransposed) {
+  OnnxBuilder b;
+  b.input("x", {"3", "5"});
+  std::vector<float> w(20), c(4);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<float>(i) - 1.5f;
+  b.floats("w", {4, 5}, w);
+  b.floats("c", {4}, c);
+  auto* g1 = b.node("Gemm", {"x", "w", "c"}, {"g1"});
+  OnnxBuilder::attr(g1, "transB", std::int64_t{1});
+  OnnxBuilder::attr_float(g1, "alpha", 1.5f);
+  OnnxBuilder::attr_float(g1, "beta", 0.5f);
+  b.node("Relu", {"w"}, {"wr"});  // computed: its Gemm keeps transB
+  auto* g2 = b.node("Gemm", {"x", "wr"}, {"g2"});
+  OnnxBuilder::attr(g2, "transB", std::int64_t{1});
+  b.node("Add", {"g1", "g2"}, {"y"});
+  b.output("y");
+  Model m = imported(b);
+  auto r = optimize(m, only("simplify")).value_or_throw();
+  EXPECT_TRUE(verify(m).is_ok());
+  EXPECT_EQ(r[0].changes, 1);
+  int transposed = 0;
+  for (const Node& n : m.graph.nodes) {
+    if (n.op_type != "Gemm") continue;
+    const Value& bv = m.graph.values[static_cast<std::size_t>(n.inputs[1])];
+    if (n.attrs.count("transB") == 0) {
+      ++transposed;
+      ASSERT_TRUE(bv.constant);
+      EXPECT_EQ(bv.constant->dims, (Dims{5, 4}));
+    } else {
+      EXPECT_FALSE(bv.constant);
+    }
+  }
+  EXPECT_EQ(transposed, 1);
+  expect_valid_onnx(m);
+  std::vector<float> xv(15);
+  for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = 0.3f * static_cast<float>(i) - 2.0f;
+  const auto y = output_at_level0(m, Tensor::from_vector<float>(Shape({3, 5}), xv).value_or_throw());
+  ASSERT_EQ(y.size(), 12u);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) {
+      double p = 0, q = 0;
+      for (int k = 0; k < 5; ++k) {
+        const double wk = w[static_cast<std::size_t>(j * 5 + k)];
+        p += xv[static_cast<std::size_t>(i * 5 + k)] * wk;
+        q += xv[static_cast<std::size_t>(i * 5 + k)] * std::max(wk, 0.0);
+      }
+      EXPECT_NEAR(y[static_cast<std::size_t>(i * 4 + j)], 1.5 * p + 0.5 * c[static_cast<std::size_t>(j)] + q, 1e-5) << i << "," << j;
+    }
+}
+
 TEST(Passes, CseMergesEqualNodesAndConstantsButNotRandomOnes) {
   OnnxBuilder b;
   b.input("x", {"2", "3"});
