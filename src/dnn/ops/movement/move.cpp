@@ -314,7 +314,29 @@ Status move_run(Handle& h, const Move& m) {
   const i64 units = rows * segs;
   const bool direct = ysL == 1 && (xsL == 0 || xsL == 1);
   const bool stream = direct && same && xsL == 1 && stream_output(total * ye);
+  // Short rows of one dtype (a transformer's [8, 32, 32] -> [32, 8, 32]: 256 rows of 128 bytes)
+  // copy inline: a memmove call and the per-row dtype lookups cost more than the bytes.
+  const bool short_copy = direct && same && xsL == 1 && !stream && L * ye <= 256;
   parallel_for(h, 0, units, std::max<i64>(1, kGrain / seg_len), [&](i64 u0, i64 u1) {
+    if (short_copy) {
+      const auto* xb = static_cast<const unsigned char*>(x0);
+      auto* yb = static_cast<unsigned char*>(y0);
+      const std::size_t bytes = static_cast<std::size_t>(L * ye);
+      RowCursor cur(n, u0);
+      for (i64 u = u0; u < u1; ++u) {
+        if (u != u0) cur.next();
+        const unsigned char* s = xb + cur.offset[0] * xe;
+        unsigned char* d = yb + cur.offset[1] * ye;
+        std::size_t b = 0;
+        for (; b + 16 <= bytes; b += 16) {
+          unsigned char v[16];
+          std::memcpy(v, s + b, 16);
+          std::memcpy(d + b, v, 16);
+        }
+        for (; b < bytes; ++b) d[b] = s[b];
+      }
+      return;
+    }
     auto tmp = std::make_unique_for_overwrite<unsigned char[]>(static_cast<std::size_t>(kBlock * 8 * 2 + kBlock * 4));
     unsigned char* ta = tmp.get();
     unsigned char* tb = ta + kBlock * 8;
