@@ -301,14 +301,14 @@ TEST(TensorOps, HalfMathWithinOneUlpOfEveryInput) {
 
 // bf16 results narrowed by VCVTNEPS2BF16 (the kBF16Native column, chosen where the CPU has
 // AVX512_BF16) against the integer rounding (kBF16), bit for bit, for every vector-math
-// function over every bf16 bit pattern: in runs of 256 (most runs have no f32 subnormal result
+// function and every activation's forward over every bf16 bit pattern: in runs of 256 (most runs have no f32 subnormal result
 // and keep the native narrowing; runs with one, such as exp near -100 or tanh of tiny inputs,
 // are redone), streamed or not, at an odd offset, and in place.
 TEST(TensorOps, NativeBf16NarrowingMatchesTheIntegerRule) {
   namespace ak = act_kernels;
   if (!cpu_info().usable(CpuFeature::kAvx512bf16)) GTEST_SKIP() << "this CPU (or TESSERA_MAX_ISA) has no AVX512_BF16";
-  EXPECT_EQ(ak::bf16_math_storage(ak::kAvx512), ak::kBF16Native);
-  EXPECT_EQ(ak::bf16_math_storage(ak::kAvx2), ak::kBF16);
+  EXPECT_EQ(ak::bf16_column(ak::kAvx512), ak::kBF16Native);
+  EXPECT_EQ(ak::bf16_column(ak::kAvx2), ak::kBF16);
   constexpr i64 kRun = 256, kN = 1 << 16;
   std::vector<std::uint16_t> x(kN + 1);
   for (i64 i = 0; i < kN; ++i) x[static_cast<std::size_t>(i + 1)] = static_cast<std::uint16_t>(i);
@@ -342,6 +342,30 @@ TEST(TensorOps, NativeBf16NarrowingMatchesTheIntegerRule) {
     }
   }
   EXPECT_GT(redone, 0) << "no exp result was a bf16 subnormal: the sweep misses the redo path";
+  // The activations' forward column, every kind with its default parameters, the same way.
+  for (int k = 0; k < ak::kNumKinds; ++k) {
+    const Activation a = Activation::make(static_cast<ActKind>(k));
+    for (int variant = 0; variant < 3; ++variant) {
+      const ak::Params p{a.alpha, a.beta, variant == 1};
+      const i64 off = variant == 1 ? 1 : 0;
+      for (i64 r = 0; r < kN; r += kRun) {
+        const std::uint16_t* in = x.data() + 1 + r;
+        ak::kAvx512.fwd[k][ak::kBF16](p, kRun, in, want + off + r);
+        if (variant == 2) {
+          std::memcpy(got + r, in, kRun * sizeof(std::uint16_t));
+          ak::kAvx512.fwd[k][ak::kBF16Native](p, kRun, got + r, got + r);
+        } else {
+          ak::kAvx512.fwd[k][ak::kBF16Native](p, kRun, in, got + off + r);
+        }
+      }
+      for (i64 i = 0; i < kN; ++i)
+        if (got[off + i] != want[off + i]) {
+          ADD_FAILURE() << act_name(a.kind) << " variant " << variant << " input 0x" << std::hex << i << ": native 0x"
+                        << got[off + i] << " integer 0x" << want[off + i];
+          break;
+        }
+    }
+  }
 }
 
 // The vector sin, cos, tan, asin, acos, atan, sinh and cosh against f64 libm on every ISA path,

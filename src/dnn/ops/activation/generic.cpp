@@ -160,6 +160,7 @@ constexpr void fill_kind(Kernels& t) {
   t.fwd[K][kF32] = &act_forward<K, kF32>;
   t.fwd[K][kBF16] = &act_forward<K, kBF16>;
   t.fwd[K][kF16] = &act_forward<K, kF16>;
+  t.fwd[K][kBF16Native] = &act_forward<K, kBF16>;
   t.bwd[K][kF32] = &act_backward<K, kF32>;
   t.bwd[K][kBF16] = &act_backward<K, kBF16>;
   t.bwd[K][kF16] = &act_backward<K, kF16>;

@@ -17,7 +17,7 @@
 
 namespace tessera::dnn {
 
-int act_kernels::bf16_math_storage(const Kernels& t) {
+int act_kernels::bf16_column(const Kernels& t) {
   return &t == &kAvx512 && cpu_info().usable(CpuFeature::kAvx512bf16) ? kBF16Native : kBF16;
 }
 
@@ -109,7 +109,7 @@ Status act_flat_run(Handle& h, const ActCall& c) {
   const i64 eb = detail::storage_bytes(c.x.dtype);
   const int kind = static_cast<int>(c.act.kind);
   const ak::Params p{c.act.alpha, c.act.beta, detail::stream_output(c.x.numel() * eb)};
-  const ak::FwdFn fwd = kK->fwd[kind][s];
+  const ak::FwdFn fwd = kK->fwd[kind][s == ak::kBF16 ? ak::bf16_column(*kK) : s];
   const ak::BwdFn bwd = kK->bwd[kind][s];
   detail::for_each_unit(h, 1, c.x.numel(), [&](i64, i64, i64 b, i64 e) {
     if (c.dy != nullptr)

@@ -37,8 +37,8 @@ enum Kind : int {
 // Storage types, the second index of the tables.
 enum Storage : int { kF32 = 0, kBF16 = 1, kF16 = 2, kNumStorage = 3 };
 // bf16 results narrowed by the CPU's VCVTNEPS2BF16 (AVX512_BF16), the same bits as kBF16's
-// integer rounding; a column of the vector math's storage table only (math_storage), filled
-// with the kBF16 kernels in the tables without it. bf16_math_storage picks the column.
+// integer rounding; a column of the forward tables only (math_storage and fwd), filled with
+// the kBF16 kernels in the tables without it. bf16_column picks the column.
 constexpr int kBF16Native = kNumStorage;
 
 struct Params {
@@ -99,7 +99,7 @@ struct Kernels {
   const char* isa;  // "avx512", "avx2", "generic"
   MathFn math[kNumMath];
   MathStorageFn math_storage[kNumMath][kNumStorage + 1];
-  FwdFn fwd[kNumKinds][kNumStorage];
+  FwdFn fwd[kNumKinds][kNumStorage + 1];
   BwdFn bwd[kNumKinds][kNumStorage];
   PreluFwdOneFn prelu_fwd_one[kNumStorage];
   PreluFwdRowFn prelu_fwd_row[kNumStorage];
@@ -113,8 +113,8 @@ extern const Kernels kAvx512;   // avx512.cpp: AVX-512 F/BW/DQ/VL, 16 lanes, mas
 extern const Kernels kAvx2;     // avx2.cpp: AVX2 + FMA + F16C, 8 lanes
 extern const Kernels kGeneric;  // generic.cpp: plain C++ over act_scalar.hpp
 
-// The math_storage column for bf16 results from table t: kBF16Native where t is kAvx512 and
-// the CPU (under TESSERA_MAX_ISA) has AVX512_BF16, else kBF16.
-int bf16_math_storage(const Kernels& t);
+// The math_storage / fwd column for bf16 results from table t: kBF16Native where t is kAvx512
+// and the CPU (under TESSERA_MAX_ISA) has AVX512_BF16, else kBF16.
+int bf16_column(const Kernels& t);
 
 }  // namespace tessera::dnn::act_kernels

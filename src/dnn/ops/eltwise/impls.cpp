@@ -167,7 +167,7 @@ Status elt_run(Handle& h, const EltCall& c) {
     if (ti == ek::kF32 && vm >= 0) math = kA->math[vm];
     if (halves && nest.inner_stride(0) == 1) {
       if (vm >= 0 && c.y.dtype == in_t) {
-        half_math = kA->math_storage[vm][hi == 1 ? ak::bf16_math_storage(*kA) : ak::kF16];
+        half_math = kA->math_storage[vm][hi == 1 ? ak::bf16_column(*kA) : ak::kF16];
         fused = true;
         self_streams = stream;
       } else if (kK->half_unary[c.op][hi] != nullptr) {
