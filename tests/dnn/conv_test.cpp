@@ -236,8 +236,11 @@ TEST(ConvTest, AlgorithmsAcceptTheirClasses) {
     ConvCase d{2, 16, 40, 1, {9, 30}, {3, 3}, {1, 2}, {}, {1, 1}, {1, 1}};
     d.layout = d.wlayout = Layout::kNHWC;
     EXPECT_TRUE(compare(h, d, ConvDir::kForward, ConvAlgo::kDirect, true));
-    // Stride 2: backward data cannot run as a forward convolution, so direct refuses.
-    EXPECT_FALSE(compare(h, d, ConvDir::kBackwardData, ConvAlgo::kDirect, false));
+    // Stride 2: the strided batch-reduce tiles (channels a multiple of 16; 24 is refused).
+    EXPECT_TRUE(compare(h, d, ConvDir::kBackwardData, ConvAlgo::kDirect, false));
+    ConvCase d24 = d;
+    d24.c = 24;
+    EXPECT_FALSE(compare(h, d24, ConvDir::kBackwardData, ConvAlgo::kDirect, false));
     d.stride = {};
     EXPECT_TRUE(compare(h, d, ConvDir::kBackwardData, ConvAlgo::kDirect, false));
     // 136 channels, 41 output channels (a tail past a 64-channel tile).
@@ -405,6 +408,35 @@ TEST(ConvTest, BatchReduceBackwardDataFlippedInPlace) {
   for (ConvCase& cc : cases) cc.layout = Layout::kNHWC;
   Handle h;
   expect_on_avx512(h, cases, ConvDir::kBackwardData, ConvAlgo::kDirect);
+  const bool avx512 = cpu_info().usable(CpuFeature::kAvx512f);
+  for (const Status& st : any_threads(cases, ConvDir::kBackwardData, ConvAlgo::kDirect)) {
+    EXPECT_TRUE(st.is_ok() || !avx512) << st.to_string();
+  }
+}
+
+// Backward data of strided convolutions on the batch-reduce tiles (channels-last, AVX-512):
+// 3x3 stride 2 with even and odd sizes, strides along one dim, asymmetric and no padding, a
+// kernel as large as the stride (one tap a pixel), 5x5 stride 3, 1x1 stride 2 (dx pixels no tap
+// reaches are zeroed), rows too short for an interior run, 5x5 and 4x4 stride 2 (taps before
+// the row's first dy pixel: edge pixels on both ends), 80 channels (a 64 + 16 split), both
+// weight layouts (OIHW is packed first, OHWI read in place), dx NaN-prefilled; and the same bits
+// on 1 and 2 threads.
+TEST(ConvTest, BatchReduceBackwardDataStrided) {
+  std::vector<ConvCase> cases = {
+      ConvCase{2, 16, 40, 1, {9, 30}, {3, 3}, {1, 2}, {}, {1, 1}, {1, 1}},
+      ConvCase{1, 80, 24, 1, {14, 14}, {3, 3}, {2, 2}, {}, {1, 1}, {1, 1}},
+      ConvCase{2, 32, 32, 1, {7, 8}, {3, 3}, {2, 2}, {}, {0, 1}, {1, 0}},
+      ConvCase{1, 16, 16, 1, {9, 11}, {5, 5}, {3, 3}, {}, {2, 2}, {2, 2}},
+      ConvCase{1, 32, 16, 1, {8, 8}, {2, 2}, {2, 2}, {}, {0, 0}, {0, 0}},
+      ConvCase{1, 16, 16, 1, {7, 7}, {1, 1}, {2, 2}},
+      ConvCase{1, 16, 48, 1, {5, 9}, {1, 3}, {1, 3}, {}, {0, 1}, {0, 1}},
+      ConvCase{1, 16, 16, 1, {3, 3}, {3, 3}, {2, 2}, {}, {1, 1}, {1, 1}},
+      ConvCase{3, 64, 64, 1, {6, 6}, {3, 3}, {2, 2}, {}, {1, 1}, {0, 0}},
+      ConvCase{1, 16, 32, 1, {11, 12}, {5, 5}, {2, 2}, {}, {0, 0}, {0, 0}},  // taps left of the row start
+      ConvCase{1, 32, 16, 1, {9, 9}, {4, 4}, {2, 2}, {}, {1, 1}, {2, 2}}};
+  for (ConvCase& cc : cases) cc.layout = Layout::kNHWC;
+  Handle h;
+  expect_on_avx512(h, cases, ConvDir::kBackwardData, ConvAlgo::kDirect);  // both weight layouts
   const bool avx512 = cpu_info().usable(CpuFeature::kAvx512f);
   for (const Status& st : any_threads(cases, ConvDir::kBackwardData, ConvAlgo::kDirect)) {
     EXPECT_TRUE(st.is_ok() || !avx512) << st.to_string();

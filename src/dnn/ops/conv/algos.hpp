@@ -77,6 +77,10 @@ Status brgemm_fwd(Handle& h, const Problem& p);
 // 16: W's rows read in place by the run tiles.
 bool brgemm_bwd_data_1x1_usable(const Problem& p);
 Status brgemm_bwd_data_1x1(Handle& h, const Problem& p);
+// Backward data of strided 2-D channels-last convolutions (one group, Cg a multiple of 16,
+// no dilation) on the batch-reduce run tiles, per dx row and phase (brgemm.cpp).
+bool brgemm_bwd_data_strided_usable(const Problem& p);
+Status brgemm_bwd_data_strided(Handle& h, const Problem& p);
 // Weight gradients of layers with few input channels (at most 32, one group, no dilation along
 // w, K a multiple of 16, x and dy both channels-last or both channels-first): run tiles over
 // whole kernel rows of a padded channels-last copy of x.

@@ -167,13 +167,26 @@ bool direct_in_place(const Problem& p, const Problem& q) {
   return p.Cg % 16 == 0 && brgemm_usable(q) && !brgemm_kernel_rows(q) && kForward[5].impl.accepts(q).is_ok();
 }
 
+// Strided problems (which have no forward form) run the batch-reduce tiles per phase of dx
+// (brgemm_bwd_data_strided).
+Status direct_bwd_data_accepts(const Problem& p) {
+  if (p.stride[0] != 1 || p.stride[1] != 1 || p.stride[2] != 1) {
+    if (brgemm_bwd_data_strided_usable(p)) return Status::ok();
+    return detail::refuse("stride > 1 needs AVX-512, channels-last dx and dy, one group, channels a multiple of 16, "
+                          "2-D and no dilation");
+  }
+  return via_forward_accepts<5>(p);
+}
+
 Status direct_bwd_data(Handle& h, const Problem& p) {
+  if (p.stride[0] != 1 || p.stride[1] != 1 || p.stride[2] != 1) return brgemm_bwd_data_strided(h, p);
   const Problem q = flipped_shape(p);
   if (direct_in_place(p, q)) return brgemm_bwd_data_flipped(h, p, q);
   return via_forward_run<5>(h, p);
 }
 
 Status direct_bwd_data_prefers(const Problem& p) {
+  if (p.stride[0] != 1 || p.stride[1] != 1 || p.stride[2] != 1) return Status::ok();  // accepted: strided tiles
   const Problem q = flipped_shape(p);
   if (direct_in_place(p, q)) return prefers_or_ok(kForward[5], q);
   return via_forward_prefers<5>(p);
@@ -188,7 +201,7 @@ constexpr Algo kBackwardData[] = {
      via_forward_prefers<3>},
     {ConvAlgo::kFft, {"conv_bwd_data_f32_fft_flipped", via_forward_accepts<4>, via_forward_run<4>},
      via_forward_prefers<4>},
-    {ConvAlgo::kDirect, {"conv_bwd_data_f32_direct_flipped", via_forward_accepts<5>, direct_bwd_data},
+    {ConvAlgo::kDirect, {"conv_bwd_data_f32_direct", nonempty<direct_bwd_data_accepts>, direct_bwd_data},
      direct_bwd_data_prefers},
     {ConvAlgo::kIm2col, {"conv_bwd_data_f32_col2im", nonempty<im2col_accepts>, im2col_bwd_data}},
     {ConvAlgo::kReference, {"conv_bwd_data_f32_reference", detail::accepts_all<Problem>, ref_run}},
