@@ -197,7 +197,6 @@ void fwd_nchw(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
   });
 }
 
-
 // Channels-first with vectors across channels: items are (n, block of 16 channels); the
 // block's input planes are transposed to channels-last [pixel][16] in scratch, run through
 // the channels-last kernel, and the result transposed back (faster than vectors along rows
