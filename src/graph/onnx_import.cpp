@@ -87,25 +87,30 @@ Result<std::shared_ptr<const Constant>> Importer::tensor(const onnx::TensorProto
     if (have == values) return Status::ok();
     return invalid_argument(what + ": " + std::to_string(have) + " values for " + count);
   };
-  c->bytes.reserve(static_cast<std::size_t>(want));
+  // Reserved only once the value count matches the dims: dims alone may claim 2^40 elements.
+  auto reserve = [&] { c->bytes.reserve(static_cast<std::size_t>(want)); };
   switch (c->elem) {
     case ElemType::kF32:
     case ElemType::kC64:
       TESSERA_RETURN_IF_ERROR(expect(t.float_data_size()));
+      reserve();
       for (float v : t.float_data()) append(c->bytes, v);
       break;
     case ElemType::kF64:
     case ElemType::kC128:
       TESSERA_RETURN_IF_ERROR(expect(t.double_data_size()));
+      reserve();
       for (double v : t.double_data()) append(c->bytes, v);
       break;
     case ElemType::kI64:
       TESSERA_RETURN_IF_ERROR(expect(t.int64_data_size()));
+      reserve();
       for (std::int64_t v : t.int64_data()) append(c->bytes, v);
       break;
     case ElemType::kU32:
     case ElemType::kU64:
       TESSERA_RETURN_IF_ERROR(expect(t.uint64_data_size()));
+      reserve();
       for (std::uint64_t v : t.uint64_data()) {
         if (c->elem == ElemType::kU32) append(c->bytes, static_cast<std::uint32_t>(v));
         else append(c->bytes, v);
@@ -118,11 +123,13 @@ Result<std::shared_ptr<const Constant>> Importer::tensor(const onnx::TensorProto
     default:  // int32_data holds the narrower types, one element each (halves as bit patterns)
       if (bits < 8) {  // ... but one packed byte each for the 4- and 2-bit types
         if (t.int32_data_size() != want) return invalid_argument(what + ": " + std::to_string(t.int32_data_size()) + " packed values for " + count + " (" + std::to_string(want) + " expected)");
+        reserve();
         for (std::int32_t v : t.int32_data()) append(c->bytes, static_cast<std::uint8_t>(v));
         break;
       }
       if (bits % 8 != 0) return unsupported(what + ": " + std::string(elem_type_name(c->elem)) + " outside raw data is not supported");
       TESSERA_RETURN_IF_ERROR(expect(t.int32_data_size()));
+      reserve();
       for (std::int32_t v : t.int32_data()) {
         if (bits == 8) append(c->bytes, static_cast<std::uint8_t>(v));
         else if (bits == 16) append(c->bytes, static_cast<std::uint16_t>(v));

@@ -309,6 +309,13 @@ TEST(OnnxImport, BadModelsGiveOneClearError) {
   m.mutable_graph()->mutable_initializer(1)->add_float_data(1);
   expect_error(import_onnx(bytes_of(m)), StatusCode::kInvalidArgument, "initializer 'b': 4 values for 3 f32 elements");
 
+  // Dims claiming 3 x 2^38 elements with 3 values: refused by the count, with no attempt to
+  // reserve 3 TiB first (the fuzzer found the out-of-memory reserve; the seed corpus holds valid models only).
+  m = conv_relu();
+  m.mutable_graph()->mutable_initializer(1)->set_dims(0, std::int64_t{1} << 38);
+  m.mutable_graph()->mutable_initializer(1)->add_dims(3);
+  expect_error(import_onnx(bytes_of(m)), StatusCode::kInvalidArgument, "initializer 'b': 3 values for 824633720832 f32 elements");
+
   m = conv_relu();
   m.mutable_graph()->mutable_initializer(0)->set_data_type(99);
   expect_error(import_onnx(bytes_of(m)), StatusCode::kInvalidArgument, "unknown element type 99");
