@@ -452,21 +452,20 @@ Status gemm_kernel(KernelCall& c) {
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, dims, a->dtype()));
   Tensor& y = c.out[0];
   TESSERA_RETURN_IF_ERROR(dnn::matmul(c.h, desc(at), at.data(), desc(bt), bt.data(), desc(y), y.data()));
-  auto scaled = [&](const Tensor& t, float s) -> Result<Tensor> {  // t * s (t itself for s = 1)
-    if (s == 1.0f) return t;
+  // r = t * s (r may be t).
+  auto scale = [&](const Tensor& t, float s, Tensor& r) -> Status {
     TESSERA_ASSIGN_OR_RETURN(Tensor f, Tensor::from_vector<float>(Shape{}, {s}));
     TESSERA_ASSIGN_OR_RETURN(Tensor k, new_tensor({}, t.dtype()));
     TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(f), f.data(), desc(k), k.data()));
-    TESSERA_ASSIGN_OR_RETURN(Tensor r, new_tensor(t.shape().dims(), t.dtype()));
-    TESSERA_RETURN_IF_ERROR(dnn::binary(c.h, dnn::BinaryOp::kMul, desc(t), t.data(), desc(k), k.data(), desc(r), r.data()));
-    return r;
+    return dnn::binary(c.h, dnn::BinaryOp::kMul, desc(t), t.data(), desc(k), k.data(), desc(r), r.data());
   };
-  if (const float alpha = c.attr_float("alpha", 1.0f); alpha != 1.0f) {
-    TESSERA_ASSIGN_OR_RETURN(Tensor ya, scaled(y, alpha));
-    TESSERA_RETURN_IF_ERROR(dnn::cast(c.h, desc(ya), ya.data(), desc(y), y.data()));
-  }
+  if (const float alpha = c.attr_float("alpha", 1.0f); alpha != 1.0f) TESSERA_RETURN_IF_ERROR(scale(y, alpha, y));
   if (cin && beta != 0.0f) {
-    TESSERA_ASSIGN_OR_RETURN(Tensor cs, scaled(*cin, beta));
+    Tensor cs = *cin;
+    if (beta != 1.0f) {
+      TESSERA_ASSIGN_OR_RETURN(cs, new_tensor(cin->shape().dims(), cin->dtype()));
+      TESSERA_RETURN_IF_ERROR(scale(*cin, beta, cs));
+    }
     TESSERA_RETURN_IF_ERROR(dnn::binary(c.h, dnn::BinaryOp::kAdd, desc(y), y.data(), desc(cs), cs.data(), desc(y), y.data()));
   }
   return Status::ok();

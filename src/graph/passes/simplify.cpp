@@ -106,8 +106,8 @@ Status simplify(Model& m, const OptimizeOptions&, PassReport& report) {
           for (std::int64_t k = 0; k < cols; ++k) t[static_cast<std::size_t>(k * rows + r)] = src[r * cols + k];
         const std::string name = g.values[static_cast<std::size_t>(b)].name + "_transposed";
         const ValueId bt = add_constant(g, name, ElemType::kF32, {cols, rows}, t.data(), t.size() * sizeof(float));
-        g.nodes[i].inputs[1] = bt;  // add_constant may have moved g.values, not g.nodes
-        g.nodes[i].attrs.erase("transB");
+        n.inputs[1] = bt;  // add_constant grows g.values only: n stays valid
+        n.attrs.erase("transB");
         ++report.changes;
         report.applied.push_back("Gemm '" + n.name + "': constant B stored transposed (transB = 0)");
       }
