@@ -264,7 +264,17 @@ TEST(TensorOps, HalfMathWithinOneUlpOfEveryInput) {
   };
   const Fn fns[] = {{ak::kMathExp, "exp", [](double v) { return std::exp(v); }},
                     {ak::kMathTanh, "tanh", [](double v) { return std::tanh(v); }},
-                    {ak::kMathSigmoid, "sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }}};
+                    {ak::kMathSigmoid, "sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }},
+                    {ak::kMathErf, "erf", [](double v) { return std::erf(v); }},
+                    {ak::kMathLog, "log", [](double v) { return std::log(v); }},
+                    {ak::kMathSin, "sin", [](double v) { return std::sin(v); }},
+                    {ak::kMathCos, "cos", [](double v) { return std::cos(v); }},
+                    {ak::kMathTan, "tan", [](double v) { return std::tan(v); }},
+                    {ak::kMathAsin, "asin", [](double v) { return std::asin(v); }},
+                    {ak::kMathAcos, "acos", [](double v) { return std::acos(v); }},
+                    {ak::kMathAtan, "atan", [](double v) { return std::atan(v); }},
+                    {ak::kMathSinh, "sinh", [](double v) { return std::sinh(v); }},
+                    {ak::kMathCosh, "cosh", [](double v) { return std::cosh(v); }}};
   std::vector<std::uint16_t> x(1 << 16), y(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::uint16_t>(i);
   for (const ak::Kernels* t : {&ak::kAvx512, &ak::kAvx2, &ak::kGeneric}) {
