@@ -19,6 +19,7 @@
 #include <tessera/dnn.hpp>
 
 #include "../../src/dnn/ops/movement/move.hpp"
+#include "../../src/dnn/ops/movement/ref.hpp"
 #include "tensor_test_util.hpp"
 #include "test_util.hpp"
 
@@ -331,6 +332,7 @@ TEST(DataMovement, ConcatAndSplitAlongEveryAxis) {
 }
 
 // ---- pad --------------------------------------------------------------------------------------
+// The row pass (pad_rows) and the reference (pad_ref) against the index map written here.
 TEST(DataMovement, PadEveryModeWithNegativePads) {
   std::mt19937 rng(19);
   struct C {
@@ -388,6 +390,9 @@ TEST(DataMovement, PadEveryModeWithNegativePads) {
               return true;
             }, fill_bytes);
             expect_same(y, want, what);
+            T y_ref = make(t, yd, lay);  // the library's reference (pad_ref), the same way
+            ref::pad(mode, c.pads, 2.5, x.d, x.p(), y_ref.d, y_ref.p());
+            expect_same(y_ref, want, what + " (pad_ref)");
           }
   });
 }

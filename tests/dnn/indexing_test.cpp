@@ -17,6 +17,7 @@
 #include <tessera/dnn.hpp>
 
 #include "../../src/dnn/ops/movement/move.hpp"
+#include "../../src/dnn/ops/movement/ref.hpp"
 #include "tensor_test_util.hpp"
 
 namespace tessera::dnn {
@@ -355,14 +356,26 @@ T from_values(DType t, const Idx& dims, const std::vector<double>& v) {
   return x;
 }
 
-// ONNX's published examples (onnx/backend/test/case/node/resize.py).
+// ONNX's published examples (onnx/backend/test/case/node/resize.py), through the library entry
+// (resize_separable) and the reference (resize_ref).
+Status resize_by(bool reference, Handle& h, const ResizeParams& p, const T& x, T& y) {
+  if (!reference) return resize(h, p, x.d, x.p(), y.d, y.p());
+  std::vector<double> scales;
+  for (std::size_t d = 0; d < x.d.dims.size(); ++d)
+    scales.push_back(p.scales.empty() ? static_cast<double>(y.d.dims[d]) / static_cast<double>(x.d.dims[d]) : p.scales[d]);
+  ref::resize(p, scales, x.d, x.p(), y.d, y.p());
+  return Status::ok();
+}
+
 TEST(Resize, OnnxExamples) {
   Handle h;
+  for (bool reference : {false, true}) {
+  SCOPED_TRACE(reference ? "resize_ref" : "resize_separable");
   {  // resize_upsample_scales_nearest: half_pixel, round_prefer_floor, scales [1, 1, 2, 3]
     T x = from_values(DType::kF32, {1, 1, 2, 2}, {1, 2, 3, 4}), y = make(DType::kF32, {1, 1, 4, 6});
     ResizeParams p;
     p.scales = {1, 1, 2, 3};
-    ASSERT_TRUE(resize(h, p, x.d, x.p(), y.d, y.p()).is_ok());
+    ASSERT_TRUE(resize_by(reference, h, p, x, y).is_ok());
     const std::vector<double> want = {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4};
     for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(value(y, static_cast<i64>(i)), want[i]) << i;
   }
@@ -371,7 +384,7 @@ TEST(Resize, OnnxExamples) {
     ResizeParams p;
     p.mode = ResizeMode::kLinear;
     p.scales = {1, 1, 2, 2};
-    ASSERT_TRUE(resize(h, p, x.d, x.p(), y.d, y.p()).is_ok());
+    ASSERT_TRUE(resize_by(reference, h, p, x, y).is_ok());
     const std::vector<double> want = {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4};
     for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(value(y, static_cast<i64>(i)), want[i]) << i;
   }
@@ -380,20 +393,25 @@ TEST(Resize, OnnxExamples) {
     ResizeParams p;
     p.mode = ResizeMode::kLinear;
     p.coord = ResizeCoord::kAlignCorners;
-    ASSERT_TRUE(resize(h, p, x.d, x.p(), y.d, y.p()).is_ok());
+    ASSERT_TRUE(resize_by(reference, h, p, x, y).is_ok());
     const double third = 1.0 / 3, two = 2.0 / 3;
     const std::vector<double> want = {1, 1 + third, 1 + two, 2, 1 + two, 2, 2 + third, 2 + two,
                                       2 + third, 2 + two, 3, 3 + third, 3, 3 + third, 3 + two, 4};
     for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(value(y, static_cast<i64>(i)), want[i], 1e-6) << i;
   }
+  }
 }
 
-// Linear and cubic against the tensor-product formula in double, every coordinate mode,
-// exclude_outside, strided y, f32/f64/bf16; nearest in every nearest mode on i32.
-TEST(Resize, MatchesSeparableFormula) {
+// The separable passes against the library's reference (per output element, the tensor product
+// of every dim's taps in f64): linear and cubic in every coordinate mode, exclude_outside,
+// strided x and y, f32/f64/bf16; nearest in every nearest mode, also on i32.
+TEST(Resize, SeparableMatchesTheReference) {
   std::mt19937 rng(31);
   Handle h;
-  const Idx xd{2, 3, 5, 7}, yd{2, 3, 9, 4};
+  struct Shape {
+    Idx x, y;
+  };
+  for (const Shape& sh : {Shape{{2, 3, 5, 7}, {2, 3, 9, 4}}, Shape{{3, 6, 4}, {5, 2, 4}}, Shape{{2, 1, 3, 4, 2}, {1, 3, 5, 2, 3}}})
   for (DType t : {DType::kF32, DType::kF64, DType::kBF16, DType::kI32})
     for (ResizeMode mode : {ResizeMode::kNearest, ResizeMode::kLinear, ResizeMode::kCubic})
       for (ResizeCoord coord : {ResizeCoord::kHalfPixel, ResizeCoord::kHalfPixelSymmetric, ResizeCoord::kPytorchHalfPixel,
@@ -405,64 +423,26 @@ TEST(Resize, MatchesSeparableFormula) {
           p.coord = coord;
           p.nearest = static_cast<ResizeNearest>(variant);
           p.exclude_outside = variant % 2 == 1;
-          T x = make(t, xd, Lay::kGaps);
+          T x = make(t, sh.x, Lay::kGaps);
           fill(x, rng, /*plain=*/true);
-          T y = make(t, yd, Lay::kGaps);
-          const std::string what = std::string("resize ") + std::string(resize_mode_name(mode)) + " " + std::string(resize_coord_name(coord)) + " variant " + std::to_string(variant) + " " + std::string(dtype_name(t));
+          T y = make(t, sh.y, Lay::kGaps);
+          const std::string what = std::string("resize ") + std::string(resize_mode_name(mode)) + " " + std::string(resize_coord_name(coord)) + " variant " + std::to_string(variant) + " " + std::string(dtype_name(t)) + " " + x.d.to_string() + " -> " + y.d.to_string();
           ASSERT_TRUE(resize(h, p, x.d, x.p(), y.d, y.p()).is_ok()) << what;
-          // Weights per dim, written from the ONNX definitions.
-          auto weights = [&](std::size_t d, i64 o) {
-            const i64 in = xd[d], out = yd[d];
-            const double s = static_cast<double>(out) / static_cast<double>(in);
-            double c = 0;
-            switch (coord) {
-              case ResizeCoord::kHalfPixel: c = (o + 0.5) / s - 0.5; break;
-              case ResizeCoord::kHalfPixelSymmetric: c = in / 2.0 * (1 - out / (s * in)) + (o + 0.5) / s - 0.5; break;
-              case ResizeCoord::kPytorchHalfPixel: c = out > 1 ? (o + 0.5) / s - 0.5 : 0; break;
-              case ResizeCoord::kAlignCorners: c = out == 1 ? 0 : o * (in - 1.0) / (out - 1.0); break;
-              case ResizeCoord::kAsymmetric: c = o / s; break;
-            }
-            std::vector<std::pair<i64, double>> w;
-            if (mode == ResizeMode::kNearest) {
-              double rr = 0;
-              if (p.nearest == ResizeNearest::kRoundPreferFloor) rr = (c - std::floor(c) == 0.5) ? std::floor(c) : std::round(c);
-              if (p.nearest == ResizeNearest::kRoundPreferCeil) rr = (c - std::floor(c) == 0.5) ? std::ceil(c) : std::round(c);
-              if (p.nearest == ResizeNearest::kFloor) rr = std::floor(c);
-              if (p.nearest == ResizeNearest::kCeil) rr = std::ceil(c);
-              w.push_back({std::clamp<i64>(static_cast<i64>(rr), 0, in - 1), 1.0});
-              return w;
-            }
-            const i64 i0 = static_cast<i64>(std::floor(c));
-            const double u = c - std::floor(c), A = -0.75;
-            auto keys = [&](double v) {
-              v = std::fabs(v);
-              return v <= 1 ? (A + 2) * v * v * v - (A + 3) * v * v + 1 : v < 2 ? A * v * v * v - 5 * A * v * v + 8 * A * v - 4 * A : 0.0;
-            };
-            if (mode == ResizeMode::kLinear) w = {{i0, 1 - u}, {i0 + 1, u}};
-            else w = {{i0 - 1, keys(u + 1)}, {i0, keys(u)}, {i0 + 1, keys(1 - u)}, {i0 + 2, keys(2 - u)}};
-            if (p.exclude_outside) {
-              double sum = 0;
-              for (auto& [i, v] : w) {
-                if (i < 0 || i >= in) v = 0;
-                sum += v;
-              }
-              for (auto& [i, v] : w) v /= sum;
-            }
-            for (auto& [i, v] : w) i = std::clamp<i64>(i, 0, in - 1);
-            return w;
-          };
+          T want = make(t, sh.y, Lay::kGaps);
+          std::vector<double> scales;
+          for (std::size_t d = 0; d < sh.x.size(); ++d) scales.push_back(static_cast<double>(sh.y[d]) / static_cast<double>(sh.x[d]));
+          ref::resize(p, scales, x.d, x.p(), want.d, want.p());
           int bad = 0;
-          for (i64 n = 0; n < 2; ++n)
-            for (i64 c = 0; c < 3; ++c)
-              for (i64 oh = 0; oh < 9; ++oh)
-                for (i64 ow = 0; ow < 4; ++ow) {
-                  double want = 0;
-                  for (const auto& [ih, wh] : weights(2, oh))
-                    for (const auto& [iw, ww] : weights(3, ow)) want += wh * ww * value(x, offset(x.d, {n, c, ih, iw}));
-                  const double got = value(y, offset(y.d, {n, c, oh, ow}));
-                  const double tol = mode == ResizeMode::kNearest ? 0 : t == DType::kBF16 ? 0x1p-7 * (std::fabs(want) + 1) : t == DType::kF32 ? 1e-5 : 1e-12;
-                  if (!(std::fabs(got - want) <= tol) && ++bad <= 3) ADD_FAILURE() << what << " at " << oh << "," << ow << ": got " << got << " want " << want;
-                }
+          Idx i(sh.y.size(), 0);
+          for (i64 e = 0; e < y.d.numel(); ++e) {
+            const double w = value(want, offset(want.d, i)), got = value(y, offset(y.d, i));
+            const double tol = mode == ResizeMode::kNearest ? 0 : t == DType::kBF16 ? 0x1p-7 * (std::fabs(w) + 1) : t == DType::kF32 ? 1e-5 : 1e-12;
+            if (!(std::fabs(got - w) <= tol) && ++bad <= 3) ADD_FAILURE() << what << " at element " << e << ": got " << got << " want " << w;
+            for (std::size_t k = i.size(); k-- > 0;) {  // the next index, last dim fastest
+              if (++i[k] < sh.y[k]) break;
+              i[k] = 0;
+            }
+          }
         }
 }
 

@@ -20,6 +20,7 @@
 #include "../activation/dense.hpp"
 #include "../eltwise/nest.hpp"
 #include "move.hpp"
+#include "ref.hpp"
 
 namespace tessera::dnn {
 namespace {
@@ -213,6 +214,43 @@ void pad_rows(Handle& h, const PadCall& c) {
     }
   });
 }
+
+// A validated pad call, as the ordered list's entries take it.
+struct PadProblem {
+  PadMode mode;
+  std::span<const i64> pads;
+  double value;
+  const TensorDesc& x_desc;
+  const void* x;
+  const TensorDesc& y_desc;
+  void* y;
+};
+Status pad_by_rows(Handle& h, const PadProblem& q) {
+  const int r = q.x_desc.rank();
+  PadCall c{q.mode, {}, q.x_desc.strides, q.y_desc.strides, q.x, q.y, {}};
+  for (int i = 0; i < r; ++i) {
+    const i64 pb = q.pads[z(i)], pe = q.pads[z(i + r)];
+    const i64 crop = std::max<i64>(0, -pb);
+    c.dims.push_back({q.y_desc.dims[z(i)], q.x_desc.dims[z(i)] - crop - std::max<i64>(0, -pe), std::max<i64>(0, pb), crop});
+  }
+  detail::convert_element(DType::kF64, &q.value, q.y_desc.dtype, c.fill);
+  switch (dtype_size(q.y_desc.dtype)) {
+    case 1: pad_rows<std::uint8_t>(h, c); break;
+    case 2: pad_rows<std::uint16_t>(h, c); break;
+    case 4: pad_rows<std::uint32_t>(h, c); break;
+    default: pad_rows<std::uint64_t>(h, c); break;
+  }
+  return Status::ok();
+}
+Status pad_reference(Handle&, const PadProblem& q) {
+  ref::pad(q.mode, q.pads, q.value, q.x_desc, q.x, q.y_desc, q.y);
+  return Status::ok();
+}
+// Ordered list: the row pass takes every problem; the reference (ref.cpp) is last.
+constexpr detail::Impl<PadProblem> kPadImpls[] = {
+    {"pad_rows", detail::accepts_all<PadProblem>, &pad_by_rows},
+    {"pad_ref", detail::accepts_all<PadProblem>, &pad_reference},
+};
 
 // concat / split: every part of `whole`'s rank and dims off the axis, their dims along it adding
 // up to whole's. Returns the normalised axis.
@@ -480,16 +518,12 @@ Status pad(Handle& h, PadMode mode, std::span<const i64> pads, double value, con
   TESSERA_RETURN_IF_ERROR(begin(h, "pad"));
   log_bench(h, "pad", x_desc, " --mode " + std::string(pad_mode_name(mode)));
   if (y_desc.numel() == 0) return Status::ok();
-  PadCall c{mode, {}, x_desc.strides, y_desc.strides, x, y, {}};
-  for (int i = 0; i < r; ++i) c.dims.push_back({dims[z(i)], inner[z(i)], b[z(i)], std::max<i64>(0, -pads[z(i)])});
-  detail::convert_element(DType::kF64, &value, y_desc.dtype, c.fill);
-  switch (dtype_size(y_desc.dtype)) {
-    case 1: pad_rows<std::uint8_t>(h, c); break;
-    case 2: pad_rows<std::uint16_t>(h, c); break;
-    case 4: pad_rows<std::uint32_t>(h, c); break;
-    default: pad_rows<std::uint64_t>(h, c); break;
+  const PadProblem q{mode, pads, value, x_desc, x, y_desc, y};
+  try {
+    return detail::select_impl<PadProblem>("pad", kPadImpls, q).run(h, q);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory(fn + ": out of memory");
   }
-  return Status::ok();
 }
 
 Status tile(Handle& h, std::span<const i64> repeats, const TensorDesc& x_desc, const void* x,

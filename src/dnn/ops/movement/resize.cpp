@@ -12,6 +12,7 @@
 #include "../../common.hpp"
 #include "../eltwise/nest.hpp"
 #include "move.hpp"
+#include "ref.hpp"
 
 namespace tessera::dnn {
 namespace {
@@ -144,6 +145,65 @@ Status interpolate(Handle& h, const std::vector<Taps>& taps, const TensorDesc& x
   return detail::run_move(h, detail::Move::of(TensorDesc::make(ct, dims), cur.data(), y_desc, y));
 }
 
+// A validated resize call, as the ordered list's entries take it.
+struct ResizeProblem {
+  const ResizeParams& p;
+  std::span<const double> scales;  // per dim
+  const TensorDesc& x_desc;
+  const void* x;
+  const TensorDesc& y_desc;
+  void* y;
+};
+
+// Per dim taps; nearest through offset tables, linear and cubic one pass per resized dim.
+Status resize_separable(Handle& h, const ResizeProblem& q) {
+  const int r = q.x_desc.rank();
+  std::vector<Taps> taps;
+  for (int d = 0; d < r; ++d) taps.push_back(make_taps(q.p, q.x_desc.dims[z(d)], q.y_desc.dims[z(d)], q.scales[z(d)]));
+  if (q.p.mode != ResizeMode::kNearest) {
+    if (q.x_desc.dtype == DType::kF64) return interpolate<double>(h, taps, q.x_desc, q.x, q.y_desc, q.y, DType::kF64);
+    return interpolate<float>(h, taps, q.x_desc, q.x, q.y_desc, q.y, DType::kF32);
+  }
+  // Nearest: per-dim offset tables into x, y walked row by row.
+  std::vector<std::vector<i64>> tab(z(r));
+  for (int d = 0; d < r; ++d) {
+    tab[z(d)].resize(z(q.y_desc.dims[z(d)]));
+    for (i64 j = 0; j < q.y_desc.dims[z(d)]; ++j) tab[z(d)][z(j)] = taps[z(d)].idx[z(j)] * q.x_desc.strides[z(d)];
+  }
+  const i64 e = static_cast<i64>(dtype_size(q.x_desc.dtype));
+  if (r == 0) {
+    std::memcpy(q.y, q.x, static_cast<std::size_t>(e));
+    return Status::ok();
+  }
+  const i64 L = q.y_desc.dims[z(r - 1)], ysl = q.y_desc.strides[z(r - 1)];
+  const i64 rows = q.y_desc.numel() / L;
+  const auto& last = tab[z(r - 1)];
+  detail::parallel_for(h, 0, rows, std::max<i64>(1, 16384 / L), [&](i64 r0, i64 r1) {
+    for (i64 row = r0; row < r1; ++row) {
+      i64 rest = row, xo = 0, yo = 0;
+      for (int d = r - 2; d >= 0; --d) {
+        const i64 j = rest % q.y_desc.dims[z(d)];
+        rest /= q.y_desc.dims[z(d)];
+        xo += tab[z(d)][z(j)];
+        yo += j * q.y_desc.strides[z(d)];
+      }
+      const char* xs = static_cast<const char*>(q.x) + xo * e;
+      char* ys = static_cast<char*>(q.y) + yo * e;
+      for (i64 j = 0; j < L; ++j) std::memcpy(ys + j * ysl * e, xs + last[z(j)] * e, static_cast<std::size_t>(e));
+    }
+  });
+  return Status::ok();
+}
+Status resize_reference(Handle&, const ResizeProblem& q) {
+  ref::resize(q.p, q.scales, q.x_desc, q.x, q.y_desc, q.y);
+  return Status::ok();
+}
+// Ordered list: the separable passes take every problem; the reference (ref.cpp) is last.
+constexpr detail::Impl<ResizeProblem> kResizeImpls[] = {
+    {"resize_separable", detail::accepts_all<ResizeProblem>, &resize_separable},
+    {"resize_ref", detail::accepts_all<ResizeProblem>, &resize_reference},
+};
+
 }  // namespace
 
 Status resize(Handle& h, const ResizeParams& p, const TensorDesc& x_desc, const void* x, const TensorDesc& y_desc,
@@ -182,42 +242,9 @@ Status resize(Handle& h, const ResizeParams& p, const TensorDesc& x_desc, const 
   }
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "resize"));
   if (y_desc.numel() == 0) return Status::ok();
+  const ResizeProblem q{p, scale, x_desc, x, y_desc, y};
   try {
-    std::vector<Taps> taps;
-    for (int d = 0; d < r; ++d) taps.push_back(make_taps(p, x_desc.dims[z(d)], y_desc.dims[z(d)], scale[z(d)]));
-    if (p.mode != ResizeMode::kNearest) {
-      if (x_desc.dtype == DType::kF64) return interpolate<double>(h, taps, x_desc, x, y_desc, y, DType::kF64);
-      return interpolate<float>(h, taps, x_desc, x, y_desc, y, DType::kF32);
-    }
-    // Nearest: per-dim offset tables into x, y walked row by row.
-    std::vector<std::vector<i64>> tab(z(r));
-    for (int d = 0; d < r; ++d) {
-      tab[z(d)].resize(z(y_desc.dims[z(d)]));
-      for (i64 j = 0; j < y_desc.dims[z(d)]; ++j) tab[z(d)][z(j)] = taps[z(d)].idx[z(j)] * x_desc.strides[z(d)];
-    }
-    const i64 e = static_cast<i64>(dtype_size(x_desc.dtype));
-    if (r == 0) {
-      std::memcpy(y, x, static_cast<std::size_t>(e));
-      return Status::ok();
-    }
-    const i64 L = y_desc.dims[z(r - 1)], ysl = y_desc.strides[z(r - 1)];
-    const i64 rows = y_desc.numel() / L;
-    const auto& last = tab[z(r - 1)];
-    detail::parallel_for(h, 0, rows, std::max<i64>(1, 16384 / L), [&](i64 r0, i64 r1) {
-      for (i64 row = r0; row < r1; ++row) {
-        i64 q = row, xo = 0, yo = 0;
-        for (int d = r - 2; d >= 0; --d) {
-          const i64 j = q % y_desc.dims[z(d)];
-          q /= y_desc.dims[z(d)];
-          xo += tab[z(d)][z(j)];
-          yo += j * y_desc.strides[z(d)];
-        }
-        const char* xs = static_cast<const char*>(x) + xo * e;
-        char* ys = static_cast<char*>(y) + yo * e;
-        for (i64 j = 0; j < L; ++j) std::memcpy(ys + j * ysl * e, xs + last[z(j)] * e, static_cast<std::size_t>(e));
-      }
-    });
-    return Status::ok();
+    return detail::select_impl<ResizeProblem>("resize", kResizeImpls, q).run(h, q);
   } catch (const std::bad_alloc&) {
     return out_of_memory(fn + ": out of memory");
   }
