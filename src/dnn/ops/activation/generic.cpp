@@ -154,6 +154,12 @@ double f64_sinh(double x) {
 double f64_cosh(double x) {
   return std::cosh(x);
 }
+float math_rsqrt(float x) {
+  return 1.0f / std::sqrt(x);
+}
+float math_sqrt(float x) {
+  return std::sqrt(x);
+}
 
 template <int K>
 constexpr void fill_kind(Kernels& t) {
@@ -213,6 +219,8 @@ constexpr Kernels make_kernels(std::integer_sequence<int, K...>) {
   set_math<via_f64<f64_atan>>(t, kMathAtan);
   set_math<via_f64<f64_sinh>>(t, kMathSinh);
   set_math<via_f64<f64_cosh>>(t, kMathCosh);
+  set_math<math_rsqrt>(t, kMathRsqrt);
+  set_math<math_sqrt>(t, kMathSqrt);
   return t;
 }
 

@@ -87,6 +87,8 @@ enum Math : int {
   kMathAtan,
   kMathSinh,
   kMathCosh,
+  kMathRsqrt,  // 1 / sqrt x (f32: two roundings, as the scalar rule)
+  kMathSqrt,   // correctly rounded (the 16-bit columns run it on their storage: one pass)
   kNumMath
 };
 using MathFn = void (*)(std::int64_t n, const float* x, float* y);

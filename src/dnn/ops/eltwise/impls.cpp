@@ -416,6 +416,8 @@ int vector_math(int op) {
     case UnaryOp::kAtan: return act_kernels::kMathAtan;
     case UnaryOp::kSinh: return act_kernels::kMathSinh;
     case UnaryOp::kCosh: return act_kernels::kMathCosh;
+    case UnaryOp::kRsqrt: return act_kernels::kMathRsqrt;
+    case UnaryOp::kSqrt: return act_kernels::kMathSqrt;
     default: return -1;
   }
 }
