@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../../common.hpp"
+#include "../activation/ref.hpp"  // for_each_index
 #include "move.hpp"
 
 namespace tessera::dnn::ref {
@@ -15,26 +16,9 @@ namespace {
 using i64 = std::int64_t;
 std::size_t z(i64 i) { return static_cast<std::size_t>(i); }
 
-// Calls f(y index) for every element of dims, last dim fastest.
-template <typename F>
-void for_each_index(const std::vector<i64>& dims, F&& f) {
-  for (i64 d : dims)
-    if (d == 0) return;
-  std::vector<i64> i(dims.size(), 0);
-  while (true) {
-    f(i);
-    int k = static_cast<int>(dims.size()) - 1;
-    for (; k >= 0; --k) {
-      if (++i[z(k)] < dims[z(k)]) break;
-      i[z(k)] = 0;
-    }
-    if (k < 0) return;
-  }
-}
-
-i64 offset(const std::vector<i64>& idx, const std::vector<i64>& strides) {
+i64 offset(const i64* idx, const std::vector<i64>& strides) {
   i64 o = 0;
-  for (std::size_t k = 0; k < idx.size(); ++k) o += idx[k] * strides[k];
+  for (std::size_t k = 0; k < strides.size(); ++k) o += idx[k] * strides[k];
   return o;
 }
 
@@ -103,7 +87,7 @@ void pad(PadMode mode, std::span<const i64> pads, double value, const TensorDesc
   unsigned char fill[16] = {};
   detail::convert_element(DType::kF64, &value, y_desc.dtype, fill);
   std::vector<i64> xi(r);
-  for_each_index(y_desc.dims, [&](const std::vector<i64>& yi) {
+  for_each_index(y_desc.dims, [&](const i64* yi) {
     bool constant = false;
     for (std::size_t k = 0; k < r; ++k) {
       // Negative pads crop: x's kept elements are [c0, c0 + n).
@@ -118,7 +102,7 @@ void pad(PadMode mode, std::span<const i64> pads, double value, const TensorDesc
       xi[k] = c0 + t;
     }
     unsigned char* dst = static_cast<unsigned char*>(y) + offset(yi, y_desc.strides) * static_cast<i64>(e);
-    std::memcpy(dst, constant ? fill : static_cast<const unsigned char*>(x) + offset(xi, x_desc.strides) * static_cast<i64>(e), e);
+    std::memcpy(dst, constant ? fill : static_cast<const unsigned char*>(x) + offset(xi.data(), x_desc.strides) * static_cast<i64>(e), e);
   });
 }
 
@@ -130,18 +114,18 @@ void resize(const ResizeParams& p, std::span<const double> scales, const TensorD
   for (std::size_t k = 0; k < r; ++k)
     for (i64 o = 0; o < y_desc.dims[k]; ++o) t[k].push_back(taps(p, o, x_desc.dims[k], y_desc.dims[k], scales[k]));
   std::vector<i64> xi(r), pick(r);
-  for_each_index(y_desc.dims, [&](const std::vector<i64>& yi) {
+  for_each_index(y_desc.dims, [&](const i64* yi) {
     unsigned char* dst = static_cast<unsigned char*>(y) + offset(yi, y_desc.strides) * static_cast<i64>(e);
     if (p.mode == ResizeMode::kNearest) {
       for (std::size_t k = 0; k < r; ++k) xi[k] = t[k][z(yi[k])][0].first;
-      std::memcpy(dst, static_cast<const unsigned char*>(x) + offset(xi, x_desc.strides) * static_cast<i64>(e), e);
+      std::memcpy(dst, static_cast<const unsigned char*>(x) + offset(xi.data(), x_desc.strides) * static_cast<i64>(e), e);
       return;
     }
     // The tensor product of the dims' taps: sum of x[taps] times the product of their weights.
     std::vector<i64> counts(r);
     for (std::size_t k = 0; k < r; ++k) counts[k] = static_cast<i64>(t[k][z(yi[k])].size());
     double sum = 0;
-    for_each_index(counts, [&](const std::vector<i64>& c) {
+    for_each_index(counts, [&](const i64* c) {
       double w = 1;
       for (std::size_t k = 0; k < r; ++k) {
         const auto& [i, v] = t[k][z(yi[k])][z(c[k])];
@@ -150,7 +134,7 @@ void resize(const ResizeParams& p, std::span<const double> scales, const TensorD
       }
       if (w == 0) return;
       double v = 0;
-      detail::convert_element(x_desc.dtype, static_cast<const unsigned char*>(x) + offset(xi, x_desc.strides) * static_cast<i64>(e), DType::kF64, &v);
+      detail::convert_element(x_desc.dtype, static_cast<const unsigned char*>(x) + offset(xi.data(), x_desc.strides) * static_cast<i64>(e), DType::kF64, &v);
       sum += w * v;
     });
     detail::convert_element(DType::kF64, &sum, y_desc.dtype, dst);
