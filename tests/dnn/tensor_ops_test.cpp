@@ -22,6 +22,7 @@
 
 #include "../../src/dnn/ops/activation/kernels.hpp"
 #include "../../src/dnn/ops/eltwise/ref.hpp"
+#include "../../src/dnn/ops/movement/move.hpp"
 #include "tensor_test_util.hpp"
 #include "test_util.hpp"
 
@@ -164,6 +165,45 @@ TEST(TensorOps, PowWithinOneUlpAndCSpecialCases) {
     }
     EXPECT_GE(static_cast<double>(exact), 0.999 * static_cast<double>(finite)) << isa_name(isa) << ": " << exact << " of " << finite << " correctly rounded";
   });
+}
+
+// Float mod and fmod (the kernels' vectorised fmod_f32, exact in two f64 steps while the
+// exponents are at most 52 apart, libm beyond) bit for bit against the reference (std::fmod)
+// on every ISA path: 2^16 pairs with exponents spread over 2^-140..2^127 (so a part of them
+// is too far apart for the two steps), zeros of both signs, infinities and NaN, in f32, bf16
+// and f16, as full tensors and with y broadcast.
+TEST(TensorOps, ModAndFmodExactOnEveryPath) {
+  Handle h;
+  std::mt19937 rng(43);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const i64 n = 1 << 16;
+  std::vector<double> xs(static_cast<std::size_t>(n)), ys(static_cast<std::size_t>(n));
+  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(), 1e-45f, 3e38f, 1.0f, -3.0f};
+  for (i64 i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    xs[k] = std::ldexp(u(rng), static_cast<int>(rng() % 268) - 140);
+    ys[k] = std::ldexp(u(rng), static_cast<int>(rng() % 268) - 140);
+    if (i % 97 == 0) xs[k] = specials[(i / 97) % 9];
+    if (i % 89 == 0) ys[k] = specials[(i / 89) % 9];
+  }
+  for (DType t : {DType::kF32, DType::kBF16, DType::kF16})
+    for (BinaryOp op : {BinaryOp::kMod, BinaryOp::kFmod})
+      for (bool broadcast : {false, true}) {
+        T a = make(t, {n}), b = make(t, {broadcast ? 1 : n});
+        for (i64 i = 0; i < n; ++i) {
+          detail::convert_element(DType::kF64, &xs[static_cast<std::size_t>(i)], t, a.mem.data() + i * static_cast<i64>(dtype_size(t)));
+          if (!broadcast || i == 0)
+            detail::convert_element(DType::kF64, &ys[static_cast<std::size_t>(broadcast ? 3 : i)], t, b.mem.data() + i * static_cast<i64>(dtype_size(t)));
+        }
+        T want = make(t, {n});
+        ref::binary(op, a.d, a.p(), b.d, b.p(), want.d, want.p());
+        for_each_isa([&](Isa) {
+          T got = make(t, {n});
+          ASSERT_TRUE(binary(h, op, a.d, a.p(), b.d, b.p(), got.d, got.p()).is_ok());
+          expect_same(got, want, std::string(binary_name(op)) + " " + std::string(dtype_name(t)) + (broadcast ? " (y broadcast)" : ""));
+        });
+      }
 }
 
 TEST(TensorOps, IntegerAndNanRules) {
