@@ -113,7 +113,7 @@ void resize(const ResizeParams& p, std::span<const double> scales, const TensorD
   std::vector<std::vector<std::vector<std::pair<i64, double>>>> t(r);
   for (std::size_t k = 0; k < r; ++k)
     for (i64 o = 0; o < y_desc.dims[k]; ++o) t[k].push_back(taps(p, o, x_desc.dims[k], y_desc.dims[k], scales[k]));
-  std::vector<i64> xi(r), pick(r);
+  std::vector<i64> xi(r), counts(r);
   for_each_index(y_desc.dims, [&](const i64* yi) {
     unsigned char* dst = static_cast<unsigned char*>(y) + offset(yi, y_desc.strides) * static_cast<i64>(e);
     if (p.mode == ResizeMode::kNearest) {
@@ -122,7 +122,6 @@ void resize(const ResizeParams& p, std::span<const double> scales, const TensorD
       return;
     }
     // The tensor product of the dims' taps: sum of x[taps] times the product of their weights.
-    std::vector<i64> counts(r);
     for (std::size_t k = 0; k < r; ++k) counts[k] = static_cast<i64>(t[k][z(yi[k])].size());
     double sum = 0;
     for_each_index(counts, [&](const i64* c) {
