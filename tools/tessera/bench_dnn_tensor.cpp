@@ -17,12 +17,15 @@ namespace {
 using nlohmann::json;
 
 struct TensorArgs {
-  std::string op, dims, dims_b, dtype = "f32", axes, perm, to, mode = "edge";
+  std::string op, dims, dims_b, dtype = "f32", axes, perm, to, mode = "edge", dir = "fwd", reduction = "mean";
   bool keepdims = false;
   int axis = 0;
+  float ratio = 0.1f, smoothing = 0.0f;
 };
-enum class Kind { kEltwise, kReduce, kMove };
-const char* kind_name(Kind k) { return k == Kind::kEltwise ? "eltwise" : k == Kind::kReduce ? "reduce" : "move"; }
+enum class Kind { kEltwise, kReduce, kMove, kTrain };
+const char* kind_name(Kind k) {
+  return k == Kind::kEltwise ? "eltwise" : k == Kind::kReduce ? "reduce" : k == Kind::kMove ? "move" : "train";
+}
 
 // Random bytes that are valid values of any dtype (bools 0/1; floats in [lo, hi), by default
 // [-2, 2)).
@@ -135,6 +138,88 @@ void setup_move(const TensorArgs& a, DType dt, Buffer& x, std::optional<Buffer>&
   traffic += bytes(*y);
 }
 
+// A training case (dropout or a loss, --dir fwd or bwd): its tensors and the call, the bytes it
+// reads + writes added to `traffic` (x's bytes are already counted). Labels are uniform over
+// the classes; a scalar loss counts no bytes.
+void setup_train(const TensorArgs& a, DType dt, Buffer& x, std::vector<Buffer>& bufs, std::int64_t& traffic,
+                 std::string& what, std::function<Status(dnn::Handle&)>& call) {
+  const auto bytes = [](const Buffer& b) { return b.desc.numel() * static_cast<std::int64_t>(dtype_size(b.desc.dtype)); };
+  const bool bwd = a.dir == "bwd";
+  if (a.dir != "fwd" && !bwd) bad("--dir: fwd or bwd");
+  what += " --dir " + a.dir;
+  const auto red = dnn::parse_loss_reduction(a.reduction);
+  if (!red) bad("--reduction: none, sum or mean");
+  bufs.reserve(4);
+  if (a.op == "dropout") {
+    what += " --ratio " + std::to_string(a.ratio);
+    if (!bwd) {
+      Buffer& y = bufs.emplace_back(dt, x.desc.dims, "y", false);
+      Buffer& m = bufs.emplace_back(DType::kBool, x.desc.dims, "mask", false);
+      traffic += bytes(y) + bytes(m);
+      call = [&](dnn::Handle& h) { return dnn::dropout_forward(h, a.ratio, 42, 0, x.desc, x.mem.data(), y.desc, y.mem.data(), m.desc, m.mem.data()); };
+      return;
+    }
+    // x plays dy; the mask is drawn once by the forward.
+    Buffer& dx = bufs.emplace_back(dt, x.desc.dims, "dx", false);
+    Buffer& m = bufs.emplace_back(DType::kBool, x.desc.dims, "mask", false);
+    dnn::Handle once;
+    if (Status s = dnn::dropout_forward(once, a.ratio, 42, 0, x.desc, x.mem.data(), dx.desc, dx.mem.data(), m.desc, m.mem.data()); !s.is_ok()) bad(s.message());
+    traffic += bytes(dx) + bytes(m);
+    call = [&](dnn::Handle& h) { return dnn::dropout_backward(h, a.ratio, m.desc, m.mem.data(), x.desc, x.mem.data(), dx.desc, dx.mem.data()); };
+    return;
+  }
+  what += " --reduction " + a.reduction;
+  std::vector<std::int64_t> ld;  // the loss's dims
+  if (const auto pk = dnn::parse_point_loss(a.op)) {
+    Buffer& t = bufs.emplace_back(dt, x.desc.dims, "target", true);
+    if (*pk == dnn::PointLoss::kBceWithLogits) fill_random(t.mem.data(), dt, t.desc.numel(), 0.0f, 1.0f);
+    if (*red == dnn::LossReduction::kNone) ld = x.desc.dims;
+    Buffer& l = bufs.emplace_back(dt, ld, bwd ? "dloss" : "loss", bwd);
+    traffic += bytes(t) + (ld.empty() ? 0 : bytes(l));
+    dnn::PointLossParams p;
+    p.kind = *pk;
+    p.reduction = *red;
+    if (!bwd) {
+      call = [&, p](dnn::Handle& h) { return dnn::point_loss_forward(h, p, x.desc, x.mem.data(), t.desc, t.mem.data(), l.desc, l.mem.data()); };
+      return;
+    }
+    Buffer& dx = bufs.emplace_back(dt, x.desc.dims, "dx", false);
+    traffic += bytes(dx);
+    call = [&, p](dnn::Handle& h) { return dnn::point_loss_backward(h, p, x.desc, x.mem.data(), t.desc, t.mem.data(), l.desc, l.mem.data(), dx.desc, dx.mem.data()); };
+    return;
+  }
+  if (a.op != "softmax_ce" && a.op != "nll") bad("--op: dropout, softmax_ce, nll, mse, l1, smooth_l1 or bce_with_logits");
+  if (x.desc.rank() < 2) bad("--dims: [N, C, ...] for a class loss");
+  std::vector<std::int64_t> sd = x.desc.dims;
+  sd.erase(sd.begin() + 1);
+  Buffer& lab = bufs.emplace_back(DType::kI64, sd, "labels", false);
+  std::mt19937 rng(2);
+  std::uniform_int_distribution<std::int64_t> pick(0, x.desc.dims[1] - 1);
+  for (std::int64_t i = 0; i < lab.desc.numel(); ++i) static_cast<std::int64_t*>(lab.mem.data())[i] = pick(rng);
+  if (*red == dnn::LossReduction::kNone) ld = sd;
+  Buffer& l = bufs.emplace_back(dt, ld, bwd ? "dloss" : "loss", bwd);
+  traffic += bytes(lab) + (ld.empty() ? 0 : bytes(l));
+  dnn::ClassLossParams p;
+  p.reduction = *red;
+  p.label_smoothing = a.smoothing;
+  if (a.smoothing != 0) what += " --smoothing " + std::to_string(a.smoothing);
+  const bool ce = a.op == "softmax_ce";
+  if (!bwd) {
+    if (!ce) traffic -= bytes(x);  // nll reads one score per sample
+    call = [&, p, ce](dnn::Handle& h) {
+      return ce ? dnn::softmax_cross_entropy_forward(h, p, x.desc, x.mem.data(), lab.desc, lab.mem.data(), l.desc, l.mem.data())
+                : dnn::nll_loss_forward(h, p, x.desc, x.mem.data(), lab.desc, lab.mem.data(), l.desc, l.mem.data());
+    };
+    return;
+  }
+  Buffer& dx = bufs.emplace_back(dt, x.desc.dims, "dx", false);
+  traffic += bytes(dx) - (ce ? 0 : bytes(x));  // nll's backward reads no scores
+  call = [&, p, ce](dnn::Handle& h) {
+    return ce ? dnn::softmax_cross_entropy_backward(h, p, x.desc, x.mem.data(), lab.desc, lab.mem.data(), l.desc, l.mem.data(), dx.desc, dx.mem.data())
+              : dnn::nll_loss_backward(h, p, x.desc, lab.desc, lab.mem.data(), l.desc, l.mem.data(), dx.desc, dx.mem.data());
+  };
+}
+
 // The inputs of a unary operation lie in its domain: a log over [-2, 2) would time the NaN
 // path for half of them.
 std::pair<float, float> input_range(const std::string& op) {
@@ -158,6 +243,8 @@ void run(const TensorArgs& a, const BenchOptions& o, Kind kind) {
   parts.reserve(2);
   if (kind == Kind::kMove) {
     setup_move(a, *dt, x, y, parts, traffic, what, call);
+  } else if (kind == Kind::kTrain) {
+    setup_train(a, *dt, x, parts, traffic, what, call);
   } else if (is_reduce) {
     const auto op = dnn::parse_reduce(a.op);
     if (!op) bad("--op: '" + a.op + "' is not a reduction (sum, mean, prod, max, min, l1, l2, sum_square, log_sum, log_sum_exp)");
@@ -229,16 +316,18 @@ void run(const TensorArgs& a, const BenchOptions& o, Kind kind) {
 }  // namespace
 
 void add_tensor_commands(CLI::App& dnn) {
-  for (const Kind kind : {Kind::kEltwise, Kind::kReduce, Kind::kMove}) {
+  for (const Kind kind : {Kind::kEltwise, Kind::kReduce, Kind::kMove, Kind::kTrain}) {
     const bool is_reduce = kind == Kind::kReduce;
     auto args = std::make_shared<TensorArgs>();
     auto opts = std::make_shared<BenchOptions>();
     CLI::App* cmd = dnn.add_subcommand(kind_name(kind),
                                        is_reduce ? "Reductions over axes against a memory copy of the same bytes"
                                        : kind == Kind::kMove ? "Data movement (transpose, cast, concat, split, pad) against a memory copy of the same bytes"
+                                       : kind == Kind::kTrain ? "Dropout and losses, forward or backward, against a memory copy of the same bytes"
                                                  : "Elementwise binary/unary operations against a memory copy of the same bytes");
     cmd->add_option("--op", args->op, is_reduce ? "sum, mean, prod, max, min, l1, l2, sum_square, log_sum, log_sum_exp"
                                       : kind == Kind::kMove ? "transpose, cast, copy, concat, split, pad"
+                                      : kind == Kind::kTrain ? "dropout, softmax_ce, nll, mse, l1, smooth_l1, bce_with_logits"
                                                  : "add, mul, ..., greater, ... (binary) or exp, sqrt, ... (unary)")->required();
     cmd->add_option("--dims", args->dims, "Dims of x (a): 4096x4096")->required();
     cmd->add_option("--dtype", args->dtype, "f32 (default), f64, f16, bf16, i8, u8, i32, i64, bool");
@@ -250,6 +339,11 @@ void add_tensor_commands(CLI::App& dnn) {
       cmd->add_option("--to", args->to, "cast: the output dtype");
       cmd->add_option("--axis", args->axis, "concat/split: the axis x is cut in two along (default 0)");
       cmd->add_option("--mode", args->mode, "pad: constant, reflect, edge (default) or wrap");
+    } else if (kind == Kind::kTrain) {
+      cmd->add_option("--dir", args->dir, "fwd (default) or bwd");
+      cmd->add_option("--reduction", args->reduction, "Losses: none, sum or mean (default)");
+      cmd->add_option("--ratio", args->ratio, "dropout: the dropped fraction (default 0.1)");
+      cmd->add_option("--smoothing", args->smoothing, "softmax_ce: label smoothing (default 0)");
     } else {
       cmd->add_option("--dims-b", args->dims_b, "Dims of b, broadcast against a (default: a's)");
     }
