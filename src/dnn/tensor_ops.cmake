@@ -25,7 +25,10 @@ list(APPEND DNN_AVX512 ops/movement/avx512.cpp)
 list(APPEND DNN_SOURCES ops/matmul/matmul.cpp ops/matmul/ref.cpp)
 
 # Training operations: dropout and losses.
-list(APPEND DNN_SOURCES ops/training/training.cpp)
+set(TRAINING_KERNELS ops/training/generic.cpp ops/training/avx2.cpp ops/training/avx512.cpp)
+list(APPEND DNN_SOURCES ops/training/training.cpp ops/training/ref.cpp ${TRAINING_KERNELS})
+list(APPEND DNN_AVX2 ops/training/avx2.cpp)
+list(APPEND DNN_AVX512 ops/training/avx512.cpp)
 
 # Recurrent networks (RNN, LSTM, GRU): the BLAS path and the per-step reference.
 list(APPEND DNN_SOURCES ops/rnn/rnn.cpp ops/rnn/ref.cpp)

@@ -14,6 +14,7 @@
 #include <tessera/dnn.hpp>
 
 #include "tensor_test_util.hpp"
+#include "test_util.hpp"
 
 namespace tessera::dnn {
 namespace {
@@ -267,6 +268,215 @@ TEST(Training, PointLossesMatchFormulaAndGradients) {
       ASSERT_TRUE(point_loss_backward(h, p, x.d, x.p(), t.d, t.p(), dloss.d, dloss.p(), dx.d, dx.p()).is_ok()) << what;
       expect_grad(dx, numeric_grad(x, objective, 1e-2), what + " backward", 3e-3);
     }
+}
+
+// ---- the fast paths against the reference -------------------------------------------------------
+// Packed tensors take the ISA kernels (every level this CPU has); the same values with gaps
+// between the elements take the reference. Results must agree: dropout bit for bit, losses
+// within the f32 kernels' error (a few f32 ulps, or one ulp of a 16-bit output) plus `atol`.
+
+// x's values in another layout (bit copies of the elements, row-major order).
+T relayout(const T& x, Lay lay) {
+  T y = make(x.d.dtype, x.d.dims, lay);
+  const auto xo = offsets(x.d), yo = offsets(y.d);
+  const std::size_t b = dtype_size(x.d.dtype);
+  for (std::size_t i = 0; i < xo.size(); ++i)
+    std::memcpy(y.mem.data() + static_cast<std::size_t>(yo[i]) * b, x.mem.data() + static_cast<std::size_t>(xo[i]) * b, b);
+  return y;
+}
+// Plain values uniform in [lo, hi) in `t`'s dtype, packed.
+T random_tensor(DType t, const Idx& dims, std::mt19937& rng, double lo, double hi) {
+  T x = make(t, dims);
+  std::uniform_real_distribution<double> u(lo, hi);
+  const std::size_t b = dtype_size(t);
+  for (i64 o : offsets(x.d)) {
+    const float v = static_cast<float>(u(rng));
+    unsigned char* at = x.mem.data() + static_cast<std::size_t>(o) * b;
+    if (t == DType::kF32) std::memcpy(at, &v, 4);
+    if (t == DType::kBF16) *reinterpret_cast<std::uint16_t*>(at) = f32_to_bf16_bits(v);
+    if (t == DType::kF16) *reinterpret_cast<std::uint16_t*>(at) = f32_to_f16_bits(v);
+  }
+  return x;
+}
+// got (any layout) against want (any layout), element by element in row-major order.
+void expect_near(const T& got, const T& want, double rel, double atol, const std::string& what) {
+  const auto go = offsets(got.d), wo = offsets(want.d);
+  ASSERT_EQ(go.size(), wo.size()) << what;
+  const double ulp = got.d.dtype == DType::kF16 ? 0x1p-10 : got.d.dtype == DType::kBF16 ? 0x1p-7 : 0.0;
+  int bad = 0;
+  for (std::size_t i = 0; i < go.size(); ++i) {
+    const double g = value(got, go[i]), w = value(want, wo[i]);
+    const bool ok = g == w || (std::isnan(g) && std::isnan(w)) || std::fabs(g - w) <= (rel + ulp) * std::fabs(w) + atol;
+    if (!ok && ++bad <= 5) ADD_FAILURE() << what << ": element " << i << " got " << g << " want " << w;
+  }
+}
+// Bit patterns equal, element by element in row-major order.
+void expect_bits(const T& got, const T& want, const std::string& what) { expect_near(got, want, 0, 0, what); }
+
+constexpr DType kFloatTypes[] = {DType::kF32, DType::kBF16, DType::kF16};
+
+TEST(Training, DropoutFastPathsMatchTheReferenceBitForBit) {
+  std::mt19937 rng(21);
+  // Sizes around the 64-element blocks and the 2048-element chunks; NaN and infinities included.
+  for (const Idx& dims : {Idx{1}, Idx{63}, Idx{3, 43}, Idx{2049}, Idx{5, 1000, 7}})
+    for (DType dt : kFloatTypes)
+      for (float ratio : {0.0f, 0.3f, 0.9f, 1.0f}) {
+        T x = make(dt, dims);
+        fill(x, rng);
+        const std::uint64_t seed = 0x1234567890abcdefull, offset = 0xfedcba987ull;
+        const std::string what = std::string(dtype_name(dt)) + " " + std::to_string(x.d.numel()) + " ratio " + std::to_string(ratio);
+        Handle h;
+        T xg = relayout(x, Lay::kGaps), yr = make(dt, dims, Lay::kGaps), mr = make(DType::kBool, dims, Lay::kGaps);
+        ASSERT_TRUE(dropout_forward(h, ratio, seed, offset, xg.d, xg.p(), yr.d, yr.p(), mr.d, mr.p()).is_ok());
+        T dy = make(dt, dims);
+        fill(dy, rng);
+        T dyg = relayout(dy, Lay::kGaps), dxr = make(dt, dims, Lay::kGaps);
+        ASSERT_TRUE(dropout_backward(h, ratio, mr.d, mr.p(), dyg.d, dyg.p(), dxr.d, dxr.p()).is_ok());
+        testing::for_each_isa([&](Isa) {
+          for (int threads : {1, 2}) {
+            ASSERT_TRUE(h.set_num_threads(threads).is_ok());
+            T y = make(dt, dims), m = make(DType::kBool, dims), y2 = make(dt, dims);
+            ASSERT_TRUE(dropout_forward(h, ratio, seed, offset, x.d, x.p(), y.d, y.p(), m.d, m.p()).is_ok());
+            expect_bits(y, yr, what + " y");
+            expect_bits(m, mr, what + " mask");
+            ASSERT_TRUE(dropout_forward(h, ratio, seed, offset, x.d, x.p(), y2.d, y2.p(), m.d, nullptr).is_ok());
+            expect_bits(y2, yr, what + " y without a mask");
+            T dx = make(dt, dims);
+            ASSERT_TRUE(dropout_backward(h, ratio, m.d, m.p(), dy.d, dy.p(), dx.d, dx.p()).is_ok());
+            expect_bits(dx, dxr, what + " dx");
+          }
+        });
+      }
+}
+
+TEST(Training, PointLossFastPathsMatchTheReference) {
+  std::mt19937 rng(22);
+  for (PointLoss kind : {PointLoss::kMse, PointLoss::kL1, PointLoss::kSmoothL1, PointLoss::kBceWithLogits})
+    for (LossReduction red : {LossReduction::kNone, LossReduction::kSum, LossReduction::kMean})
+      for (DType dt : kFloatTypes)
+        for (const Idx& dims : {Idx{5}, Idx{3, 37}, Idx{7, 5000}}) {
+          PointLossParams p;
+          p.kind = kind;
+          p.reduction = red;
+          p.beta = 0.7f;
+          p.pos_weight = 1.7f;
+          const bool bce = kind == PointLoss::kBceWithLogits;
+          T x = random_tensor(dt, dims, rng, -6, 6), t = random_tensor(dt, dims, rng, bce ? 0 : -6, bce ? 1 : 6);
+          const Idx ld = red == LossReduction::kNone ? dims : Idx{};
+          T g = random_tensor(dt, ld, rng, 0.5, 1.5);
+          const std::string what = std::string(point_loss_name(kind)) + " " + std::string(loss_reduction_name(red)) + " " +
+                                   std::string(dtype_name(dt)) + " " + std::to_string(x.d.numel());
+          Handle h;
+          T xg = relayout(x, Lay::kGaps), tg = relayout(t, Lay::kGaps), gg = relayout(g, Lay::kGaps);
+          T lr = make(dt, ld, Lay::kGaps), dxr = make(dt, dims, Lay::kGaps);
+          ASSERT_TRUE(point_loss_forward(h, p, xg.d, xg.p(), tg.d, tg.p(), lr.d, lr.p()).is_ok()) << what;
+          ASSERT_TRUE(point_loss_backward(h, p, xg.d, xg.p(), tg.d, tg.p(), gg.d, gg.p(), dxr.d, dxr.p()).is_ok()) << what;
+          // Sums add f32 blocks of 1024 terms (all terms >= 0 here).
+          const double rel = red == LossReduction::kNone ? 3e-6 : 2e-5;
+          testing::for_each_isa([&](Isa) {
+            std::vector<unsigned char> first;
+            for (int threads : {1, 2}) {
+              ASSERT_TRUE(h.set_num_threads(threads).is_ok());
+              T l = make(dt, ld), dx = make(dt, dims);
+              ASSERT_TRUE(point_loss_forward(h, p, x.d, x.p(), t.d, t.p(), l.d, l.p()).is_ok()) << what;
+              ASSERT_TRUE(point_loss_backward(h, p, x.d, x.p(), t.d, t.p(), g.d, g.p(), dx.d, dx.p()).is_ok()) << what;
+              expect_near(l, lr, rel, 1e-30, what + " loss");
+              // bce's gradient cancels where sigmoid(x) is near t: one f32 ulp of 1 absolute.
+              expect_near(dx, dxr, 3e-6, bce ? 3e-7 : 1e-30, what + " dx");
+              if (threads == 1) first = l.mem;
+              else EXPECT_EQ(l.mem, first) << what << ": the loss depends on the thread count";
+            }
+          });
+        }
+}
+
+TEST(Training, PointLossFastPathsKeepSpecialValues) {
+  // NaN and infinities through every kind (reduction none, so each element is compared).
+  std::mt19937 rng(23);
+  for (PointLoss kind : {PointLoss::kMse, PointLoss::kL1, PointLoss::kSmoothL1, PointLoss::kBceWithLogits}) {
+    PointLossParams p;
+    p.kind = kind;
+    p.reduction = LossReduction::kNone;
+    const Idx dims{41, 29};
+    T x = make(DType::kF32, dims), t = random_tensor(DType::kF32, dims, rng, 0, 1), g = random_tensor(DType::kF32, dims, rng, 0.5, 1.5);
+    fill(x, rng);
+    Handle h;
+    T xg = relayout(x, Lay::kGaps), tg = relayout(t, Lay::kGaps), gg = relayout(g, Lay::kGaps);
+    T lr = make(DType::kF32, dims, Lay::kGaps), dxr = make(DType::kF32, dims, Lay::kGaps);
+    ASSERT_TRUE(point_loss_forward(h, p, xg.d, xg.p(), tg.d, tg.p(), lr.d, lr.p()).is_ok());
+    ASSERT_TRUE(point_loss_backward(h, p, xg.d, xg.p(), tg.d, tg.p(), gg.d, gg.p(), dxr.d, dxr.p()).is_ok());
+    testing::for_each_isa([&](Isa) {
+      T l = make(DType::kF32, dims), dx = make(DType::kF32, dims);
+      ASSERT_TRUE(point_loss_forward(h, p, x.d, x.p(), t.d, t.p(), l.d, l.p()).is_ok());
+      ASSERT_TRUE(point_loss_backward(h, p, x.d, x.p(), t.d, t.p(), g.d, g.p(), dx.d, dx.p()).is_ok());
+      const std::string what(point_loss_name(kind));
+      expect_near(l, lr, 3e-6, 1e-30, what + " loss");
+      expect_near(dx, dxr, 3e-6, kind == PointLoss::kBceWithLogits ? 3e-7 : 1e-30, what + " dx");
+    });
+  }
+}
+
+TEST(Training, SoftmaxCrossEntropyFastPathsMatchTheReference) {
+  std::mt19937 rng(24);
+  std::vector<float> weight(5000);
+  for (float& w : weight) w = std::uniform_real_distribution<float>(0.25f, 2.0f)(rng);
+  for (DType dt : kFloatTypes)
+    for (i64 C : {1, 7, 100, 1030, 5000})
+      for (LossReduction red : {LossReduction::kNone, LossReduction::kSum, LossReduction::kMean})
+        for (bool weighted : {false, true})
+          for (float eps : {0.0f, 0.1f}) {
+            const i64 N = C >= 1000 ? 9 : 37;
+            ClassLossParams p;
+            p.reduction = red;
+            p.ignore_index = 2;
+            p.label_smoothing = eps;
+            p.weight = weighted ? weight.data() : nullptr;
+            T x = random_tensor(dt, {N, C}, rng, -8, 8);
+            T lab = make(DType::kI64, {N});
+            std::uniform_int_distribution<i64> pick(0, C - 1);
+            for (i64 i = 0; i < N; ++i) static_cast<i64*>(lab.p())[i] = i % 5 == 2 ? 2 : pick(rng);  // some ignored
+            const Idx ld = red == LossReduction::kNone ? Idx{N} : Idx{};
+            T g = random_tensor(dt, ld, rng, 0.5, 1.5);
+            const std::string what = std::string(dtype_name(dt)) + " C " + std::to_string(C) + " " + std::string(loss_reduction_name(red)) +
+                                     (weighted ? " weighted" : "") + " eps " + std::to_string(eps);
+            Handle h;
+            T xg = relayout(x, Lay::kGaps), lr = make(dt, ld, Lay::kGaps), dxr = make(dt, {N, C}, Lay::kGaps);
+            ASSERT_TRUE(softmax_cross_entropy_forward(h, p, xg.d, xg.p(), lab.d, lab.p(), lr.d, lr.p()).is_ok()) << what;
+            ASSERT_TRUE(softmax_cross_entropy_backward(h, p, xg.d, xg.p(), lab.d, lab.p(), g.d, g.p(), dxr.d, dxr.p()).is_ok()) << what;
+            testing::for_each_isa([&](Isa) {
+              std::vector<unsigned char> first;
+              for (int threads : {1, 2}) {
+                ASSERT_TRUE(h.set_num_threads(threads).is_ok());
+                T l = make(dt, ld), dx = make(dt, {N, C});
+                ASSERT_TRUE(softmax_cross_entropy_forward(h, p, x.d, x.p(), lab.d, lab.p(), l.d, l.p()).is_ok()) << what;
+                ASSERT_TRUE(softmax_cross_entropy_backward(h, p, x.d, x.p(), lab.d, lab.p(), g.d, g.p(), dx.d, dx.p()).is_ok()) << what;
+                // The loss subtracts x_t from lse (up to about 17 here): f32 errors of lse absolute.
+                expect_near(l, lr, 1e-5, red == LossReduction::kNone ? 3e-5 : 3e-5 * static_cast<double>(N), what + " loss");
+                expect_near(dx, dxr, 3e-5, 1e-6, what + " dx");  // terms up to about 3 cancel
+                if (threads == 1) first = l.mem;
+                else EXPECT_EQ(l.mem, first) << what << ": the loss depends on the thread count";
+              }
+            });
+          }
+}
+
+TEST(Training, NllBackwardDenseMatchesTheReference) {
+  std::mt19937 rng(25);
+  const Idx dims{6, 11, 3};
+  T lab = make(DType::kI32, {6, 3});
+  for (i64 i = 0; i < 18; ++i) static_cast<std::int32_t*>(lab.p())[i] = i == 4 ? -100 : static_cast<std::int32_t>(i % 11);
+  for (LossReduction red : {LossReduction::kNone, LossReduction::kMean}) {
+    ClassLossParams p;
+    p.reduction = red;
+    const Idx ld = red == LossReduction::kNone ? Idx{6, 3} : Idx{};
+    T g = random_tensor(DType::kF32, ld, rng, 0.5, 1.5), x = make(DType::kF32, dims);
+    Handle h;
+    T dxr = make(DType::kF32, dims, Lay::kGaps), dx = make(DType::kF32, dims, Lay::kReversed);
+    std::fill(dx.mem.begin(), dx.mem.end(), 0x7f);  // every element must be written
+    ASSERT_TRUE(nll_loss_backward(h, p, x.d, lab.d, lab.p(), g.d, g.p(), dxr.d, dxr.p()).is_ok());
+    ASSERT_TRUE(nll_loss_backward(h, p, x.d, lab.d, lab.p(), g.d, g.p(), dx.d, dx.p()).is_ok());
+    expect_bits(dx, dxr, std::string("nll ") + std::string(loss_reduction_name(red)));
+  }
 }
 
 TEST(Training, BadArguments) {

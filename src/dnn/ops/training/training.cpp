@@ -1,7 +1,8 @@
-// Dropout (Philox4x32-10 counter-based random numbers: element i's draw depends only on the seed,
-// the offset and i) and the losses, forward and backward. Per-element and per-sample values
-// are computed in parallel into their own slots; the sums of the reductions then run in
-// sample order in f64, so any thread count gives the same bits.
+// Dropout and the losses: argument checks, replay lines (TESSERA_LOG=bench), then the first
+// entry of each ordered list that accepts: the per-ISA kernels of kernels.hpp on dense tensors,
+// then the reference (ref.cpp), which takes any strides. Per-element work is split over threads
+// freely; sums run in an order fixed by the sizes, so any thread count gives the same bits.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -9,19 +10,21 @@
 #include <vector>
 
 #include "../../common.hpp"
+#include "../activation/dense.hpp"
 #include "../eltwise/nest.hpp"
+#include "kernels.hpp"
+#include "ref.hpp"
 
 namespace tessera::dnn {
 namespace {
 
+namespace tk = training_kernels;
+using detail::at_element;
+using detail::refuse;
 using i64 = std::int64_t;
 using std::to_string;
-std::size_t z(i64 i) { return static_cast<std::size_t>(i); }
-
-std::vector<i64> offsets_of(const std::vector<i64>& dims, const std::vector<i64>& strides) {
-  return detail::box_offsets(dims, strides);
-}
-std::vector<i64> offsets_of(const TensorDesc& d) { return offsets_of(d.dims, d.strides); }
+using training_ref::offsets_of;
+using training_ref::Samples;
 
 Status check_float(const std::string& fn, const char* name, const TensorDesc& d, const void* p) {
   TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, name, d, p));
@@ -36,12 +39,6 @@ Status check_out(const std::string& fn, const char* name, const TensorDesc& d, v
 }
 
 // ---- the class-indexed losses -------------------------------------------------------------------
-struct Samples {
-  i64 C = 0;
-  std::vector<i64> x0;      // x's offset of class 0 per sample (row-major over N, d1, ...)
-  std::vector<i64> label;   // per sample; ignore_index kept as is
-  i64 xc = 0;               // x's class stride
-};
 Result<Samples> read_samples(const std::string& fn, const ClassLossParams& p, const TensorDesc& x,
                              const void* xp, const TensorDesc& lab, const void* lp, bool x_needed) {
   if (x_needed) TESSERA_RETURN_IF_ERROR(check_float(fn, "x", x, xp));
@@ -84,76 +81,7 @@ Status check_loss_out(const std::string& fn, const char* name, const TensorDesc&
   return Status::ok();
 }
 
-// Writes per-sample values or their reduction; `weight_sum` divides for mean.
-void write_loss(const std::vector<double>& per, double weight_sum, LossReduction r, const TensorDesc& d, void* out) {
-  if (r == LossReduction::kNone) {
-    const auto o = offsets_of(d);
-    for (std::size_t i = 0; i < per.size(); ++i) detail::store_f32(out, d.dtype, o[i], static_cast<float>(per[i]));
-    return;
-  }
-  double sum = 0;
-  for (double v : per) sum += v;
-  if (r == LossReduction::kMean) sum = weight_sum == 0 ? std::numeric_limits<double>::quiet_NaN() : sum / weight_sum;
-  detail::store_f32(out, d.dtype, 0, static_cast<float>(sum));
-}
-// The gradient reaching each sample: dloss per sample (none), or the scalar (divided for mean).
-std::vector<double> sample_grads(LossReduction r, const TensorDesc& d, const void* g, i64 n, double weight_sum) {
-  std::vector<double> out(z(n));
-  if (r == LossReduction::kNone) {
-    const auto o = offsets_of(d);
-    for (i64 i = 0; i < n; ++i) out[z(i)] = detail::load_f32(g, d.dtype, o[z(i)]);
-    return out;
-  }
-  double v = detail::load_f32(g, d.dtype, 0);
-  if (r == LossReduction::kMean) v = weight_sum == 0 ? std::numeric_limits<double>::quiet_NaN() : v / weight_sum;
-  for (double& e : out) e = v;
-  return out;
-}
 
-double class_weight(const ClassLossParams& p, i64 c) { return p.weight != nullptr ? p.weight[c] : 1.0; }
-double weight_sum(const ClassLossParams& p, const Samples& s) {
-  double w = 0;
-  for (i64 t : s.label)
-    if (t != p.ignore_index) w += class_weight(p, t);
-  return w;
-}
-
-// log-sum-exp of one sample's scores (f64).
-double lse(const void* x, DType t, i64 x0, i64 xc, i64 C) {
-  double m = -std::numeric_limits<double>::infinity();
-  for (i64 c = 0; c < C; ++c) m = std::max<double>(m, detail::load_f32(x, t, x0 + c * xc));
-  if (std::isinf(m)) return m;
-  double s = 0;
-  for (i64 c = 0; c < C; ++c) s += std::exp(detail::load_f32(x, t, x0 + c * xc) - m);
-  return m + std::log(s);
-}
-
-// ---- the pointwise losses ---------------------------------------------------------------------
-double softplus(double v) { return std::max(v, 0.0) + std::log1p(std::exp(-std::fabs(v))); }
-double point_value(const PointLossParams& p, double x, double t) {
-  const double d = x - t, beta = p.beta;
-  switch (p.kind) {
-    case PointLoss::kMse: return d * d;
-    case PointLoss::kL1: return std::fabs(d);
-    case PointLoss::kSmoothL1: return std::fabs(d) < beta ? 0.5 * d * d / beta : std::fabs(d) - 0.5 * beta;
-    case PointLoss::kBceWithLogits: return p.pos_weight * t * softplus(-x) + (1 - t) * softplus(x);
-  }
-  return 0;
-}
-double point_grad(const PointLossParams& p, double x, double t) {
-  const double d = x - t, beta = p.beta;
-  const double sgn = d > 0 ? 1.0 : d < 0 ? -1.0 : 0.0;
-  switch (p.kind) {
-    case PointLoss::kMse: return 2 * d;
-    case PointLoss::kL1: return sgn;
-    case PointLoss::kSmoothL1: return std::fabs(d) < beta ? d / beta : sgn;
-    case PointLoss::kBceWithLogits: {
-      const double sig = 1 / (1 + std::exp(-x));
-      return -p.pos_weight * t * (1 - sig) + (1 - t) * sig;
-    }
-  }
-  return 0;
-}
 Status check_point(const std::string& fn, const PointLossParams& p, const TensorDesc& x, const void* xp,
                    const TensorDesc& t, const void* tp) {
   if (point_loss_name(p.kind).empty()) return invalid_argument(fn + ": unknown loss kind");
@@ -165,29 +93,359 @@ Status check_point(const std::string& fn, const PointLossParams& p, const Tensor
   return Status::ok();
 }
 
-}  // namespace
 
-// ---- dropout ------------------------------------------------------------------------------------
-void philox4x32(const std::uint32_t counter[4], const std::uint32_t key[2], std::uint32_t out[4]) {
-  constexpr std::uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u, kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-  std::uint32_t c0 = counter[0], c1 = counter[1], c2 = counter[2], c3 = counter[3], k0 = key[0], k1 = key[1];
-  for (int round = 0; round < 10; ++round) {
-    const std::uint64_t p0 = static_cast<std::uint64_t>(kM0) * c0, p1 = static_cast<std::uint64_t>(kM1) * c2;
-    const auto hi0 = static_cast<std::uint32_t>(p0 >> 32), lo0 = static_cast<std::uint32_t>(p0);
-    const auto hi1 = static_cast<std::uint32_t>(p1 >> 32), lo1 = static_cast<std::uint32_t>(p1);
-    c0 = hi1 ^ c1 ^ k0;
-    c1 = lo1;
-    c2 = hi0 ^ c3 ^ k1;
-    c3 = lo0;
-    k0 += kW0;
-    k1 += kW1;
+// Packed row-major: the strides of the dims larger than 1 are those of the row-major order.
+bool row_major(const TensorDesc& d) {
+  i64 expect = 1;
+  for (int i = d.rank() - 1; i >= 0; --i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (d.dims[k] == 1) continue;
+    if (d.strides[k] != expect) return false;
+    expect *= d.dims[k];
   }
-  out[0] = c0;
-  out[1] = c1;
-  out[2] = c2;
-  out[3] = c3;
+  return true;
 }
 
+Status same_dtype(const TensorDesc& a, const char* an, const TensorDesc& b, const char* bn) {
+  if (a.dtype == b.dtype) return Status::ok();
+  return refuse(std::string(an) + " is " + std::string(dtype_name(a.dtype)) + " and " + bn + " " +
+                std::string(dtype_name(b.dtype)));
+}
+
+void log_bench(const Handle& h, const char* op, const TensorDesc& x, const char* dir, const std::string& extra) {
+  TESSERA_VLOG(kBench) << "tessera bench dnn train --op " << op << " --dims " << detail::dims_x(x) << " --dtype "
+                       << dtype_name(x.dtype) << " --dir " << dir << extra << " --threads " << detail::max_threads(h);
+}
+std::string reduction_flag(LossReduction r) { return " --reduction " + std::string(loss_reduction_name(r)); }
+
+// Elementwise work over [0, n) in pieces of about this many elements per thread task.
+constexpr i64 kPiece = 16384;
+
+// ---- dropout ------------------------------------------------------------------------------------
+struct DropoutFwdCall {
+  float ratio;
+  std::uint64_t seed, offset;
+  const TensorDesc& x;
+  const void* xp;
+  const TensorDesc& y;
+  void* yp;
+  const TensorDesc& mask;
+  void* maskp;
+};
+struct DropoutBwdCall {
+  float ratio;
+  const TensorDesc& mask;
+  const void* maskp;
+  const TensorDesc& dy;
+  const void* dyp;
+  const TensorDesc& dx;
+  void* dxp;
+};
+float dropout_scale(float ratio) { return ratio < 1 ? 1.0f / (1.0f - ratio) : 0.0f; }
+
+template <Isa kNeeds>
+Status dropout_fwd_accepts(const DropoutFwdCall& c) {
+  TESSERA_RETURN_IF_ERROR(detail::isa_allows(kNeeds));
+  if (!row_major(c.x) || !row_major(c.y) || (c.maskp != nullptr && !row_major(c.mask)))
+    return refuse("x, y and mask are not all packed row-major");
+  return same_dtype(c.x, "x", c.y, "y");
+}
+template <const tk::Kernels* kK>
+Status dropout_fwd_run(Handle& h, const DropoutFwdCall& c) {
+  tk::DropoutArgs a{};
+  a.key[0] = static_cast<std::uint32_t>(c.seed);
+  a.key[1] = static_cast<std::uint32_t>(c.seed >> 32);
+  a.offset[0] = static_cast<std::uint32_t>(c.offset);
+  a.offset[1] = static_cast<std::uint32_t>(c.offset >> 32);
+  // u = (r >> 8) 2^-24 >= ratio exactly when r >> 8 >= ceil(ratio 2^24) (ratio 2^24 is exact).
+  a.threshold = static_cast<std::uint32_t>(std::ceil(static_cast<double>(c.ratio) * 0x1p24));
+  a.scale = dropout_scale(c.ratio);
+  const int s = detail::storage_index(c.x.dtype);
+  const i64 n = c.x.numel(), blocks = (n + tk::kDropoutAlign - 1) / tk::kDropoutAlign;
+  const bool stream = detail::stream_output(n * detail::storage_bytes(c.y.dtype));
+  auto* mask = static_cast<unsigned char*>(c.maskp);
+  detail::parallel_for(h, 0, blocks, kPiece / tk::kDropoutAlign, [&](i64 b0, i64 b1) {
+    kK->dropout_fwd[s](b0 * tk::kDropoutAlign, std::min(n, b1 * tk::kDropoutAlign), c.xp, c.yp, mask, a, stream);
+  });
+  return Status::ok();
+}
+Status dropout_fwd_ref(Handle& h, const DropoutFwdCall& c) {
+  training_ref::dropout_forward(h, c.ratio, c.seed, c.offset, c.x, c.xp, c.y, c.yp, c.mask, c.maskp);
+  return Status::ok();
+}
+constexpr detail::Impl<DropoutFwdCall> kDropoutFwdImpls[] = {
+    {"dropout_fwd_avx512", &dropout_fwd_accepts<Isa::kAvx512>, &dropout_fwd_run<&tk::kAvx512>},
+    {"dropout_fwd_avx2", &dropout_fwd_accepts<Isa::kAvx2>, &dropout_fwd_run<&tk::kAvx2>},
+    {"dropout_fwd_generic", &dropout_fwd_accepts<Isa::kGeneric>, &dropout_fwd_run<&tk::kGeneric>},
+    {"dropout_fwd_ref", &detail::accepts_all<DropoutFwdCall>, &dropout_fwd_ref},
+};
+
+template <Isa kNeeds>
+Status dropout_bwd_accepts(const DropoutBwdCall& c) {
+  TESSERA_RETURN_IF_ERROR(detail::isa_allows(kNeeds));
+  if (!detail::same_dense_layout(c.mask, c.dy) || !detail::same_dense_layout(c.dy, c.dx))
+    return refuse("mask, dy and dx are not all packed alike");
+  return same_dtype(c.dy, "dy", c.dx, "dx");
+}
+template <const tk::Kernels* kK>
+Status dropout_bwd_run(Handle& h, const DropoutBwdCall& c) {
+  const int s = detail::storage_index(c.dx.dtype);
+  const i64 n = c.dx.numel(), eb = detail::storage_bytes(c.dx.dtype);
+  const bool stream = detail::stream_output(n * eb);
+  const float scale = dropout_scale(c.ratio);
+  detail::parallel_for(h, 0, n, kPiece, [&](i64 i0, i64 i1) {
+    kK->dropout_bwd[s](i1 - i0, static_cast<const unsigned char*>(c.maskp) + i0, at_element(c.dyp, i0, eb),
+                       at_element(c.dxp, i0, eb), scale, stream);
+  });
+  return Status::ok();
+}
+Status dropout_bwd_ref(Handle& h, const DropoutBwdCall& c) {
+  training_ref::dropout_backward(h, c.ratio, c.mask, c.maskp, c.dy, c.dyp, c.dx, c.dxp);
+  return Status::ok();
+}
+constexpr detail::Impl<DropoutBwdCall> kDropoutBwdImpls[] = {
+    {"dropout_bwd_avx512", &dropout_bwd_accepts<Isa::kAvx512>, &dropout_bwd_run<&tk::kAvx512>},
+    {"dropout_bwd_avx2", &dropout_bwd_accepts<Isa::kAvx2>, &dropout_bwd_run<&tk::kAvx2>},
+    {"dropout_bwd_generic", &dropout_bwd_accepts<Isa::kGeneric>, &dropout_bwd_run<&tk::kGeneric>},
+    {"dropout_bwd_ref", &detail::accepts_all<DropoutBwdCall>, &dropout_bwd_ref},
+};
+
+// ---- softmax cross-entropy ------------------------------------------------------------------------
+// dloss and dloss_p are set for the backward; out is loss (forward) or dx (backward).
+struct CeCall {
+  const ClassLossParams& p;
+  const Samples& s;
+  const TensorDesc& x;
+  const void* xp;
+  const TensorDesc* dloss;
+  const void* dlossp;
+  const TensorDesc& out;
+  void* outp;
+};
+
+template <Isa kNeeds>
+Status ce_accepts(const CeCall& c) {
+  TESSERA_RETURN_IF_ERROR(detail::isa_allows(kNeeds));
+  if (c.x.numel() != c.x.dims[0] * c.x.dims[1])
+    return refuse("x has spatial dims (the classes are not rows)");
+  if (!row_major(c.x)) return refuse("x is not packed row-major [N, C]");
+  if (c.dloss != nullptr) {
+    if (!detail::same_dense_layout(c.x, c.out)) return refuse("x and dx are not packed alike");
+    return same_dtype(c.x, "x", c.out, "dx");
+  }
+  return Status::ok();
+}
+// Rows per thread task: about kPiece scores.
+i64 row_grain(i64 C) { return std::max<i64>(1, kPiece / std::max<i64>(1, C)); }
+
+template <const tk::Kernels* kK>
+Status ce_fwd_run(Handle& h, const CeCall& c) {
+  const ClassLossParams& p = c.p;
+  const i64 n = static_cast<i64>(c.s.label.size()), C = c.s.C;
+  const double eps = p.label_smoothing;
+  const int st = detail::storage_index(c.x.dtype);
+  const i64 eb = detail::storage_bytes(c.x.dtype);
+  std::vector<double> lse(static_cast<std::size_t>(n)), wx(eps != 0 ? static_cast<std::size_t>(n) : 0);
+  detail::parallel_for(h, 0, n, row_grain(C), [&](i64 r0, i64 r1) {
+    kK->ce_fwd[st](r1 - r0, C, at_element(c.xp, r0 * C, eb), p.weight, lse.data() + r0,
+                   eps != 0 ? wx.data() + r0 : nullptr);
+  });
+  double W = 0;
+  for (i64 k = 0; k < C; ++k) W += training_ref::class_weight(p, k);
+  std::vector<double> per(static_cast<std::size_t>(n), 0.0);
+  for (i64 i = 0; i < n; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const i64 t = c.s.label[u];
+    if (t == p.ignore_index) continue;
+    const double lpt = detail::load_f32(c.xp, c.x.dtype, i * C + t) - lse[u];
+    const double smooth = eps != 0 ? wx[u] - lse[u] * W : 0.0;
+    per[u] = -(1 - eps) * training_ref::class_weight(p, t) * lpt - eps / static_cast<double>(C) * smooth;
+  }
+  training_ref::write_loss(per, training_ref::weight_sum(p, c.s), p.reduction, c.out, c.outp);
+  return Status::ok();
+}
+
+template <const tk::Kernels* kK>
+Status ce_bwd_run(Handle& h, const CeCall& c) {
+  const ClassLossParams& p = c.p;
+  const i64 n = static_cast<i64>(c.s.label.size()), C = c.s.C;
+  const double eps = p.label_smoothing;
+  const int st = detail::storage_index(c.x.dtype);
+  const i64 eb = detail::storage_bytes(c.x.dtype);
+  double W = 0;
+  for (i64 k = 0; k < C; ++k) W += training_ref::class_weight(p, k);
+  const auto g = training_ref::sample_grads(p.reduction, *c.dloss, c.dlossp, n, training_ref::weight_sum(p, c.s));
+  // Per row: g a (a = (1 - eps) w_t + eps W / C), g eps / C and g (1 - eps) w_t; label -1 zeroes.
+  std::vector<float> k(static_cast<std::size_t>(3 * n));
+  std::vector<i64> label(static_cast<std::size_t>(n));
+  for (i64 i = 0; i < n; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const i64 t = c.s.label[u];
+    label[u] = t == p.ignore_index ? -1 : t;
+    if (label[u] < 0) continue;
+    const double wt = training_ref::class_weight(p, t);
+    k[3 * u] = static_cast<float>(g[u] * ((1 - eps) * wt + eps / static_cast<double>(C) * W));
+    k[3 * u + 1] = static_cast<float>(g[u] * eps / static_cast<double>(C));
+    k[3 * u + 2] = static_cast<float>(g[u] * (1 - eps) * wt);
+  }
+  const bool stream = detail::stream_output(c.out.numel() * eb);
+  detail::parallel_for(h, 0, n, row_grain(C), [&](i64 r0, i64 r1) {
+    kK->ce_bwd[st](r1 - r0, C, at_element(c.xp, r0 * C, eb), p.weight, k.data() + 3 * r0, label.data() + r0,
+                   at_element(c.outp, r0 * C, eb), stream);
+  });
+  return Status::ok();
+}
+
+Status ce_ref(Handle& h, const CeCall& c) {
+  if (c.dloss != nullptr)
+    training_ref::softmax_cross_entropy_backward(h, c.p, c.s, c.x, c.xp, *c.dloss, c.dlossp, c.out, c.outp);
+  else
+    training_ref::softmax_cross_entropy_forward(h, c.p, c.s, c.x, c.xp, c.out, c.outp);
+  return Status::ok();
+}
+constexpr detail::Impl<CeCall> kCeFwdImpls[] = {
+    {"softmax_ce_fwd_avx512", &ce_accepts<Isa::kAvx512>, &ce_fwd_run<&tk::kAvx512>},
+    {"softmax_ce_fwd_avx2", &ce_accepts<Isa::kAvx2>, &ce_fwd_run<&tk::kAvx2>},
+    {"softmax_ce_fwd_generic", &ce_accepts<Isa::kGeneric>, &ce_fwd_run<&tk::kGeneric>},
+    {"softmax_ce_ref", &detail::accepts_all<CeCall>, &ce_ref},
+};
+constexpr detail::Impl<CeCall> kCeBwdImpls[] = {
+    {"softmax_ce_bwd_avx512", &ce_accepts<Isa::kAvx512>, &ce_bwd_run<&tk::kAvx512>},
+    {"softmax_ce_bwd_avx2", &ce_accepts<Isa::kAvx2>, &ce_bwd_run<&tk::kAvx2>},
+    {"softmax_ce_bwd_generic", &ce_accepts<Isa::kGeneric>, &ce_bwd_run<&tk::kGeneric>},
+    {"softmax_ce_ref", &detail::accepts_all<CeCall>, &ce_ref},
+};
+
+// ---- nll's backward: dx zeroed, then one value per sample ---------------------------------------
+struct NllBwdCall {
+  const ClassLossParams& p;
+  const Samples& s;
+  const TensorDesc& dloss;
+  const void* dlossp;
+  const TensorDesc& dx;
+  void* dxp;
+};
+Status nll_dense_accepts(const NllBwdCall& c) {
+  return detail::is_dense(c.dx) ? Status::ok() : refuse("dx is not dense");
+}
+Status nll_dense_run(Handle& h, const NllBwdCall& c) {
+  const i64 bytes = c.dx.numel() * static_cast<i64>(dtype_size(c.dx.dtype));
+  detail::parallel_for(h, 0, bytes, 1 << 18, [&](i64 b0, i64 b1) {
+    std::memset(static_cast<char*>(c.dxp) + b0, 0, static_cast<std::size_t>(b1 - b0));
+  });
+  training_ref::nll_loss_scatter(c.p, c.s, c.dloss, c.dlossp, c.dx, c.dxp);
+  return Status::ok();
+}
+Status nll_ref(Handle&, const NllBwdCall& c) {
+  for (i64 o : offsets_of(c.dx)) detail::store_f32(c.dxp, c.dx.dtype, o, 0.0f);
+  training_ref::nll_loss_scatter(c.p, c.s, c.dloss, c.dlossp, c.dx, c.dxp);
+  return Status::ok();
+}
+constexpr detail::Impl<NllBwdCall> kNllBwdImpls[] = {
+    {"nll_bwd_dense", &nll_dense_accepts, &nll_dense_run},
+    {"nll_bwd_ref", &detail::accepts_all<NllBwdCall>, &nll_ref},
+};
+
+// ---- pointwise losses -------------------------------------------------------------------------------
+// g and gp are set for the backward; out is loss (forward) or dx (backward).
+struct PointCall {
+  const PointLossParams& p;
+  const TensorDesc& x;
+  const void* xp;
+  const TensorDesc& t;
+  const void* tp;
+  const TensorDesc* g;
+  const void* gp;
+  const TensorDesc& out;
+  void* outp;
+};
+
+template <Isa kNeeds>
+Status point_accepts(const PointCall& c) {
+  TESSERA_RETURN_IF_ERROR(detail::isa_allows(kNeeds));
+  if (!detail::same_dense_layout(c.x, c.t)) return refuse("x and target are not packed alike");
+  TESSERA_RETURN_IF_ERROR(same_dtype(c.x, "x", c.t, "target"));
+  const bool none = c.p.reduction == LossReduction::kNone;
+  const TensorDesc* full = c.g != nullptr ? &c.out : none ? &c.out : nullptr;  // x-shaped outputs
+  if (full != nullptr) {
+    if (!detail::same_dense_layout(c.x, *full)) return refuse("x and the output are not packed alike");
+    TESSERA_RETURN_IF_ERROR(same_dtype(c.x, "x", *full, "the output"));
+  }
+  if (c.g != nullptr && none) {
+    if (!detail::same_dense_layout(c.x, *c.g)) return refuse("x and dloss are not packed alike");
+    TESSERA_RETURN_IF_ERROR(same_dtype(c.x, "x", *c.g, "dloss"));
+  }
+  return Status::ok();
+}
+
+tk::PointArgs point_args(const PointLossParams& p) { return {p.beta, p.pos_weight}; }
+
+template <const tk::Kernels* kK>
+Status point_fwd_run(Handle& h, const PointCall& c) {
+  const int st = detail::storage_index(c.x.dtype), k = static_cast<int>(c.p.kind);
+  const i64 n = c.x.numel(), eb = detail::storage_bytes(c.x.dtype);
+  const tk::PointArgs a = point_args(c.p);
+  if (c.p.reduction == LossReduction::kNone) {
+    const bool stream = detail::stream_output(n * eb);
+    detail::parallel_for(h, 0, n, kPiece, [&](i64 i0, i64 i1) {
+      kK->point_fwd[k][st](i1 - i0, at_element(c.xp, i0, eb), at_element(c.tp, i0, eb), at_element(c.outp, i0, eb), a,
+                           stream);
+    });
+    return Status::ok();
+  }
+  // One sum per unit of kUnitElements (units fixed by n alone), then the units in order.
+  std::vector<double> part(static_cast<std::size_t>(detail::units_per_segment(n)), 0.0);
+  detail::for_each_unit(h, 1, n, [&](i64 u, i64, i64 b, i64 e) {
+    part[static_cast<std::size_t>(u)] =
+        kK->point_fwd[k][st](e - b, at_element(c.xp, b, eb), at_element(c.tp, b, eb), nullptr, a, false);
+  });
+  double sum = 0;
+  for (double v : part) sum += v;
+  if (c.p.reduction == LossReduction::kMean) sum = training_ref::scalar_grad(LossReduction::kMean, sum, static_cast<double>(n));
+  detail::store_f32(c.outp, c.out.dtype, 0, static_cast<float>(sum));
+  return Status::ok();
+}
+
+template <const tk::Kernels* kK>
+Status point_bwd_run(Handle& h, const PointCall& c) {
+  const int st = detail::storage_index(c.x.dtype), k = static_cast<int>(c.p.kind);
+  const i64 n = c.x.numel(), eb = detail::storage_bytes(c.x.dtype);
+  const tk::PointArgs a = point_args(c.p);
+  const bool none = c.p.reduction == LossReduction::kNone;
+  const float gs = none ? 0.0f
+                        : static_cast<float>(training_ref::scalar_grad(c.p.reduction, detail::load_f32(c.gp, c.g->dtype, 0),
+                                                                       static_cast<double>(n)));
+  const bool stream = detail::stream_output(n * eb);
+  detail::parallel_for(h, 0, n, kPiece, [&](i64 i0, i64 i1) {
+    kK->point_bwd[k][st](i1 - i0, at_element(c.xp, i0, eb), at_element(c.tp, i0, eb),
+                         none ? at_element(c.gp, i0, eb) : nullptr, gs, at_element(c.outp, i0, eb), a, stream);
+  });
+  return Status::ok();
+}
+
+Status point_ref(Handle& h, const PointCall& c) {
+  if (c.g != nullptr)
+    training_ref::point_loss_backward(h, c.p, c.x, c.xp, c.t, c.tp, *c.g, c.gp, c.out, c.outp);
+  else
+    training_ref::point_loss_forward(h, c.p, c.x, c.xp, c.t, c.tp, c.out, c.outp);
+  return Status::ok();
+}
+constexpr detail::Impl<PointCall> kPointFwdImpls[] = {
+    {"point_loss_fwd_avx512", &point_accepts<Isa::kAvx512>, &point_fwd_run<&tk::kAvx512>},
+    {"point_loss_fwd_avx2", &point_accepts<Isa::kAvx2>, &point_fwd_run<&tk::kAvx2>},
+    {"point_loss_fwd_generic", &point_accepts<Isa::kGeneric>, &point_fwd_run<&tk::kGeneric>},
+    {"point_loss_ref", &detail::accepts_all<PointCall>, &point_ref},
+};
+constexpr detail::Impl<PointCall> kPointBwdImpls[] = {
+    {"point_loss_bwd_avx512", &point_accepts<Isa::kAvx512>, &point_bwd_run<&tk::kAvx512>},
+    {"point_loss_bwd_avx2", &point_accepts<Isa::kAvx2>, &point_bwd_run<&tk::kAvx2>},
+    {"point_loss_bwd_generic", &point_accepts<Isa::kGeneric>, &point_bwd_run<&tk::kGeneric>},
+    {"point_loss_ref", &detail::accepts_all<PointCall>, &point_ref},
+};
+
+}  // namespace
+
+// ---- the entry points ---------------------------------------------------------------------------
 Status dropout_forward(Handle& h, float ratio, std::uint64_t seed, std::uint64_t offset, const TensorDesc& x_desc,
                        const void* x, const TensorDesc& y_desc, void* y, const TensorDesc& mask_desc, void* mask) {
   const std::string fn = "dropout_forward";
@@ -203,28 +461,10 @@ Status dropout_forward(Handle& h, float ratio, std::uint64_t seed, std::uint64_t
     TESSERA_RETURN_IF_ERROR(check_out(fn, "mask", mask_desc, mask, {{&x_desc, x}, {&y_desc, y}}));
   }
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "dropout_forward"));
-  const auto xo = offsets_of(x_desc), yo = offsets_of(y_desc);
-  const auto mo = mask != nullptr ? offsets_of(mask_desc) : std::vector<i64>{};
-  const i64 n = static_cast<i64>(xo.size());
-  const float scale = ratio < 1 ? 1.0f / (1.0f - ratio) : 0.0f;
-  const std::uint32_t key[2] = {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)};
-  detail::parallel_for(h, 0, (n + 3) / 4, 4096, [&](i64 g0, i64 g1) {
-    for (i64 g = g0; g < g1; ++g) {
-      const auto ug = static_cast<std::uint64_t>(g);
-      const std::uint32_t ctr[4] = {static_cast<std::uint32_t>(ug), static_cast<std::uint32_t>(ug >> 32),
-                                    static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(offset >> 32)};
-      std::uint32_t r[4];
-      philox4x32(ctr, key, r);
-      for (i64 k = 0; k < 4 && 4 * g + k < n; ++k) {
-        const i64 i = 4 * g + k;
-        const float u = static_cast<float>(r[k] >> 8) * 0x1p-24f;
-        const bool keep = u >= ratio;
-        detail::store_f32(y, y_desc.dtype, yo[z(i)], keep ? detail::load_f32(x, x_desc.dtype, xo[z(i)]) * scale : 0.0f);
-        if (mask != nullptr) static_cast<unsigned char*>(mask)[mo[z(i)]] = keep ? 1 : 0;
-      }
-    }
-  });
-  return Status::ok();
+  log_bench(h, "dropout", x_desc, "fwd", " --ratio " + std::to_string(ratio));
+  if (x_desc.numel() == 0) return Status::ok();
+  const DropoutFwdCall c{ratio, seed, offset, x_desc, x, y_desc, y, mask_desc, mask};
+  return detail::run_first_accepting(h, "dropout_forward", kDropoutFwdImpls, c);
 }
 
 Status dropout_backward(Handle& h, float ratio, const TensorDesc& mask_desc, const void* mask, const TensorDesc& dy_desc,
@@ -239,18 +479,12 @@ Status dropout_backward(Handle& h, float ratio, const TensorDesc& mask_desc, con
   TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "dy", dy_desc, "dx", dx_desc));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "dx", dx_desc, dx, {{&dy_desc, dy}, {&mask_desc, mask}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "dropout_backward"));
-  const auto mo = offsets_of(mask_desc), go = offsets_of(dy_desc), xo = offsets_of(dx_desc);
-  const float scale = ratio < 1 ? 1.0f / (1.0f - ratio) : 0.0f;
-  detail::parallel_for(h, 0, static_cast<i64>(mo.size()), 16384, [&](i64 i0, i64 i1) {
-    for (i64 i = i0; i < i1; ++i) {
-      const bool keep = static_cast<const unsigned char*>(mask)[mo[z(i)]] != 0;
-      detail::store_f32(dx, dx_desc.dtype, xo[z(i)], keep ? detail::load_f32(dy, dy_desc.dtype, go[z(i)]) * scale : 0.0f);
-    }
-  });
-  return Status::ok();
+  log_bench(h, "dropout", dy_desc, "bwd", " --ratio " + std::to_string(ratio));
+  if (dx_desc.numel() == 0) return Status::ok();
+  const DropoutBwdCall c{ratio, mask_desc, mask, dy_desc, dy, dx_desc, dx};
+  return detail::run_first_accepting(h, "dropout_backward", kDropoutBwdImpls, c);
 }
 
-// ---- softmax cross-entropy and NLL ---------------------------------------------------------------
 Status softmax_cross_entropy_forward(Handle& h, const ClassLossParams& p, const TensorDesc& x_desc, const void* x,
                                      const TensorDesc& labels_desc, const void* labels, const TensorDesc& loss_desc,
                                      void* loss) {
@@ -259,23 +493,9 @@ Status softmax_cross_entropy_forward(Handle& h, const ClassLossParams& p, const 
   TESSERA_RETURN_IF_ERROR(check_loss_out(fn, "loss", loss_desc, loss, loss_dims(p.reduction, labels_desc)));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "loss", loss_desc, loss, {{&x_desc, x}, {&labels_desc, labels}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "softmax_cross_entropy_forward"));
-  const i64 n = static_cast<i64>(s.label.size()), C = s.C;
-  const double eps = p.label_smoothing;
-  std::vector<double> per(z(n), 0.0);
-  detail::parallel_for(h, 0, n, std::max<i64>(1, 4096 / std::max<i64>(1, C)), [&](i64 i0, i64 i1) {
-    for (i64 i = i0; i < i1; ++i) {
-      const i64 t = s.label[z(i)];
-      if (t == p.ignore_index) continue;
-      const double l = lse(x, x_desc.dtype, s.x0[z(i)], s.xc, C);
-      double smooth = 0;
-      if (eps != 0)
-        for (i64 c = 0; c < C; ++c) smooth += class_weight(p, c) * (detail::load_f32(x, x_desc.dtype, s.x0[z(i)] + c * s.xc) - l);
-      const double lpt = detail::load_f32(x, x_desc.dtype, s.x0[z(i)] + t * s.xc) - l;
-      per[z(i)] = -(1 - eps) * class_weight(p, t) * lpt - eps / static_cast<double>(C) * smooth;
-    }
-  });
-  write_loss(per, weight_sum(p, s), p.reduction, loss_desc, loss);
-  return Status::ok();
+  log_bench(h, "softmax_ce", x_desc, "fwd", reduction_flag(p.reduction));
+  const CeCall c{p, s, x_desc, x, nullptr, nullptr, loss_desc, loss};
+  return detail::run_first_accepting(h, "softmax_cross_entropy_forward", kCeFwdImpls, c);
 }
 
 Status softmax_cross_entropy_backward(Handle& h, const ClassLossParams& p, const TensorDesc& x_desc, const void* x,
@@ -288,34 +508,10 @@ Status softmax_cross_entropy_backward(Handle& h, const ClassLossParams& p, const
   TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "dx", dx_desc));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "dx", dx_desc, dx, {{&x_desc, x}, {&labels_desc, labels}, {&dloss_desc, dloss}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "softmax_cross_entropy_backward"));
-  const i64 n = static_cast<i64>(s.label.size()), C = s.C;
-  const double eps = p.label_smoothing;
-  double W = 0;
-  for (i64 c = 0; c < C; ++c) W += class_weight(p, c);
-  const auto g = sample_grads(p.reduction, dloss_desc, dloss, n, weight_sum(p, s));
-  std::vector<i64> dxs = dx_desc.strides;
-  dxs.erase(dxs.begin() + 1);
-  std::vector<i64> sd = dx_desc.dims;
-  sd.erase(sd.begin() + 1);
-  const auto d0 = offsets_of(sd, dxs);
-  const i64 dc = dx_desc.strides[1];
-  detail::parallel_for(h, 0, n, std::max<i64>(1, 4096 / std::max<i64>(1, C)), [&](i64 i0, i64 i1) {
-    for (i64 i = i0; i < i1; ++i) {
-      const i64 t = s.label[z(i)];
-      if (t == p.ignore_index) {
-        for (i64 c = 0; c < C; ++c) detail::store_f32(dx, dx_desc.dtype, d0[z(i)] + c * dc, 0.0f);
-        continue;
-      }
-      const double l = lse(x, x_desc.dtype, s.x0[z(i)], s.xc, C);
-      const double wt = class_weight(p, t), a = (1 - eps) * wt + eps / static_cast<double>(C) * W;
-      for (i64 c = 0; c < C; ++c) {
-        const double pc = std::exp(detail::load_f32(x, x_desc.dtype, s.x0[z(i)] + c * s.xc) - l);
-        const double v = pc * a - (c == t ? (1 - eps) * wt : 0.0) - eps / static_cast<double>(C) * class_weight(p, c);
-        detail::store_f32(dx, dx_desc.dtype, d0[z(i)] + c * dc, static_cast<float>(g[z(i)] * v));
-      }
-    }
-  });
-  return Status::ok();
+  log_bench(h, "softmax_ce", x_desc, "bwd", reduction_flag(p.reduction));
+  if (dx_desc.numel() == 0) return Status::ok();
+  const CeCall c{p, s, x_desc, x, &dloss_desc, dloss, dx_desc, dx};
+  return detail::run_first_accepting(h, "softmax_cross_entropy_backward", kCeBwdImpls, c);
 }
 
 Status nll_loss_forward(Handle& h, const ClassLossParams& p, const TensorDesc& x_desc, const void* x,
@@ -325,12 +521,14 @@ Status nll_loss_forward(Handle& h, const ClassLossParams& p, const TensorDesc& x
   TESSERA_RETURN_IF_ERROR(check_loss_out(fn, "loss", loss_desc, loss, loss_dims(p.reduction, labels_desc)));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "loss", loss_desc, loss, {{&x_desc, x}, {&labels_desc, labels}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "nll_loss_forward"));
+  log_bench(h, "nll", x_desc, "fwd", reduction_flag(p.reduction));
+  // One score per sample: the reference's loop is all there is to it.
   std::vector<double> per(s.label.size(), 0.0);
   for (std::size_t i = 0; i < per.size(); ++i) {
     const i64 t = s.label[i];
-    if (t != p.ignore_index) per[i] = -class_weight(p, t) * detail::load_f32(x, x_desc.dtype, s.x0[i] + t * s.xc);
+    if (t != p.ignore_index) per[i] = -training_ref::class_weight(p, t) * detail::load_f32(x, x_desc.dtype, s.x0[i] + t * s.xc);
   }
-  write_loss(per, weight_sum(p, s), p.reduction, loss_desc, loss);
+  training_ref::write_loss(per, training_ref::weight_sum(p, s), p.reduction, loss_desc, loss);
   return Status::ok();
 }
 
@@ -344,22 +542,11 @@ Status nll_loss_backward(Handle& h, const ClassLossParams& p, const TensorDesc& 
   TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "dx", dx_desc));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "dx", dx_desc, dx, {{&labels_desc, labels}, {&dloss_desc, dloss}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "nll_loss_backward"));
-  const i64 n = static_cast<i64>(s.label.size()), C = s.C;
-  const auto g = sample_grads(p.reduction, dloss_desc, dloss, n, weight_sum(p, s));
-  for (i64 o : offsets_of(dx_desc)) detail::store_f32(dx, dx_desc.dtype, o, 0.0f);
-  std::vector<i64> dxs = dx_desc.strides, sd = dx_desc.dims;
-  dxs.erase(dxs.begin() + 1);
-  sd.erase(sd.begin() + 1);
-  const auto d0 = offsets_of(sd, dxs);
-  for (i64 i = 0; i < n; ++i) {
-    const i64 t = s.label[z(i)];
-    if (t != p.ignore_index && C > 0)
-      detail::store_f32(dx, dx_desc.dtype, d0[z(i)] + t * dx_desc.strides[1], static_cast<float>(-class_weight(p, t) * g[z(i)]));
-  }
-  return Status::ok();
+  log_bench(h, "nll", dx_desc, "bwd", reduction_flag(p.reduction));
+  const NllBwdCall c{p, s, dloss_desc, dloss, dx_desc, dx};
+  return detail::run_first_accepting(h, "nll_loss_backward", kNllBwdImpls, c);
 }
 
-// ---- pointwise losses -----------------------------------------------------------------------------
 Status point_loss_forward(Handle& h, const PointLossParams& p, const TensorDesc& x_desc, const void* x,
                           const TensorDesc& target_desc, const void* target, const TensorDesc& loss_desc, void* loss) {
   const std::string fn = "point_loss_forward " + std::string(point_loss_name(p.kind));
@@ -367,14 +554,9 @@ Status point_loss_forward(Handle& h, const PointLossParams& p, const TensorDesc&
   TESSERA_RETURN_IF_ERROR(check_loss_out(fn, "loss", loss_desc, loss, p.reduction == LossReduction::kNone ? x_desc.dims : std::vector<i64>{}));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "loss", loss_desc, loss, {{&x_desc, x}, {&target_desc, target}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "point_loss_forward"));
-  const auto xo = offsets_of(x_desc), to = offsets_of(target_desc);
-  std::vector<double> per(xo.size());
-  detail::parallel_for(h, 0, static_cast<i64>(per.size()), 16384, [&](i64 i0, i64 i1) {
-    for (i64 i = i0; i < i1; ++i)
-      per[z(i)] = point_value(p, detail::load_f32(x, x_desc.dtype, xo[z(i)]), detail::load_f32(target, target_desc.dtype, to[z(i)]));
-  });
-  write_loss(per, static_cast<double>(per.size()), p.reduction, loss_desc, loss);
-  return Status::ok();
+  log_bench(h, point_loss_name(p.kind).data(), x_desc, "fwd", reduction_flag(p.reduction));
+  const PointCall c{p, x_desc, x, target_desc, target, nullptr, nullptr, loss_desc, loss};
+  return detail::run_first_accepting(h, "point_loss_forward", kPointFwdImpls, c);
 }
 
 Status point_loss_backward(Handle& h, const PointLossParams& p, const TensorDesc& x_desc, const void* x,
@@ -387,16 +569,10 @@ Status point_loss_backward(Handle& h, const PointLossParams& p, const TensorDesc
   TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "dx", dx_desc));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "dx", dx_desc, dx, {{&x_desc, x}, {&target_desc, target}, {&dloss_desc, dloss}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "point_loss_backward"));
-  const auto xo = offsets_of(x_desc), to = offsets_of(target_desc), go = offsets_of(dx_desc);
-  const i64 n = static_cast<i64>(xo.size());
-  const auto g = sample_grads(p.reduction, dloss_desc, dloss, n, static_cast<double>(n));
-  detail::parallel_for(h, 0, n, 16384, [&](i64 i0, i64 i1) {
-    for (i64 i = i0; i < i1; ++i) {
-      const double v = point_grad(p, detail::load_f32(x, x_desc.dtype, xo[z(i)]), detail::load_f32(target, target_desc.dtype, to[z(i)]));
-      detail::store_f32(dx, dx_desc.dtype, go[z(i)], static_cast<float>(g[z(i)] * v));
-    }
-  });
-  return Status::ok();
+  log_bench(h, point_loss_name(p.kind).data(), x_desc, "bwd", reduction_flag(p.reduction));
+  if (dx_desc.numel() == 0) return Status::ok();
+  const PointCall c{p, x_desc, x, target_desc, target, &dloss_desc, dloss, dx_desc, dx};
+  return detail::run_first_accepting(h, "point_loss_backward", kPointBwdImpls, c);
 }
 
 }  // namespace tessera::dnn

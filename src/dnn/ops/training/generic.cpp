@@ -1,0 +1,158 @@
+// Dropout and loss kernels in plain C++ over contiguous arrays (f32 arithmetic, f64 sums in
+// the vector kernels' order is not kept: the generic sums run sequentially in f64).
+#include <cmath>
+#include <cstdint>
+
+#include "kernels.hpp"
+#include "tessera/core/half.hpp"
+#include "tessera/dnn/training.hpp"
+
+namespace tessera::dnn::training_kernels {
+namespace {
+
+template <int S>
+float ld(const void* p, i64 i) {
+  if constexpr (S == act_kernels::kF32)
+    return static_cast<const float*>(p)[i];
+  else if constexpr (S == act_kernels::kBF16)
+    return bf16_bits_to_f32(static_cast<const std::uint16_t*>(p)[i]);
+  else
+    return f16_bits_to_f32(static_cast<const std::uint16_t*>(p)[i]);
+}
+template <int S>
+void st(void* p, i64 i, float v) {
+  if constexpr (S == act_kernels::kF32)
+    static_cast<float*>(p)[i] = v;
+  else if constexpr (S == act_kernels::kBF16)
+    static_cast<std::uint16_t*>(p)[i] = f32_to_bf16_bits(v);
+  else
+    static_cast<std::uint16_t*>(p)[i] = f32_to_f16_bits(v);
+}
+
+template <int S>
+void dropout_fwd(i64 begin, i64 end, const void* x, void* y, unsigned char* mask,
+                 const DropoutArgs& a, bool) {
+  for (i64 g = begin / 4; 4 * g < end; ++g) {
+    const auto ug = static_cast<std::uint64_t>(g);
+    const std::uint32_t ctr[4] = {static_cast<std::uint32_t>(ug), static_cast<std::uint32_t>(ug >> 32),
+                                  a.offset[0], a.offset[1]};
+    std::uint32_t r[4];
+    philox4x32(ctr, a.key, r);
+    for (i64 k = 0; k < 4 && 4 * g + k < end; ++k) {
+      const i64 i = 4 * g + k;
+      const bool keep = (r[k] >> 8) >= a.threshold;
+      st<S>(y, i, keep ? ld<S>(x, i) * a.scale : 0.0f);
+      if (mask != nullptr) mask[i] = keep ? 1 : 0;
+    }
+  }
+}
+
+template <int S>
+void dropout_bwd(i64 n, const unsigned char* mask, const void* dy, void* dx, float scale, bool) {
+  for (i64 i = 0; i < n; ++i) st<S>(dx, i, mask[i] != 0 ? ld<S>(dy, i) * scale : 0.0f);
+}
+
+float sign_of(float d) { return d > 0 ? 1.0f : d < 0 ? -1.0f : 0.0f; }
+
+template <int K>
+float point_value(float x, float t, const PointArgs& a) {
+  const float d = x - t;
+  if constexpr (K == kMse) return d * d;
+  if constexpr (K == kL1) return std::fabs(d);
+  if constexpr (K == kSmoothL1) return std::fabs(d) < a.beta ? 0.5f * d * d / a.beta : std::fabs(d) - 0.5f * a.beta;
+  const float l = std::log1p(std::exp(-std::fabs(x)));
+  return a.pos_weight * t * (std::fmax(-x, 0.0f) + l) + (1 - t) * (std::fmax(x, 0.0f) + l);
+}
+template <int K>
+float point_grad(float x, float t, const PointArgs& a) {
+  const float d = x - t;
+  if constexpr (K == kMse) return 2 * d;
+  if constexpr (K == kL1) return sign_of(d);
+  if constexpr (K == kSmoothL1) return std::fabs(d) < a.beta ? d / a.beta : sign_of(d);
+  const float s = 1 / (1 + std::exp(-x));
+  return -a.pos_weight * t * (1 - s) + (1 - t) * s;
+}
+
+template <int K, int S>
+double point_fwd(i64 n, const void* x, const void* t, void* out, const PointArgs& a, bool) {
+  double sum = 0;
+  for (i64 i = 0; i < n; ++i) {
+    const float v = point_value<K>(ld<S>(x, i), ld<S>(t, i), a);
+    if (out != nullptr) st<S>(out, i, v);
+    else sum += v;
+  }
+  return sum;
+}
+template <int K, int S>
+void point_bwd(i64 n, const void* x, const void* t, const void* g, float gs, void* dx, const PointArgs& a, bool) {
+  for (i64 i = 0; i < n; ++i)
+    st<S>(dx, i, (g != nullptr ? ld<S>(g, i) : gs) * point_grad<K>(ld<S>(x, i), ld<S>(t, i), a));
+}
+
+template <int S>
+double row_lse(i64 len, const void* x, i64 at) {
+  float m = -INFINITY;
+  for (i64 c = 0; c < len; ++c) m = std::fmax(m, ld<S>(x, at + c));
+  if (std::isinf(m)) return m;
+  double s = 0;
+  for (i64 c = 0; c < len; ++c) s += std::exp(static_cast<double>(ld<S>(x, at + c)) - m);
+  return m + std::log(s);
+}
+template <int S>
+void ce_fwd(i64 rows, i64 len, const void* x, const float* w, double* lse, double* wx) {
+  for (i64 r = 0; r < rows; ++r) {
+    lse[r] = row_lse<S>(len, x, r * len);
+    if (wx == nullptr) continue;
+    double s = 0;
+    for (i64 c = 0; c < len; ++c) s += static_cast<double>(w != nullptr ? w[c] : 1.0f) * ld<S>(x, r * len + c);
+    wx[r] = s;
+  }
+}
+template <int S>
+void ce_bwd(i64 rows, i64 len, const void* x, const float* w, const float* k, const i64* label, void* dx, bool) {
+  for (i64 r = 0; r < rows; ++r) {
+    const i64 t = label[r];
+    const double lse = t < 0 ? 0.0 : row_lse<S>(len, x, r * len);
+    for (i64 c = 0; c < len; ++c) {
+      if (t < 0) {
+        st<S>(dx, r * len + c, 0.0f);
+        continue;
+      }
+      const float p = static_cast<float>(std::exp(static_cast<double>(ld<S>(x, r * len + c)) - lse));
+      float v = k[3 * r] * p - k[3 * r + 1] * (w != nullptr ? w[c] : 1.0f);
+      if (c == t) v -= k[3 * r + 2];
+      st<S>(dx, r * len + c, v);
+    }
+  }
+}
+
+template <int K, int S>
+constexpr void fill_point(Kernels& k) {
+  k.point_fwd[K][S] = &point_fwd<K, S>;
+  k.point_bwd[K][S] = &point_bwd<K, S>;
+}
+template <int S>
+constexpr void fill_storage(Kernels& k) {
+  k.dropout_fwd[S] = &dropout_fwd<S>;
+  k.dropout_bwd[S] = &dropout_bwd<S>;
+  k.ce_fwd[S] = &ce_fwd<S>;
+  k.ce_bwd[S] = &ce_bwd<S>;
+  fill_point<kMse, S>(k);
+  fill_point<kL1, S>(k);
+  fill_point<kSmoothL1, S>(k);
+  fill_point<kBce, S>(k);
+}
+constexpr Kernels make_kernels() {
+  Kernels k{};
+  k.isa = "generic";
+  fill_storage<act_kernels::kF32>(k);
+  fill_storage<act_kernels::kBF16>(k);
+  fill_storage<act_kernels::kF16>(k);
+  return k;
+}
+
+}  // namespace
+
+extern const Kernels kGeneric = make_kernels();
+
+}  // namespace tessera::dnn::training_kernels
