@@ -45,17 +45,14 @@ TESSERA_ACT_INLINE std::uint64_t philox_keep(std::uint64_t g, const DropoutArgs&
   __m256i c3 = _mm256_set1_epi32(static_cast<int>(a.offset[1]));
   const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
   const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
-  std::uint32_t k0 = a.key[0], k1 = a.key[1];
   for (int round = 0; round < 10; ++round) {
     __m256i hi0, lo0, hi1, lo1;
     mulhilo(c0, m0, &hi0, &lo0);
     mulhilo(c2, m1, &hi1, &lo1);
-    c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32(static_cast<int>(k0)));
+    c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32(static_cast<int>(a.round_key[round][0])));
     c1 = lo1;
-    c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
+    c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32(static_cast<int>(a.round_key[round][1])));
     c3 = lo0;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
   }
   // threshold - 1 as a signed compare: (r >> 8) < 2^24 and threshold <= 2^24.
   const __m256i t = _mm256_set1_epi32(static_cast<int>(a.threshold) - 1);

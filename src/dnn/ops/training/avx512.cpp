@@ -22,14 +22,6 @@ namespace {
 
 constexpr i64 kDropBlock = 64;
 
-// The high and low 32 bits of a * m (m in every 64-bit lane's low half) per 32-bit lane.
-TESSERA_ACT_INLINE void mulhilo(__m512i a, __m512i m, __m512i* hi, __m512i* lo) {
-  const __m512i even = _mm512_mul_epu32(a, m);
-  const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
-  *lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
-  *hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
-}
-
 // 16 bits, one per lane, spread to every fourth bit of 64 (lane j to bit 4 j).
 TESSERA_ACT_INLINE std::uint64_t spread4(std::uint64_t v) {
   v = (v | v << 24) & 0x000000FF000000FFull;
@@ -39,34 +31,44 @@ TESSERA_ACT_INLINE std::uint64_t spread4(std::uint64_t v) {
   return v;
 }
 
+// Philox's state for 8 counters, each 32-bit word in the low half of a 64-bit lane: one
+// VPMULUDQ then gives the whole 64-bit product (its high half is the word's next value's
+// garbage-free source, its low half the other). The high halves of the lanes carry garbage that
+// no multiply reads; the words are masked to their low halves at the end.
+struct Philox8 {
+  __m512i c0, c1, c2, c3;
+};
+TESSERA_ACT_INLINE void philox_round(Philox8& s, __m512i m0, __m512i m1, __m512i k0, __m512i k1) {
+  const __m512i p0 = _mm512_mul_epu32(s.c0, m0), p1 = _mm512_mul_epu32(s.c2, m1);
+  s.c0 = _mm512_ternarylogic_epi32(_mm512_srli_epi64(p1, 32), s.c1, k0, 0x96);
+  s.c1 = p1;
+  s.c2 = _mm512_ternarylogic_epi32(_mm512_srli_epi64(p0, 32), s.c3, k1, 0x96);
+  s.c3 = p0;
+}
+
 // Keep bits of the 64 elements of groups [g, g + 16) (g a multiple of 16, so the counters'
-// low words do not wrap within the vector).
+// low words do not wrap within the vector): the even groups in one Philox8, the odd ones in
+// another, their words interleaved back into group order at the end.
 TESSERA_ACT_INLINE std::uint64_t philox_keep(std::uint64_t g, const DropoutArgs& a) {
-  __m512i c0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(g))),
-                                _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-  __m512i c1 = _mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(g >> 32)));
-  __m512i c2 = _mm512_set1_epi32(static_cast<int>(a.offset[0]));
-  __m512i c3 = _mm512_set1_epi32(static_cast<int>(a.offset[1]));
-  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(0xD2511F53u));
-  const __m512i m1 = _mm512_set1_epi32(static_cast<int>(0xCD9E8D57u));
-  std::uint32_t k0 = a.key[0], k1 = a.key[1];
+  const __m512i lo = _mm512_set1_epi64(static_cast<long long>(static_cast<std::uint32_t>(g)));
+  const __m512i even = _mm512_add_epi64(lo, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14));
+  const __m512i hi = _mm512_set1_epi64(static_cast<long long>(g >> 32));
+  const __m512i o0 = _mm512_set1_epi64(a.offset[0]), o1 = _mm512_set1_epi64(a.offset[1]);
+  Philox8 e{even, hi, o0, o1};
+  Philox8 o{_mm512_add_epi64(even, _mm512_set1_epi64(1)), hi, o0, o1};
+  const __m512i m0 = _mm512_set1_epi64(0xD2511F53u), m1 = _mm512_set1_epi64(0xCD9E8D57u);
   for (int round = 0; round < 10; ++round) {
-    __m512i hi0, lo0, hi1, lo1;
-    mulhilo(c0, m0, &hi0, &lo0);
-    mulhilo(c2, m1, &hi1, &lo1);
-    c0 = _mm512_ternarylogic_epi32(hi1, c1, _mm512_set1_epi32(static_cast<int>(k0)), 0x96);
-    c1 = lo1;
-    c2 = _mm512_ternarylogic_epi32(hi0, c3, _mm512_set1_epi32(static_cast<int>(k1)), 0x96);
-    c3 = lo0;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
+    const __m512i kv0 = _mm512_set1_epi32(static_cast<int>(a.round_key[round][0])), kv1 = _mm512_set1_epi32(static_cast<int>(a.round_key[round][1]));
+    philox_round(e, m0, m1, kv0, kv1);
+    philox_round(o, m0, m1, kv0, kv1);
   }
   // threshold - 1 as a signed compare: (r >> 8) < 2^24 and threshold <= 2^24.
   const __m512i t = _mm512_set1_epi32(static_cast<int>(a.threshold) - 1);
-  const auto keep = [&](__m512i r) {
+  const auto keep = [&](__m512i re, __m512i ro) {
+    const __m512i r = _mm512_mask_blend_epi32(0xAAAA, re, _mm512_slli_epi64(ro, 32));  // group order
     return spread4(_mm512_cmpgt_epi32_mask(_mm512_srli_epi32(r, 8), t));
   };
-  return keep(c0) | keep(c1) << 1 | keep(c2) << 2 | keep(c3) << 3;
+  return keep(e.c0, o.c0) | keep(e.c1, o.c1) << 1 | keep(e.c2, o.c2) << 2 | keep(e.c3, o.c3) << 3;
 }
 
 TESSERA_ACT_INLINE Vec::M bits_mask(std::uint64_t bits) { return static_cast<Vec::M>(bits); }

@@ -24,6 +24,7 @@ constexpr int kNumStorage = act_kernels::kNumStorage;
 // the reference's u >= ratio exactly); kept elements are scaled, the others are 0.
 struct DropoutArgs {
   std::uint32_t key[2];
+  std::uint32_t round_key[10][2];  // key + round (0x9E3779B9, 0xBB67AE85), round 0..9
   std::uint32_t offset[2];  // counter words 2 and 3
   std::uint32_t threshold;
   float scale;

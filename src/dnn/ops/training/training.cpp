@@ -155,6 +155,10 @@ Status dropout_fwd_run(Handle& h, const DropoutFwdCall& c) {
   tk::DropoutArgs a{};
   a.key[0] = static_cast<std::uint32_t>(c.seed);
   a.key[1] = static_cast<std::uint32_t>(c.seed >> 32);
+  for (std::uint32_t r = 0; r < 10; ++r) {
+    a.round_key[r][0] = a.key[0] + r * 0x9E3779B9u;
+    a.round_key[r][1] = a.key[1] + r * 0xBB67AE85u;
+  }
   a.offset[0] = static_cast<std::uint32_t>(c.offset);
   a.offset[1] = static_cast<std::uint32_t>(c.offset >> 32);
   // u = (r >> 8) 2^-24 >= ratio exactly when r >> 8 >= ceil(ratio 2^24) (ratio 2^24 is exact).
