@@ -239,6 +239,42 @@ TEST(BenchDnn, MemoryBoundPrimitivesMatchOneDnn) {
   }
 }
 
+// `bench dnn train`: the documented JSON fields, and the line the library logs for each call
+// (dropout, every loss, both directions) runs again as given.
+TEST(BenchDnn, TrainingOpsReportAgainstACopyAndTheirLoggedLinesReplay) {
+  for (const char* args : {
+           "--op dropout --dims 3x70 --ratio 0.25",
+           "--op dropout --dims 3x70 --dir bwd --dtype bf16",
+           "--op softmax_ce --dims 5x33 --smoothing 0.1",
+           "--op softmax_ce --dims 5x33 --dir bwd --reduction none",
+           "--op nll --dims 4x9 --dir bwd",
+           "--op mse --dims 40 --reduction sum",
+           "--op bce_with_logits --dims 6x7 --dir bwd --dtype f16",
+       }) {
+    Outcome r = run(std::string("bench dnn train ") + args + " --json" + kQuick, no_db_env() + " TESSERA_LOG=bench");
+    ASSERT_EQ(r.code, 0) << args << "\n" << r.err;
+    const json top = json::parse(r.out);
+    ASSERT_EQ(top["results"].size(), 1u) << args;
+    const json& row = top["results"][0];
+    for (const char* field : {"command", "bytes", "best_ms", "copy_best_ms", "gbs", "copy_gbs", "ratio"})
+      EXPECT_TRUE(row.contains(field)) << args << ": no " << field;
+    EXPECT_GT(row["bytes"].get<double>(), 0) << args;
+    // The library's own line for the direction asked for (a backward bench calls the forward
+    // once to draw its mask).
+    const std::string dir = std::string(args).find("--dir bwd") != std::string::npos ? "bwd" : "fwd";
+    std::istringstream err(r.err);
+    std::string line;
+    while (std::getline(err, line) &&
+           (line.rfind("tessera bench dnn train ", 0) != 0 || line.find("--dir " + dir) == std::string::npos)) {
+    }
+    ASSERT_FALSE(line.empty()) << args << ": the library logged no train line";
+    const std::string threads = " --threads ";
+    ASSERT_NE(line.rfind(threads), std::string::npos) << line;
+    Outcome again = run("bench dnn " + replay_args(line.substr(0, line.rfind(threads))) + " --json" + kQuick, no_db_env());
+    EXPECT_EQ(again.code, 0) << line << "\n" << again.err;
+  }
+}
+
 TEST(BenchDnn, BadOptionsGiveOneLineAndNonZeroExit) {
   std::map<std::string, std::string> errors;
   for (const char* args : {

@@ -117,6 +117,9 @@ void log_bench(const Handle& h, const char* op, const TensorDesc& x, const char*
                        << dtype_name(x.dtype) << " --dir " << dir << extra << " --threads " << detail::max_threads(h);
 }
 std::string reduction_flag(LossReduction r) { return " --reduction " + std::string(loss_reduction_name(r)); }
+std::string class_flags(const ClassLossParams& p) {
+  return reduction_flag(p.reduction) + (p.label_smoothing != 0 ? " --smoothing " + std::to_string(p.label_smoothing) : "");
+}
 
 // Elementwise work over [0, n) in pieces of about this many elements per thread task.
 constexpr i64 kPiece = 16384;
@@ -497,7 +500,7 @@ Status softmax_cross_entropy_forward(Handle& h, const ClassLossParams& p, const 
   TESSERA_RETURN_IF_ERROR(check_loss_out(fn, "loss", loss_desc, loss, loss_dims(p.reduction, labels_desc)));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "loss", loss_desc, loss, {{&x_desc, x}, {&labels_desc, labels}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "softmax_cross_entropy_forward"));
-  log_bench(h, "softmax_ce", x_desc, "fwd", reduction_flag(p.reduction));
+  log_bench(h, "softmax_ce", x_desc, "fwd", class_flags(p));
   const CeCall c{p, s, x_desc, x, nullptr, nullptr, loss_desc, loss};
   return detail::run_first_accepting(h, "softmax_cross_entropy_forward", kCeFwdImpls, c);
 }
@@ -512,7 +515,7 @@ Status softmax_cross_entropy_backward(Handle& h, const ClassLossParams& p, const
   TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "dx", dx_desc));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "dx", dx_desc, dx, {{&x_desc, x}, {&labels_desc, labels}, {&dloss_desc, dloss}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "softmax_cross_entropy_backward"));
-  log_bench(h, "softmax_ce", x_desc, "bwd", reduction_flag(p.reduction));
+  log_bench(h, "softmax_ce", x_desc, "bwd", class_flags(p));
   if (dx_desc.numel() == 0) return Status::ok();
   const CeCall c{p, s, x_desc, x, &dloss_desc, dloss, dx_desc, dx};
   return detail::run_first_accepting(h, "softmax_cross_entropy_backward", kCeBwdImpls, c);
