@@ -416,42 +416,73 @@ TEST(Training, PointLossFastPathsKeepSpecialValues) {
   }
 }
 
+// A packed tensor in the channels-last order (dim 1 innermost).
+T make_nhwc(DType t, const Idx& dims) {
+  T x;
+  x.d = TensorDesc::make(t, dims, Layout::kNHWC);
+  x.mem.assign(static_cast<std::size_t>(std::max<i64>(1, x.d.span())) * dtype_size(t), 0xA5);
+  return x;
+}
+
 TEST(Training, SoftmaxCrossEntropyFastPathsMatchTheReference) {
   std::mt19937 rng(24);
   std::vector<float> weight(5000);
   for (float& w : weight) w = std::uniform_real_distribution<float>(0.25f, 2.0f)(rng);
-  for (DType dt : kFloatTypes)
-    for (i64 C : {1, 7, 100, 1030, 5000})
+  // [N, C] rows; [N, C, H, W] packed row-major (the column kernels: 35 samples per slice, or
+  // 1320 across units of 1024, classes across blocks of 256) and channels-last (rows again).
+  struct Shape {
+    Idx dims;
+    bool nhwc;
+  };
+  std::vector<Shape> shapes;
+  for (i64 C : {1, 7, 100, 1030, 5000}) shapes.push_back({{C >= 1000 ? 9 : 37, C}, false});
+  for (i64 C : {1, 21, 300})
+    for (bool nhwc : {false, true}) shapes.push_back({{3, C, 5, 7}, nhwc});
+  shapes.push_back({{2, 21, 33, 40}, false});
+  for (const Shape& sh : shapes)
+    for (DType dt : kFloatTypes)
       for (LossReduction red : {LossReduction::kNone, LossReduction::kSum, LossReduction::kMean})
         for (bool weighted : {false, true})
           for (float eps : {0.0f, 0.1f}) {
-            const i64 N = C >= 1000 ? 9 : 37;
+            const i64 C = sh.dims[1];
+            Idx sd = sh.dims;
+            sd.erase(sd.begin() + 1);
+            i64 n = 1;
+            for (i64 d : sd) n *= d;
             ClassLossParams p;
             p.reduction = red;
             p.ignore_index = 2;
             p.label_smoothing = eps;
             p.weight = weighted ? weight.data() : nullptr;
-            T x = random_tensor(dt, {N, C}, rng, -8, 8);
-            T lab = make(DType::kI64, {N});
+            T x = random_tensor(dt, sh.dims, rng, -8, 8);
+            if (sh.nhwc) {
+              T y = make_nhwc(dt, sh.dims);
+              const auto xo = offsets(x.d), yo = offsets(y.d);
+              const std::size_t b = dtype_size(dt);
+              for (std::size_t i = 0; i < xo.size(); ++i)
+                std::memcpy(y.mem.data() + static_cast<std::size_t>(yo[i]) * b, x.mem.data() + static_cast<std::size_t>(xo[i]) * b, b);
+              x = y;
+            }
+            T lab = make(DType::kI64, sd);
             std::uniform_int_distribution<i64> pick(0, C - 1);
-            for (i64 i = 0; i < N; ++i) static_cast<i64*>(lab.p())[i] = i % 5 == 2 ? 2 : pick(rng);  // some ignored
-            const Idx ld = red == LossReduction::kNone ? Idx{N} : Idx{};
+            for (i64 i = 0; i < n; ++i) static_cast<i64*>(lab.p())[i] = i % 5 == 2 ? 2 : pick(rng);  // some ignored
+            const Idx ld = red == LossReduction::kNone ? sd : Idx{};
             T g = random_tensor(dt, ld, rng, 0.5, 1.5);
-            const std::string what = std::string(dtype_name(dt)) + " C " + std::to_string(C) + " " + std::string(loss_reduction_name(red)) +
+            const std::string what = std::string(dtype_name(dt)) + " " + x.d.to_string() + " " + std::string(loss_reduction_name(red)) +
                                      (weighted ? " weighted" : "") + " eps " + std::to_string(eps);
             Handle h;
-            T xg = relayout(x, Lay::kGaps), lr = make(dt, ld, Lay::kGaps), dxr = make(dt, {N, C}, Lay::kGaps);
+            T xg = relayout(x, Lay::kGaps), lr = make(dt, ld, Lay::kGaps), dxr = make(dt, sh.dims, Lay::kGaps);
             ASSERT_TRUE(softmax_cross_entropy_forward(h, p, xg.d, xg.p(), lab.d, lab.p(), lr.d, lr.p()).is_ok()) << what;
             ASSERT_TRUE(softmax_cross_entropy_backward(h, p, xg.d, xg.p(), lab.d, lab.p(), g.d, g.p(), dxr.d, dxr.p()).is_ok()) << what;
             testing::for_each_isa([&](Isa) {
               std::vector<unsigned char> first;
               for (int threads : {1, 2}) {
                 ASSERT_TRUE(h.set_num_threads(threads).is_ok());
-                T l = make(dt, ld), dx = make(dt, {N, C});
+                T l = make(dt, ld), dx = sh.nhwc ? make_nhwc(dt, sh.dims) : make(dt, sh.dims);
                 ASSERT_TRUE(softmax_cross_entropy_forward(h, p, x.d, x.p(), lab.d, lab.p(), l.d, l.p()).is_ok()) << what;
                 ASSERT_TRUE(softmax_cross_entropy_backward(h, p, x.d, x.p(), lab.d, lab.p(), g.d, g.p(), dx.d, dx.p()).is_ok()) << what;
                 // The loss subtracts x_t from lse (up to about 17 here): f32 errors of lse absolute.
-                expect_near(l, lr, 1e-5, red == LossReduction::kNone ? 3e-5 : 3e-5 * static_cast<double>(N), what + " loss");
+                expect_near(l, lr, 1e-5, red == LossReduction::kNone ? 3e-5 : 3e-5 * static_cast<double>(n), what + " loss");
                 expect_near(dx, dxr, 3e-5, 1e-6, what + " dx");  // terms up to about 3 cancel
                 if (threads == 1) first = l.mem;
                 else EXPECT_EQ(l.mem, first) << what << ": the loss depends on the thread count";

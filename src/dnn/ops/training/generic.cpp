@@ -1,5 +1,5 @@
-// Dropout and loss kernels in plain C++ over contiguous arrays (f32 arithmetic, f64 sums in
-// the vector kernels' order is not kept: the generic sums run sequentially in f64).
+// Dropout and loss kernels in plain C++ over contiguous arrays: f32 arithmetic (softmax
+// cross-entropy's exponentials in f64), sums in f64 in element order.
 #include <cmath>
 #include <cstdint>
 
@@ -89,41 +89,58 @@ void point_bwd(i64 n, const void* x, const void* t, const void* g, float gs, voi
     st<S>(dx, i, (g != nullptr ? ld<S>(g, i) : gs) * point_grad<K>(ld<S>(x, i), ld<S>(t, i), a));
 }
 
+// One sample's scores at x + base + c * step, c in [0, len).
 template <int S>
-double row_lse(i64 len, const void* x, i64 at) {
+double line_lse(i64 len, const void* x, i64 base, i64 step) {
   float m = -INFINITY;
-  for (i64 c = 0; c < len; ++c) m = std::fmax(m, ld<S>(x, at + c));
+  for (i64 c = 0; c < len; ++c) m = std::fmax(m, ld<S>(x, base + c * step));
   if (std::isinf(m)) return m;
   double s = 0;
-  for (i64 c = 0; c < len; ++c) s += std::exp(static_cast<double>(ld<S>(x, at + c)) - m);
+  for (i64 c = 0; c < len; ++c) s += std::exp(static_cast<double>(ld<S>(x, base + c * step)) - m);
   return m + std::log(s);
 }
 template <int S>
-void ce_fwd(i64 rows, i64 len, const void* x, const float* w, double* lse, double* wx) {
-  for (i64 r = 0; r < rows; ++r) {
-    lse[r] = row_lse<S>(len, x, r * len);
-    if (wx == nullptr) continue;
-    double s = 0;
-    for (i64 c = 0; c < len; ++c) s += static_cast<double>(w != nullptr ? w[c] : 1.0f) * ld<S>(x, r * len + c);
-    wx[r] = s;
+double line_wx(i64 len, const void* x, const float* w, i64 base, i64 step) {
+  double s = 0;
+  for (i64 c = 0; c < len; ++c) s += static_cast<double>(w != nullptr ? w[c] : 1.0f) * ld<S>(x, base + c * step);
+  return s;
+}
+// Sample j of the coefficients; its scores at x + base + c * step.
+template <int S>
+void line_bwd(i64 len, const void* x, const float* w, const CeCoef& k, i64 j, void* dx, i64 base, i64 step) {
+  const double lse = k.label[j] < 0 ? 0.0 : line_lse<S>(len, x, base, step);
+  for (i64 c = 0; c < len; ++c) {
+    if (k.label[j] < 0) {
+      st<S>(dx, base + c * step, 0.0f);
+      continue;
+    }
+    const float p = static_cast<float>(std::exp(static_cast<double>(ld<S>(x, base + c * step)) - lse));
+    float v = k.ka[j] * p - k.kb[j] * (w != nullptr ? w[c] : 1.0f);
+    if (c == static_cast<i64>(k.label[j])) v -= k.kt[j];
+    st<S>(dx, base + c * step, v);
   }
 }
 template <int S>
-void ce_bwd(i64 rows, i64 len, const void* x, const float* w, const float* k, const i64* label, void* dx, bool) {
+void ce_rows_fwd(i64 rows, i64 len, const void* x, const float* w, double* lse, double* wx) {
   for (i64 r = 0; r < rows; ++r) {
-    const i64 t = label[r];
-    const double lse = t < 0 ? 0.0 : row_lse<S>(len, x, r * len);
-    for (i64 c = 0; c < len; ++c) {
-      if (t < 0) {
-        st<S>(dx, r * len + c, 0.0f);
-        continue;
-      }
-      const float p = static_cast<float>(std::exp(static_cast<double>(ld<S>(x, r * len + c)) - lse));
-      float v = k[3 * r] * p - k[3 * r + 1] * (w != nullptr ? w[c] : 1.0f);
-      if (c == t) v -= k[3 * r + 2];
-      st<S>(dx, r * len + c, v);
-    }
+    lse[r] = line_lse<S>(len, x, r * len, 1);
+    if (wx != nullptr) wx[r] = line_wx<S>(len, x, w, r * len, 1);
   }
+}
+template <int S>
+void ce_rows_bwd(i64 rows, i64 len, const void* x, const float* w, const CeCoef& k, void* dx, bool) {
+  for (i64 r = 0; r < rows; ++r) line_bwd<S>(len, x, w, k, r, dx, r * len, 1);
+}
+template <int S>
+void ce_cols_fwd(i64 len, i64 inner, i64 c0, i64 c1, const void* x, const float* w, double* lse, double* wx) {
+  for (i64 j = c0; j < c1; ++j) {
+    lse[j] = line_lse<S>(len, x, j, inner);
+    if (wx != nullptr) wx[j] = line_wx<S>(len, x, w, j, inner);
+  }
+}
+template <int S>
+void ce_cols_bwd(i64 len, i64 inner, i64 c0, i64 c1, const void* x, const float* w, const CeCoef& k, void* dx) {
+  for (i64 j = c0; j < c1; ++j) line_bwd<S>(len, x, w, k, j - c0, dx, j, inner);
 }
 
 template <int K, int S>
@@ -135,8 +152,10 @@ template <int S>
 constexpr void fill_storage(Kernels& k) {
   k.dropout_fwd[S] = &dropout_fwd<S>;
   k.dropout_bwd[S] = &dropout_bwd<S>;
-  k.ce_fwd[S] = &ce_fwd<S>;
-  k.ce_bwd[S] = &ce_bwd<S>;
+  k.ce_rows_fwd[S] = &ce_rows_fwd<S>;
+  k.ce_rows_bwd[S] = &ce_rows_bwd<S>;
+  k.ce_cols_fwd[S] = &ce_cols_fwd<S>;
+  k.ce_cols_bwd[S] = &ce_cols_bwd<S>;
   fill_point<kMse, S>(k);
   fill_point<kL1, S>(k);
   fill_point<kSmoothL1, S>(k);

@@ -54,15 +54,30 @@ using PointFwdFn = double (*)(i64 n, const void* x, const void* t, void* out, co
 using PointBwdFn = void (*)(i64 n, const void* x, const void* t, const void* g, float gs,
                             void* dx, const PointArgs& a, bool stream);
 
-// ---- softmax cross-entropy on contiguous rows of C scores -----------------------------------------
-// Per row r: lse[r] = log sum_c e^(x_c) (computed as m + log sum e^(x_c - m); an infinite max m
-// gives m), and, when wx is not null, wx[r] = sum_c w_c x_c (w null: every w_c = 1).
-using CeFwdFn = void (*)(i64 rows, i64 len, const void* x, const float* w, double* lse,
-                         double* wx);
-// Per row r with label[r] >= 0: dx_c = k[3r] e^(x_c - lse) - k[3r+1] w_c, minus k[3r+2] at
-// c = label[r]; rows with label[r] < 0 are zeros.
-using CeBwdFn = void (*)(i64 rows, i64 len, const void* x, const float* w, const float* k,
-                         const i64* label, void* dx, bool stream);
+// ---- softmax cross-entropy ------------------------------------------------------------------------
+// Per sample: lse = log sum_c e^(x_c) (computed as m + log sum_c e^(x_c - m); an infinite max m
+// gives m), and, when wx is not null, wx = sum_c w_c x_c (w null: every w_c = 1).
+// The backward's per-sample coefficients (arrays indexed like lse):
+//   dx_c = ka e^(x_c - lse) - kb w_c, minus kt at c = label; label < 0 (ignored): dx_c = 0.
+// Labels are floats (exact: the fast paths take C < 2^24).
+struct CeCoef {
+  const float* ka;
+  const float* kb;
+  const float* kt;
+  const float* label;
+};
+// Rows: `rows` samples of `len` contiguous scores each (row r at r * len).
+using CeRowsFwdFn = void (*)(i64 rows, i64 len, const void* x, const float* w, double* lse,
+                             double* wx);
+using CeRowsBwdFn = void (*)(i64 rows, i64 len, const void* x, const float* w, const CeCoef& k,
+                             void* dx, bool stream);
+// Columns: samples [c0, c1) of one [len, inner] slice (score c of sample j at c * inner + j),
+// vectorised across samples; x and dx at the slice's first element, lse and wx at its sample 0,
+// k's arrays at sample c0.
+using CeColsFwdFn = void (*)(i64 len, i64 inner, i64 c0, i64 c1, const void* x, const float* w,
+                             double* lse, double* wx);
+using CeColsBwdFn = void (*)(i64 len, i64 inner, i64 c0, i64 c1, const void* x, const float* w,
+                             const CeCoef& k, void* dx);
 
 struct Kernels {
   const char* isa;  // "avx512", "avx2", "generic"
@@ -70,8 +85,10 @@ struct Kernels {
   DropoutBwdFn dropout_bwd[kNumStorage];
   PointFwdFn point_fwd[kNumPointKinds][kNumStorage];
   PointBwdFn point_bwd[kNumPointKinds][kNumStorage];
-  CeFwdFn ce_fwd[kNumStorage];
-  CeBwdFn ce_bwd[kNumStorage];
+  CeRowsFwdFn ce_rows_fwd[kNumStorage];
+  CeRowsBwdFn ce_rows_bwd[kNumStorage];
+  CeColsFwdFn ce_cols_fwd[kNumStorage];
+  CeColsBwdFn ce_cols_bwd[kNumStorage];
 };
 
 extern const Kernels kAvx512;   // avx512.cpp

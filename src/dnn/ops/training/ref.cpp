@@ -73,15 +73,14 @@ double lse(const void* x, DType t, i64 x0, i64 xc, i64 C) {
   return m + std::log(s);
 }
 
-// dx's offset of class 0 per sample.
+}  // namespace
+
 std::vector<i64> class0_offsets(const TensorDesc& d) {
   std::vector<i64> st = d.strides, sd = d.dims;
   st.erase(st.begin() + 1);
   sd.erase(sd.begin() + 1);
   return offsets_of(sd, st);
 }
-
-}  // namespace
 
 std::vector<i64> offsets_of(const std::vector<i64>& dims, const std::vector<i64>& strides) {
   return detail::box_offsets(dims, strides);
@@ -95,14 +94,14 @@ double weight_sum(const ClassLossParams& p, const Samples& s) {
   return w;
 }
 
-void write_loss(const std::vector<double>& per, double weight_sum, LossReduction r, const TensorDesc& d, void* out) {
+void write_loss(const double* per, i64 n, double weight_sum, LossReduction r, const TensorDesc& d, void* out) {
   if (r == LossReduction::kNone) {
     const auto o = offsets_of(d);
-    for (std::size_t i = 0; i < per.size(); ++i) detail::store_f32(out, d.dtype, o[i], static_cast<float>(per[i]));
+    for (i64 i = 0; i < n; ++i) detail::store_f32(out, d.dtype, o[z(i)], static_cast<float>(per[i]));
     return;
   }
   double sum = 0;
-  for (double v : per) sum += v;
+  for (i64 i = 0; i < n; ++i) sum += per[i];
   if (r == LossReduction::kMean) sum = weight_sum == 0 ? std::numeric_limits<double>::quiet_NaN() : sum / weight_sum;
   detail::store_f32(out, d.dtype, 0, static_cast<float>(sum));
 }
@@ -165,22 +164,23 @@ void dropout_backward(Handle& h, float ratio, const TensorDesc& mask_desc, const
 // ---- softmax cross-entropy and NLL ---------------------------------------------------------------
 void softmax_cross_entropy_forward(Handle& h, const ClassLossParams& p, const Samples& s, const TensorDesc& x_desc,
                                    const void* x, const TensorDesc& loss_desc, void* loss) {
-  const i64 n = static_cast<i64>(s.label.size()), C = s.C;
+  const i64 n = static_cast<i64>(s.label.size()), C = s.C, xc = x_desc.strides[1];
   const double eps = p.label_smoothing;
+  const auto x0 = class0_offsets(x_desc);
   std::vector<double> per(z(n), 0.0);
   detail::parallel_for(h, 0, n, std::max<i64>(1, 4096 / std::max<i64>(1, C)), [&](i64 i0, i64 i1) {
     for (i64 i = i0; i < i1; ++i) {
       const i64 t = s.label[z(i)];
       if (t == p.ignore_index) continue;
-      const double l = lse(x, x_desc.dtype, s.x0[z(i)], s.xc, C);
+      const double l = lse(x, x_desc.dtype, x0[z(i)], xc, C);
       double smooth = 0;
       if (eps != 0)
-        for (i64 c = 0; c < C; ++c) smooth += class_weight(p, c) * (detail::load_f32(x, x_desc.dtype, s.x0[z(i)] + c * s.xc) - l);
-      const double lpt = detail::load_f32(x, x_desc.dtype, s.x0[z(i)] + t * s.xc) - l;
+        for (i64 c = 0; c < C; ++c) smooth += class_weight(p, c) * (detail::load_f32(x, x_desc.dtype, x0[z(i)] + c * xc) - l);
+      const double lpt = detail::load_f32(x, x_desc.dtype, x0[z(i)] + t * xc) - l;
       per[z(i)] = -(1 - eps) * class_weight(p, t) * lpt - eps / static_cast<double>(C) * smooth;
     }
   });
-  write_loss(per, weight_sum(p, s), p.reduction, loss_desc, loss);
+  write_loss(per.data(), n, weight_sum(p, s), p.reduction, loss_desc, loss);
 }
 
 void softmax_cross_entropy_backward(Handle& h, const ClassLossParams& p, const Samples& s, const TensorDesc& x_desc,
@@ -191,8 +191,8 @@ void softmax_cross_entropy_backward(Handle& h, const ClassLossParams& p, const S
   double W = 0;
   for (i64 c = 0; c < C; ++c) W += class_weight(p, c);
   const auto g = sample_grads(p.reduction, dloss_desc, dloss, n, weight_sum(p, s));
-  const auto d0 = class0_offsets(dx_desc);
-  const i64 dc = dx_desc.strides[1];
+  const auto d0 = class0_offsets(dx_desc), x0 = class0_offsets(x_desc);
+  const i64 dc = dx_desc.strides[1], xc = x_desc.strides[1];
   detail::parallel_for(h, 0, n, std::max<i64>(1, 4096 / std::max<i64>(1, C)), [&](i64 i0, i64 i1) {
     for (i64 i = i0; i < i1; ++i) {
       const i64 t = s.label[z(i)];
@@ -200,10 +200,10 @@ void softmax_cross_entropy_backward(Handle& h, const ClassLossParams& p, const S
         for (i64 c = 0; c < C; ++c) detail::store_f32(dx, dx_desc.dtype, d0[z(i)] + c * dc, 0.0f);
         continue;
       }
-      const double l = lse(x, x_desc.dtype, s.x0[z(i)], s.xc, C);
+      const double l = lse(x, x_desc.dtype, x0[z(i)], xc, C);
       const double wt = class_weight(p, t), a = (1 - eps) * wt + eps / static_cast<double>(C) * W;
       for (i64 c = 0; c < C; ++c) {
-        const double pc = std::exp(detail::load_f32(x, x_desc.dtype, s.x0[z(i)] + c * s.xc) - l);
+        const double pc = std::exp(detail::load_f32(x, x_desc.dtype, x0[z(i)] + c * xc) - l);
         const double v = pc * a - (c == t ? (1 - eps) * wt : 0.0) - eps / static_cast<double>(C) * class_weight(p, c);
         detail::store_f32(dx, dx_desc.dtype, d0[z(i)] + c * dc, static_cast<float>(g[z(i)] * v));
       }
@@ -232,7 +232,7 @@ void point_loss_forward(Handle& h, const PointLossParams& p, const TensorDesc& x
     for (i64 i = i0; i < i1; ++i)
       per[z(i)] = point_value(p, detail::load_f32(x, x_desc.dtype, xo[z(i)]), detail::load_f32(target, target_desc.dtype, to[z(i)]));
   });
-  write_loss(per, static_cast<double>(per.size()), p.reduction, loss_desc, loss);
+  write_loss(per.data(), static_cast<i64>(per.size()), static_cast<double>(per.size()), p.reduction, loss_desc, loss);
 }
 
 void point_loss_backward(Handle& h, const PointLossParams& p, const TensorDesc& x_desc, const void* x,

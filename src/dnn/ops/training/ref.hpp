@@ -13,25 +13,25 @@ namespace tessera::dnn::training_ref {
 
 using i64 = std::int64_t;
 
-// The class-indexed losses' samples: x's offset of class 0 and the label per sample
-// (row-major over N, d1, ...; ignore_index kept as is), and x's class stride.
+// The class-indexed losses' samples: the label per sample (row-major over N, d1, ...;
+// ignore_index kept as is) and the class count.
 struct Samples {
   i64 C = 0;
-  std::vector<i64> x0;
   std::vector<i64> label;
-  i64 xc = 0;
 };
 
 // Offsets of every element of a box of dims with these strides, row-major.
 std::vector<i64> offsets_of(const std::vector<i64>& dims, const std::vector<i64>& strides);
 std::vector<i64> offsets_of(const TensorDesc& d);
+// The offset of class 0 of every sample of [N, C, d...] (row-major over N, d...).
+std::vector<i64> class0_offsets(const TensorDesc& d);
 
 inline double class_weight(const ClassLossParams& p, i64 c) { return p.weight != nullptr ? p.weight[c] : 1.0; }
 // The total weight of the counted samples (mean's divisor).
 double weight_sum(const ClassLossParams& p, const Samples& s);
 // Writes per-sample values or their reduction (sample order, f64); `weight_sum` divides for mean.
-void write_loss(const std::vector<double>& per, double weight_sum, LossReduction r,
-                const TensorDesc& d, void* out);
+void write_loss(const double* per, i64 n, double weight_sum, LossReduction r, const TensorDesc& d,
+                void* out);
 // The gradient reaching each sample: dloss per sample (none), or the scalar (divided for mean).
 std::vector<double> sample_grads(LossReduction r, const TensorDesc& d, const void* g, i64 n,
                                  double weight_sum);

@@ -26,6 +26,18 @@ using std::to_string;
 using training_ref::offsets_of;
 using training_ref::Samples;
 
+// Packed row-major: the strides of the dims larger than 1 are those of the row-major order.
+bool row_major(const TensorDesc& d) {
+  i64 expect = 1;
+  for (int i = d.rank() - 1; i >= 0; --i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (d.dims[k] == 1) continue;
+    if (d.strides[k] != expect) return false;
+    expect *= d.dims[k];
+  }
+  return true;
+}
+
 Status check_float(const std::string& fn, const char* name, const TensorDesc& d, const void* p) {
   TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, name, d, p));
   return detail::check_float_dtype(fn, name, d);
@@ -56,14 +68,12 @@ Result<Samples> read_samples(const std::string& fn, const ClassLossParams& p, co
   if (loss_reduction_name(p.reduction).empty()) return invalid_argument(fn + ": unknown reduction");
   Samples s;
   s.C = x.dims[1];
-  s.xc = x.strides[1];
-  std::vector<i64> xs = x.strides;
-  xs.erase(xs.begin() + 1);
-  s.x0 = offsets_of(want, xs);
-  const auto lo = offsets_of(lab);
-  s.label.resize(lo.size());
-  for (std::size_t i = 0; i < lo.size(); ++i) {
-    const i64 v = lab.dtype == DType::kI32 ? static_cast<const std::int32_t*>(lp)[lo[i]] : static_cast<const i64*>(lp)[lo[i]];
+  // Packed labels are read in place; others through their offsets.
+  const std::vector<i64> lo = row_major(lab) ? std::vector<i64>{} : offsets_of(lab);
+  s.label.resize(static_cast<std::size_t>(lab.numel()));
+  for (std::size_t i = 0; i < s.label.size(); ++i) {
+    const i64 at = lo.empty() ? static_cast<i64>(i) : lo[i];
+    const i64 v = lab.dtype == DType::kI32 ? static_cast<const std::int32_t*>(lp)[at] : static_cast<const i64*>(lp)[at];
     if (v != p.ignore_index && (v < 0 || v >= s.C))
       return invalid_argument(fn + ": label " + to_string(v) + " at position " + to_string(i) + " is outside [0, " + to_string(s.C) + ")");
     s.label[i] = v;
@@ -93,18 +103,6 @@ Status check_point(const std::string& fn, const PointLossParams& p, const Tensor
   return Status::ok();
 }
 
-
-// Packed row-major: the strides of the dims larger than 1 are those of the row-major order.
-bool row_major(const TensorDesc& d) {
-  i64 expect = 1;
-  for (int i = d.rank() - 1; i >= 0; --i) {
-    const auto k = static_cast<std::size_t>(i);
-    if (d.dims[k] == 1) continue;
-    if (d.strides[k] != expect) return false;
-    expect *= d.dims[k];
-  }
-  return true;
-}
 
 Status same_dtype(const TensorDesc& a, const char* an, const TensorDesc& b, const char* bn) {
   if (a.dtype == b.dtype) return Status::ok();
@@ -230,12 +228,37 @@ struct CeCall {
   void* outp;
 };
 
+// How the fast paths see x: rows (classes innermost, samples in row-major order C apart: [N, C]
+// or channels-last) or columns (packed row-major with spatial dims: per n a [C, S] slice,
+// classes S apart, vectorised across the S samples).
+enum class CeShape { kRows, kCols };
+Status ce_shape(const TensorDesc& x, CeShape* shape) {
+  const i64 C = x.dims[1];
+  if (C >= i64{1} << 24) return refuse("C = " + to_string(C) + " >= 2^24 (the kernels carry labels as floats)");
+  bool rows = C <= 1 || x.strides[1] == 1;
+  i64 expect = C;
+  for (int i = x.rank() - 1; rows && i >= 0; --i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (i == 1 || x.dims[k] == 1) continue;
+    rows = x.strides[k] == expect;
+    expect *= x.dims[k];
+  }
+  if (rows) {
+    *shape = CeShape::kRows;
+    return Status::ok();
+  }
+  if (row_major(x)) {
+    *shape = CeShape::kCols;
+    return Status::ok();
+  }
+  return refuse("x is neither classes-innermost rows nor packed row-major");
+}
+
 template <Isa kNeeds>
 Status ce_accepts(const CeCall& c) {
   TESSERA_RETURN_IF_ERROR(detail::isa_allows(kNeeds));
-  if (c.x.numel() != c.x.dims[0] * c.x.dims[1])
-    return refuse("x has spatial dims (the classes are not rows)");
-  if (!row_major(c.x)) return refuse("x is not packed row-major [N, C]");
+  CeShape shape;
+  TESSERA_RETURN_IF_ERROR(ce_shape(c.x, &shape));
   if (c.dloss != nullptr) {
     if (!detail::same_dense_layout(c.x, c.out)) return refuse("x and dx are not packed alike");
     return same_dtype(c.x, "x", c.out, "dx");
@@ -245,6 +268,36 @@ Status ce_accepts(const CeCall& c) {
 // Rows per thread task: about kPiece scores.
 i64 row_grain(i64 C) { return std::max<i64>(1, kPiece / std::max<i64>(1, C)); }
 
+// The column path's units: (n, a run of up to kCeUnit samples of n's slice).
+constexpr i64 kCeUnit = 1024;
+struct CeCols {
+  i64 N, C, S, per;
+};
+CeCols ce_cols(const CeCall& c) {
+  const i64 N = c.x.dims[0], C = c.x.dims[1], S = N * C == 0 ? 0 : c.x.numel() / (N * C);
+  return {N, C, S, (S + kCeUnit - 1) / kCeUnit};
+}
+
+// Runs fn(i0, i1, kernel) over the samples: `rows` calls the row kernel for samples [i0, i1),
+// `cols(j0, j1, o)` the column kernel for samples [j0, j1) of slice o (samples o S + j).
+template <typename Rows, typename Cols>
+void ce_split(Handle& h, const CeCall& c, Rows&& rows, Cols&& cols) {
+  CeShape shape = CeShape::kRows;
+  (void)ce_shape(c.x, &shape);  // accepted, so ok
+  const i64 n = static_cast<i64>(c.s.label.size());
+  if (shape == CeShape::kRows) {
+    detail::parallel_for(h, 0, n, row_grain(c.s.C), [&](i64 r0, i64 r1) { rows(r0, r1); });
+    return;
+  }
+  const CeCols g = ce_cols(c);
+  detail::parallel_for(h, 0, g.N * g.per, 1, [&](i64 u0, i64 u1) {
+    for (i64 u = u0; u < u1; ++u) {
+      const i64 o = u / g.per, j0 = (u % g.per) * kCeUnit;
+      cols(j0, std::min(g.S, j0 + kCeUnit), o, g.S);
+    }
+  });
+}
+
 template <const tk::Kernels* kK>
 Status ce_fwd_run(Handle& h, const CeCall& c) {
   const ClassLossParams& p = c.p;
@@ -252,23 +305,42 @@ Status ce_fwd_run(Handle& h, const CeCall& c) {
   const double eps = p.label_smoothing;
   const int st = detail::storage_index(c.x.dtype);
   const i64 eb = detail::storage_bytes(c.x.dtype);
-  std::vector<double> lse(static_cast<std::size_t>(n)), wx(eps != 0 ? static_cast<std::size_t>(n) : 0);
-  detail::parallel_for(h, 0, n, row_grain(C), [&](i64 r0, i64 r1) {
-    kK->ce_fwd[st](r1 - r0, C, at_element(c.xp, r0 * C, eb), p.weight, lse.data() + r0,
-                   eps != 0 ? wx.data() + r0 : nullptr);
-  });
   double W = 0;
   for (i64 k = 0; k < C; ++k) W += training_ref::class_weight(p, k);
-  std::vector<double> per(static_cast<std::size_t>(n), 0.0);
-  for (i64 i = 0; i < n; ++i) {
-    const auto u = static_cast<std::size_t>(i);
-    const i64 t = c.s.label[u];
-    if (t == p.ignore_index) continue;
-    const double lpt = detail::load_f32(c.xp, c.x.dtype, i * C + t) - lse[u];
-    const double smooth = eps != 0 ? wx[u] - lse[u] * W : 0.0;
-    per[u] = -(1 - eps) * training_ref::class_weight(p, t) * lpt - eps / static_cast<double>(C) * smooth;
-  }
-  training_ref::write_loss(per, training_ref::weight_sum(p, c.s), p.reduction, c.out, c.outp);
+  // lse, the weighted sums and the per-sample losses in the handle's workspace (n doubles each).
+  TESSERA_ASSIGN_OR_RETURN(void* ws, detail::workspace(h, static_cast<std::size_t>(3 * n) * sizeof(double)));
+  double* const lse = static_cast<double*>(ws);
+  double* const wxp = eps != 0 ? lse + n : nullptr;
+  double* const per = lse + 2 * n;
+  CeShape shape = CeShape::kRows;
+  TESSERA_RETURN_IF_ERROR(ce_shape(c.x, &shape));
+  const CeCols g = ce_cols(c);
+  // Each sample's loss from its lse (and weighted sum), next to the kernel call that made them;
+  // x_t at i C + t (rows) or o C S + t S + j (columns, i = o S + j).
+  auto finish = [&](i64 i0, i64 i1) {
+    for (i64 i = i0; i < i1; ++i) {
+      const i64 t = c.s.label[static_cast<std::size_t>(i)];
+      per[i] = 0;
+      if (t == p.ignore_index) continue;
+      const i64 at = shape == CeShape::kRows ? i * C + t : (i / g.S) * C * g.S + t * g.S + i % g.S;
+      const double lpt = detail::load_f32(c.xp, c.x.dtype, at) - lse[i];
+      const double smooth = eps != 0 ? wxp[i] - lse[i] * W : 0.0;
+      per[i] = -(1 - eps) * training_ref::class_weight(p, t) * lpt - eps / static_cast<double>(C) * smooth;
+    }
+  };
+  ce_split(
+      h, c,
+      [&](i64 r0, i64 r1) {
+        kK->ce_rows_fwd[st](r1 - r0, C, at_element(c.xp, r0 * C, eb), p.weight, lse + r0,
+                            wxp != nullptr ? wxp + r0 : nullptr);
+        finish(r0, r1);
+      },
+      [&](i64 j0, i64 j1, i64 o, i64 S) {
+        kK->ce_cols_fwd[st](C, S, j0, j1, at_element(c.xp, o * C * S, eb), p.weight, lse + o * S,
+                            wxp != nullptr ? wxp + o * S : nullptr);
+        finish(o * S + j0, o * S + j1);
+      });
+  training_ref::write_loss(per, n, training_ref::weight_sum(p, c.s), p.reduction, c.out, c.outp);
   return Status::ok();
 }
 
@@ -281,25 +353,47 @@ Status ce_bwd_run(Handle& h, const CeCall& c) {
   const i64 eb = detail::storage_bytes(c.x.dtype);
   double W = 0;
   for (i64 k = 0; k < C; ++k) W += training_ref::class_weight(p, k);
-  const auto g = training_ref::sample_grads(p.reduction, *c.dloss, c.dlossp, n, training_ref::weight_sum(p, c.s));
-  // Per row: g a (a = (1 - eps) w_t + eps W / C), g eps / C and g (1 - eps) w_t; label -1 zeroes.
-  std::vector<float> k(static_cast<std::size_t>(3 * n));
-  std::vector<i64> label(static_cast<std::size_t>(n));
-  for (i64 i = 0; i < n; ++i) {
-    const auto u = static_cast<std::size_t>(i);
-    const i64 t = c.s.label[u];
-    label[u] = t == p.ignore_index ? -1 : t;
-    if (label[u] < 0) continue;
-    const double wt = training_ref::class_weight(p, t);
-    k[3 * u] = static_cast<float>(g[u] * ((1 - eps) * wt + eps / static_cast<double>(C) * W));
-    k[3 * u + 1] = static_cast<float>(g[u] * eps / static_cast<double>(C));
-    k[3 * u + 2] = static_cast<float>(g[u] * (1 - eps) * wt);
-  }
+  const bool none = p.reduction == LossReduction::kNone;
+  const std::vector<double> gv =
+      none ? training_ref::sample_grads(p.reduction, *c.dloss, c.dlossp, n, 0.0) : std::vector<double>{};
+  const double gs = none ? 0.0
+                         : training_ref::scalar_grad(p.reduction, detail::load_f32(c.dlossp, c.dloss->dtype, 0),
+                                                     training_ref::weight_sum(p, c.s));
+  // Per sample: g a (a = (1 - eps) w_t + eps W / C), g eps / C, g (1 - eps) w_t, and the label
+  // (-1: ignored, zeros), for up to kCeUnit samples at a time.
+  struct Coef {
+    float ka[kCeUnit], kb[kCeUnit], kt[kCeUnit], label[kCeUnit];
+  };
+  auto fill = [&](i64 i0, i64 i1, Coef& k) {
+    for (i64 i = i0; i < i1; ++i) {
+      const auto u = static_cast<std::size_t>(i), j = static_cast<std::size_t>(i - i0);
+      const i64 t = c.s.label[u];
+      k.label[j] = t == p.ignore_index ? -1.0f : static_cast<float>(t);
+      k.ka[j] = k.kb[j] = k.kt[j] = 0.0f;
+      if (k.label[j] < 0) continue;
+      const double g = none ? gv[u] : gs, wt = training_ref::class_weight(p, t);
+      k.ka[j] = static_cast<float>(g * ((1 - eps) * wt + eps / static_cast<double>(C) * W));
+      k.kb[j] = static_cast<float>(g * eps / static_cast<double>(C));
+      k.kt[j] = static_cast<float>(g * (1 - eps) * wt);
+    }
+    return tk::CeCoef{k.ka, k.kb, k.kt, k.label};
+  };
   const bool stream = detail::stream_output(c.out.numel() * eb);
-  detail::parallel_for(h, 0, n, row_grain(C), [&](i64 r0, i64 r1) {
-    kK->ce_bwd[st](r1 - r0, C, at_element(c.xp, r0 * C, eb), p.weight, k.data() + 3 * r0, label.data() + r0,
-                   at_element(c.outp, r0 * C, eb), stream);
-  });
+  ce_split(
+      h, c,
+      [&](i64 r0, i64 r1) {
+        Coef k;
+        for (i64 i0 = r0; i0 < r1; i0 += kCeUnit) {
+          const i64 i1 = std::min(r1, i0 + kCeUnit);
+          kK->ce_rows_bwd[st](i1 - i0, C, at_element(c.xp, i0 * C, eb), p.weight, fill(i0, i1, k),
+                              at_element(c.outp, i0 * C, eb), stream);
+        }
+      },
+      [&](i64 j0, i64 j1, i64 o, i64 S) {
+        Coef k;
+        kK->ce_cols_bwd[st](C, S, j0, j1, at_element(c.xp, o * C * S, eb), p.weight, fill(o * S + j0, o * S + j1, k),
+                            at_element(c.outp, o * C * S, eb));
+      });
   return Status::ok();
 }
 
@@ -530,12 +624,13 @@ Status nll_loss_forward(Handle& h, const ClassLossParams& p, const TensorDesc& x
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "nll_loss_forward"));
   log_bench(h, "nll", x_desc, "fwd", reduction_flag(p.reduction));
   // One score per sample: the reference's loop is all there is to it.
+  const auto x0 = training_ref::class0_offsets(x_desc);
   std::vector<double> per(s.label.size(), 0.0);
   for (std::size_t i = 0; i < per.size(); ++i) {
     const i64 t = s.label[i];
-    if (t != p.ignore_index) per[i] = -training_ref::class_weight(p, t) * detail::load_f32(x, x_desc.dtype, s.x0[i] + t * s.xc);
+    if (t != p.ignore_index) per[i] = -training_ref::class_weight(p, t) * detail::load_f32(x, x_desc.dtype, x0[i] + t * x_desc.strides[1]);
   }
-  training_ref::write_loss(per, training_ref::weight_sum(p, s), p.reduction, loss_desc, loss);
+  training_ref::write_loss(per.data(), static_cast<i64>(per.size()), training_ref::weight_sum(p, s), p.reduction, loss_desc, loss);
   return Status::ok();
 }
 
