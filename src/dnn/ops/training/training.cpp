@@ -91,7 +91,6 @@ Status check_loss_out(const std::string& fn, const char* name, const TensorDesc&
   return Status::ok();
 }
 
-
 Status check_point(const std::string& fn, const PointLossParams& p, const TensorDesc& x, const void* xp,
                    const TensorDesc& t, const void* tp) {
   if (point_loss_name(p.kind).empty()) return invalid_argument(fn + ": unknown loss kind");
@@ -102,7 +101,6 @@ Status check_point(const std::string& fn, const PointLossParams& p, const Tensor
   TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x, "target", t));
   return Status::ok();
 }
-
 
 Status same_dtype(const TensorDesc& a, const char* an, const TensorDesc& b, const char* bn) {
   if (a.dtype == b.dtype) return Status::ok();
@@ -278,8 +276,8 @@ CeCols ce_cols(const CeCall& c) {
   return {N, C, S, (S + kCeUnit - 1) / kCeUnit};
 }
 
-// Runs fn(i0, i1, kernel) over the samples: `rows` calls the row kernel for samples [i0, i1),
-// `cols(j0, j1, o)` the column kernel for samples [j0, j1) of slice o (samples o S + j).
+// Splits the samples over threads by x's shape: rows(r0, r1) for samples [r0, r1), or
+// cols(j0, j1, o, S) for samples [j0, j1) of slice o (samples o S + j), a run of up to kCeUnit.
 template <typename Rows, typename Cols>
 void ce_split(Handle& h, const CeCall& c, Rows&& rows, Cols&& cols) {
   CeShape shape = CeShape::kRows;
