@@ -286,25 +286,40 @@ TEST(Softmax, KernelVariantsGiveTheSameBits) {
             t->rows_bwd[mode][st](rows, len, x.data(), x.data(), b.data() + offset * eb, true);
             EXPECT_EQ(a, b) << "rows bwd len " << len;
           }
-          // Columns: scratch or not, streamed or not; 20000 rows do not fit the scratch.
-          for (auto [len, inner] : {std::pair<i64, i64>{300, 37}, std::pair<i64, i64>{20000, 5}}) {
-            const i64 n = len * inner;
+          // Columns: scratch or not, streamed or not. Three slices of 300 rows run two chunks at
+          // a time (cols_fwd_pipelined); 2000 rows of 100 fit the scratch once but not twice;
+          // 20000 rows do not fit it.
+          for (auto [len, inner, slices] : {std::tuple<i64, i64, i64>{300, 37, 3}, std::tuple<i64, i64, i64>{2000, 100, 1},
+                                            std::tuple<i64, i64, i64>{20000, 5, 1}}) {
+            const i64 n = len * inner * slices;
             std::vector<std::uint8_t> x(static_cast<std::size_t>(n * eb));
             for (i64 i = 0; i < n; ++i)
               detail::store_f32(x.data(), dt, i, std::uniform_real_distribution<float>(-4, 4)(rng));
             std::vector<std::uint8_t> a(x.size() + 64, 0xff), b(x.size() + 64, 0xff),
                 c(x.size() + 64, 0xff);
-            t->cols_fwd[mode][st](len, inner, 0, inner, 1, x.data(), a.data() + offset * eb, false,
+            t->cols_fwd[mode][st](len, inner, 0, inner, slices, x.data(), a.data() + offset * eb, false,
                                   scratch.data());
-            t->cols_fwd[mode][st](len, inner, 0, inner, 1, x.data(), b.data() + offset * eb, true,
+            t->cols_fwd[mode][st](len, inner, 0, inner, slices, x.data(), b.data() + offset * eb, true,
                                   scratch.data());
-            t->cols_fwd[mode][st](len, inner, 0, inner, 1, x.data(), c.data() + offset * eb, false,
+            t->cols_fwd[mode][st](len, inner, 0, inner, slices, x.data(), c.data() + offset * eb, false,
                                   nullptr);
             EXPECT_EQ(a, b) << "cols fwd len " << len;
             EXPECT_EQ(a, c) << "cols fwd without scratch, len " << len;
-            t->cols_bwd[mode][st](len, inner, 0, inner, x.data(), x.data(), a.data() + offset * eb,
+            // Against the generic kernels (the reference's arithmetic) within f32 rounding.
+            std::vector<std::uint8_t> g(x.size() + 64, 0xff);
+            softmax_kernels::kGeneric.cols_fwd[mode][st](len, inner, 0, inner, slices, x.data(), g.data() + offset * eb,
+                                                         false, nullptr);
+            int far = 0;
+            for (i64 i = 0; i < n; ++i) {
+              const double want = detail::load_f32(g.data() + offset * eb, dt, i), got = detail::load_f32(a.data() + offset * eb, dt, i);
+              // f32 arithmetic's error, plus one ulp of a 16-bit result (f16 subnormals: 2^-24).
+              const double ulp16 = st == act_kernels::kF32 ? 0.0 : st == act_kernels::kBF16 ? 0x1p-7 : 0x1p-10;
+              const double tol = 1e-5 * (mode == 0 ? std::fabs(want) : 1.0) + ulp16 * std::fabs(want) + (ulp16 > 0 ? 0x1p-24 : 0.0);
+              if (!(std::fabs(got - want) <= tol + 1e-30) && ++far <= 3) ADD_FAILURE() << "cols fwd len " << len << " element " << i << " got " << got << " want " << want;
+            }
+            t->cols_bwd[mode][st](len, inner * slices, 0, inner * slices, x.data(), x.data(), a.data() + offset * eb,
                                   false);
-            t->cols_bwd[mode][st](len, inner, 0, inner, x.data(), x.data(), b.data() + offset * eb,
+            t->cols_bwd[mode][st](len, inner * slices, 0, inner * slices, x.data(), x.data(), b.data() + offset * eb,
                                   true);
             EXPECT_EQ(a, b) << "cols bwd len " << len;
           }
