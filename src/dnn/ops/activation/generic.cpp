@@ -5,32 +5,14 @@
 #include <utility>
 
 #include "act_scalar.hpp"
+#include "generic_storage.hpp"
 #include "kernels.hpp"
-#include "tessera/core/half.hpp"
 
 namespace tessera::dnn::act_kernels {
 namespace {
 
 using i64 = std::int64_t;
 
-template <int S>
-float ld(const void* p, i64 i) {
-  if constexpr (S == kF32)
-    return static_cast<const float*>(p)[i];
-  else if constexpr (S == kBF16)
-    return bf16_bits_to_f32(static_cast<const std::uint16_t*>(p)[i]);
-  else
-    return f16_bits_to_f32(static_cast<const std::uint16_t*>(p)[i]);
-}
-template <int S>
-void st(void* p, i64 i, float v) {
-  if constexpr (S == kF32)
-    static_cast<float*>(p)[i] = v;
-  else if constexpr (S == kBF16)
-    static_cast<std::uint16_t*>(p)[i] = f32_to_bf16_bits(v);
-  else
-    static_cast<std::uint16_t*>(p)[i] = f32_to_f16_bits(v);
-}
 
 template <int K, int S>
 void act_forward(const Params& p, i64 n, const void* x, void* y) {

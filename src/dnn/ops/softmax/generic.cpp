@@ -2,33 +2,17 @@
 // rows and columns, so results equal the reference's bit for bit.
 #include <cstdint>
 
+#include "../activation/generic_storage.hpp"
 #include "kernels.hpp"
 #include "row_math.hpp"
-#include "tessera/core/half.hpp"
 
 namespace tessera::dnn::softmax_kernels {
 namespace {
 
 using i64 = std::int64_t;
 
-template <int S>
-float ld(const void* p, i64 i) {
-  if constexpr (S == act_kernels::kF32)
-    return static_cast<const float*>(p)[i];
-  else if constexpr (S == act_kernels::kBF16)
-    return bf16_bits_to_f32(static_cast<const std::uint16_t*>(p)[i]);
-  else
-    return f16_bits_to_f32(static_cast<const std::uint16_t*>(p)[i]);
-}
-template <int S>
-void st(void* p, i64 i, float v) {
-  if constexpr (S == act_kernels::kF32)
-    static_cast<float*>(p)[i] = v;
-  else if constexpr (S == act_kernels::kBF16)
-    static_cast<std::uint16_t*>(p)[i] = f32_to_bf16_bits(v);
-  else
-    static_cast<std::uint16_t*>(p)[i] = f32_to_f16_bits(v);
-}
+using act_kernels::ld;
+using act_kernels::st;
 
 // Row (or column) starting at element `base` with element stride `step`.
 template <int Mode, int S>

@@ -3,31 +3,15 @@
 #include <cmath>
 #include <cstdint>
 
+#include "../activation/generic_storage.hpp"
 #include "kernels.hpp"
-#include "tessera/core/half.hpp"
 #include "tessera/dnn/training.hpp"
 
 namespace tessera::dnn::training_kernels {
 namespace {
 
-template <int S>
-float ld(const void* p, i64 i) {
-  if constexpr (S == act_kernels::kF32)
-    return static_cast<const float*>(p)[i];
-  else if constexpr (S == act_kernels::kBF16)
-    return bf16_bits_to_f32(static_cast<const std::uint16_t*>(p)[i]);
-  else
-    return f16_bits_to_f32(static_cast<const std::uint16_t*>(p)[i]);
-}
-template <int S>
-void st(void* p, i64 i, float v) {
-  if constexpr (S == act_kernels::kF32)
-    static_cast<float*>(p)[i] = v;
-  else if constexpr (S == act_kernels::kBF16)
-    static_cast<std::uint16_t*>(p)[i] = f32_to_bf16_bits(v);
-  else
-    static_cast<std::uint16_t*>(p)[i] = f32_to_f16_bits(v);
-}
+using act_kernels::ld;
+using act_kernels::st;
 
 template <int S>
 void dropout_fwd(i64 begin, i64 end, const void* x, void* y, unsigned char* mask,
