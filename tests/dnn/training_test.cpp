@@ -13,6 +13,7 @@
 
 #include <tessera/dnn.hpp>
 
+#include "../../src/dnn/ops/training/kernels.hpp"
 #include "tensor_test_util.hpp"
 #include "test_util.hpp"
 
@@ -347,6 +348,50 @@ TEST(Training, DropoutFastPathsMatchTheReferenceBitForBit) {
           }
         });
       }
+}
+
+// Beyond 2^34 elements the Philox counter's second word is the group index's high half: the
+// kernels run a window across that boundary directly (no tensor that large is needed), against
+// the published generator word by word.
+TEST(Training, DropoutKernelsCarryTheCounterPastTwoToThe32Groups) {
+  std::vector<const training_kernels::Kernels*> tables{&training_kernels::kGeneric};
+  if (cpu_info().has(CpuFeature::kAvx2) && cpu_info().has(CpuFeature::kFma)) tables.push_back(&training_kernels::kAvx2);
+  if (cpu_info().has(CpuFeature::kAvx512f) && cpu_info().has(CpuFeature::kAvx512bw) && cpu_info().has(CpuFeature::kAvx512dq) &&
+      cpu_info().has(CpuFeature::kAvx512vl))
+    tables.push_back(&training_kernels::kAvx512);
+  const i64 first = (i64{1} << 34) - 128, n = 251;  // groups 2^32 - 32 .. 2^32 + 30, a partial tail
+  const float ratio = 0.4f;
+  training_kernels::DropoutArgs a{};
+  a.key[0] = 0x9abcdef0u;
+  a.key[1] = 0x12345678u;
+  for (std::uint32_t r = 0; r < 10; ++r) {
+    a.round_key[r][0] = a.key[0] + r * 0x9E3779B9u;
+    a.round_key[r][1] = a.key[1] + r * 0xBB67AE85u;
+  }
+  a.offset[0] = 7;
+  a.offset[1] = 1;
+  a.threshold = static_cast<std::uint32_t>(std::ceil(static_cast<double>(ratio) * 0x1p24));
+  a.scale = 1.0f / (1.0f - ratio);
+  std::vector<float> x(static_cast<std::size_t>(n));
+  for (i64 i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i + 1);
+  std::vector<unsigned char> want(static_cast<std::size_t>(n));
+  for (i64 i = 0; i < n; ++i) {
+    const auto g = static_cast<std::uint64_t>(first + i) / 4;
+    const std::uint32_t ctr[4] = {static_cast<std::uint32_t>(g), static_cast<std::uint32_t>(g >> 32), a.offset[0], a.offset[1]};
+    std::uint32_t r[4];
+    philox4x32(ctr, a.key, r);
+    want[static_cast<std::size_t>(i)] = static_cast<float>(r[(first + i) % 4] >> 8) * 0x1p-24f >= ratio ? 1 : 0;
+  }
+  for (const auto* t : tables) {
+    std::vector<float> y(static_cast<std::size_t>(n), -1.0f);
+    std::vector<unsigned char> m(static_cast<std::size_t>(n), 7);
+    t->dropout_fwd[act_kernels::kF32](first, n, x.data(), y.data(), m.data(), a, false);
+    EXPECT_EQ(m, want) << t->isa;
+    for (i64 i = 0; i < n; ++i) {
+      const auto u = static_cast<std::size_t>(i);
+      EXPECT_EQ(y[u], want[u] != 0 ? x[u] * a.scale : 0.0f) << t->isa << " element " << i;
+    }
+  }
 }
 
 TEST(Training, PointLossFastPathsMatchTheReference) {

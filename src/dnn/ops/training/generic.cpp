@@ -14,16 +14,15 @@ using act_kernels::ld;
 using act_kernels::st;
 
 template <int S>
-void dropout_fwd(i64 begin, i64 end, const void* x, void* y, unsigned char* mask,
-                 const DropoutArgs& a, bool) {
-  for (i64 g = begin / 4; 4 * g < end; ++g) {
+void dropout_fwd(i64 first, i64 n, const void* x, void* y, unsigned char* mask, const DropoutArgs& a, bool) {
+  for (i64 g = first / 4; 4 * g < first + n; ++g) {
     const auto ug = static_cast<std::uint64_t>(g);
     const std::uint32_t ctr[4] = {static_cast<std::uint32_t>(ug), static_cast<std::uint32_t>(ug >> 32),
                                   a.offset[0], a.offset[1]};
     std::uint32_t r[4];
     philox4x32(ctr, a.key, r);
-    for (i64 k = 0; k < 4 && 4 * g + k < end; ++k) {
-      const i64 i = 4 * g + k;
+    for (i64 k = 0; k < 4 && 4 * g + k < first + n; ++k) {
+      const i64 i = 4 * g + k - first;
       const bool keep = (r[k] >> 8) >= a.threshold;
       st<S>(y, i, keep ? ld<S>(x, i) * a.scale : 0.0f);
       if (mask != nullptr) mask[i] = keep ? 1 : 0;

@@ -29,10 +29,10 @@ struct DropoutArgs {
   std::uint32_t threshold;
   float scale;
 };
-// Elements [begin, end) of x, y and mask (each indexed from its base; begin a multiple of
-// kDropoutAlign; mask may be null). `stream`: non-temporal stores for y.
+// Elements [first, first + n) (first a multiple of kDropoutAlign): x, y and mask (which may be
+// null) point at element `first`. `stream`: non-temporal stores for y.
 constexpr i64 kDropoutAlign = 64;
-using DropoutFwdFn = void (*)(i64 begin, i64 end, const void* x, void* y, unsigned char* mask,
+using DropoutFwdFn = void (*)(i64 first, i64 n, const void* x, void* y, unsigned char* mask,
                               const DropoutArgs& a, bool stream);
 // dx[i] = mask[i] ? dy[i] * scale : 0 over [0, n) (pointers at the first element).
 using DropoutBwdFn = void (*)(i64 n, const unsigned char* mask, const void* dy, void* dx,

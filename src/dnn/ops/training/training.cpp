@@ -165,10 +165,13 @@ Status dropout_fwd_run(Handle& h, const DropoutFwdCall& c) {
   a.scale = dropout_scale(c.ratio);
   const int s = detail::storage_index(c.x.dtype);
   const i64 n = c.x.numel(), blocks = (n + tk::kDropoutAlign - 1) / tk::kDropoutAlign;
-  const bool stream = detail::stream_output(n * detail::storage_bytes(c.y.dtype));
+  const i64 eb = detail::storage_bytes(c.x.dtype);
+  const bool stream = detail::stream_output(n * eb);
   auto* mask = static_cast<unsigned char*>(c.maskp);
   detail::parallel_for(h, 0, blocks, kPiece / tk::kDropoutAlign, [&](i64 b0, i64 b1) {
-    kK->dropout_fwd[s](b0 * tk::kDropoutAlign, std::min(n, b1 * tk::kDropoutAlign), c.xp, c.yp, mask, a, stream);
+    const i64 first = b0 * tk::kDropoutAlign, last = std::min(n, b1 * tk::kDropoutAlign);
+    kK->dropout_fwd[s](first, last - first, at_element(c.xp, first, eb), at_element(c.yp, first, eb),
+                       mask != nullptr ? mask + first : nullptr, a, stream);
   });
   return Status::ok();
 }
