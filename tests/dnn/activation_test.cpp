@@ -4,6 +4,7 @@
 // non-temporal stores, finite-difference checks of every backward pass, bad arguments and
 // the replay line.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -100,6 +101,8 @@ TEST(VectorMath, AccuracyBounds) {
   if (tables.empty()) GTEST_SKIP() << "no vector ISA on this CPU";
   const MathCase cases[] = {
       {act_kernels::kMathExp, "exp", [](double x) { return std::exp(x); }, -103.9f, 88.72f, 2.0},
+      // Softmax's e^(x - max); [-1, 0] is sampled more densely below.
+      {act_kernels::kMathExpLe0, "exp_le0", [](double x) { return std::exp(x); }, -103.9f, 0.0f, 3.0},
       {act_kernels::kMathExpm1, "expm1", [](double x) { return std::expm1(x); }, -88.0f, 88.0f,
        2.0},
       {act_kernels::kMathTanh, "tanh", [](double x) { return std::tanh(x); }, -12.0f, 12.0f, 3.0},
@@ -154,6 +157,24 @@ TEST(VectorMath, AccuracyBounds) {
     EXPECT_EQ(sy[4], inf);
     EXPECT_EQ(sy[5], inf);
     EXPECT_TRUE(std::isnan(sy[6]));
+    // exp_le0: every 61st f32 of [-1, -0] (the reduced range and its neighbours), and its limits.
+    {
+      std::vector<float> ax, ay;
+      for (std::uint32_t b = 0x80000000u; b <= 0xbf800000u; b += 61) ax.push_back(std::bit_cast<float>(b));
+      ay.resize(ax.size());
+      t->math[act_kernels::kMathExpLe0](static_cast<i64>(ax.size()), ax.data(), ay.data());
+      double worst_le0 = 0.0;
+      for (std::size_t i = 0; i < ax.size(); ++i) worst_le0 = std::max(worst_le0, ulp_error(ay[i], std::exp(static_cast<double>(ax[i]))));
+      EXPECT_LE(worst_le0, 3.0) << "exp_le0 over [-1, 0]";
+      ax.clear();
+      ay.clear();
+      const float lx[3] = {-std::numeric_limits<float>::infinity(), -200.0f, std::nanf("")};
+      float ly[3];
+      t->math[act_kernels::kMathExpLe0](3, lx, ly);
+      EXPECT_EQ(ly[0], 0.0f);
+      EXPECT_EQ(ly[1], 0.0f);
+      EXPECT_TRUE(std::isnan(ly[2]));
+    }
     // Subnormal results are rounded once.
     for (int i = 0; i < 1000; ++i) x[i] = -87.5f - 16.0f * static_cast<float>(i) / 999.0f;
     t->math[act_kernels::kMathExp](1000, x.data(), y.data());

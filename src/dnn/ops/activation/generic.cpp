@@ -203,6 +203,7 @@ constexpr Kernels make_kernels(std::integer_sequence<int, K...>) {
   set_math<via_f64<f64_cosh>>(t, kMathCosh);
   set_math<math_rsqrt>(t, kMathRsqrt);
   set_math<math_sqrt>(t, kMathSqrt);
+  set_math<math_exp>(t, kMathExpLe0);
   return t;
 }
 

@@ -89,6 +89,7 @@ enum Math : int {
   kMathCosh,
   kMathRsqrt,  // 1 / sqrt x (f32: two roundings, as the scalar rule)
   kMathSqrt,   // correctly rounded (the 16-bit columns run it on their storage: one pass)
+  kMathExpLe0,  // e^x for x <= 0, softmax's (one polynomial degree fewer than kMathExp)
   kNumMath
 };
 using MathFn = void (*)(std::int64_t n, const float* x, float* y);
