@@ -19,6 +19,7 @@
 #include "../../src/dnn/ops/movement/move.hpp"
 #include "../../src/dnn/ops/movement/ref.hpp"
 #include "tensor_test_util.hpp"
+#include "test_util.hpp"
 
 namespace tessera::dnn {
 namespace {
@@ -277,9 +278,9 @@ TEST(Indexing, CumSumEveryDirection) {
   EXPECT_EQ(static_cast<double*>(x.p())[4], 15.0);
 }
 
-// cumsum_dense (packed tensors: rows interleaved four at a time, columns in blocks) against the
-// reference (the same values with gaps), bit for bit: both add each line in its order, floats
-// in f64 rounded once. NaN and infinities included; in place too; 1 and 2 threads.
+// cumsum_dense_* (packed tensors: rows interleaved four at a time, columns in blocks; every ISA)
+// against the reference (the same values with gaps), bit for bit: both add each line in its
+// order, floats in f64 rounded once. NaN and infinities included; in place too; 1 and 2 threads.
 TEST(Indexing, CumSumDenseMatchesTheReferenceBitForBit) {
   std::mt19937 rng(13);
   for (DType t : {DType::kF32, DType::kF64, DType::kI32, DType::kI64})
@@ -300,15 +301,17 @@ TEST(Indexing, CumSumDenseMatchesTheReferenceBitForBit) {
           ASSERT_TRUE(cumsum(h, axis, exclusive, reverse, xg.d, xg.p(), want.d, want.p()).is_ok());  // the reference
           const std::string what = std::string(dtype_name(t)) + " " + x.d.to_string() + " axis " + std::to_string(axis) +
                                    (exclusive ? " exclusive" : "") + (reverse ? " reverse" : "");
-          for (int threads : {1, 2}) {
-            ASSERT_TRUE(h.set_num_threads(threads).is_ok());
-            T y = make(t, dims);
-            ASSERT_TRUE(cumsum(h, axis, exclusive, reverse, x.d, x.p(), y.d, y.p()).is_ok());
-            expect_same(y, want, what);
-            T inplace = x;
-            ASSERT_TRUE(cumsum(h, axis, exclusive, reverse, inplace.d, inplace.p(), inplace.d, inplace.p()).is_ok());
-            expect_same(inplace, want, what + " in place");
-          }
+          tessera::testing::for_each_isa([&](Isa) {
+            for (int threads : {1, 2}) {
+              ASSERT_TRUE(h.set_num_threads(threads).is_ok());
+              T y = make(t, dims);
+              ASSERT_TRUE(cumsum(h, axis, exclusive, reverse, x.d, x.p(), y.d, y.p()).is_ok());
+              expect_same(y, want, what);
+              T inplace = x;
+              ASSERT_TRUE(cumsum(h, axis, exclusive, reverse, inplace.d, inplace.p(), inplace.d, inplace.p()).is_ok());
+              expect_same(inplace, want, what + " in place");
+            }
+          });
         }
 }
 

@@ -132,8 +132,13 @@ void setup_move(const TensorArgs& a, DType dt, Buffer& x, std::optional<Buffer>&
     y.emplace(dt, yd, "y", false);
     what += " --mode " + a.mode;
     call = [&, pads, mode](dnn::Handle& h) { return dnn::pad(h, *mode, pads, 0.0, x.desc, x.mem.data(), y->desc, y->mem.data()); };
+  } else if (a.op == "cumsum") {
+    if (a.axis < -r || a.axis >= r) bad("--axis: a dim of x");
+    y.emplace(dt, x.desc.dims, "y", false);
+    what += " --axis " + std::to_string(a.axis);
+    call = [&](dnn::Handle& h) { return dnn::cumsum(h, a.axis, false, false, x.desc, x.mem.data(), y->desc, y->mem.data()); };
   } else {
-    bad("--op: '" + a.op + "' is not transpose, cast, copy, concat, split or pad");
+    bad("--op: '" + a.op + "' is not transpose, cast, copy, concat, split, pad or cumsum");
   }
   traffic += bytes(*y);
 }
@@ -322,11 +327,11 @@ void add_tensor_commands(CLI::App& dnn) {
     auto opts = std::make_shared<BenchOptions>();
     CLI::App* cmd = dnn.add_subcommand(kind_name(kind),
                                        is_reduce ? "Reductions over axes against a memory copy of the same bytes"
-                                       : kind == Kind::kMove ? "Data movement (transpose, cast, concat, split, pad) against a memory copy of the same bytes"
+                                       : kind == Kind::kMove ? "Data movement (transpose, cast, concat, split, pad, cumsum) against a memory copy of the same bytes"
                                        : kind == Kind::kTrain ? "Dropout and losses, forward or backward, against a memory copy of the same bytes"
                                                  : "Elementwise binary/unary operations against a memory copy of the same bytes");
     cmd->add_option("--op", args->op, is_reduce ? "sum, mean, prod, max, min, l1, l2, sum_square, log_sum, log_sum_exp"
-                                      : kind == Kind::kMove ? "transpose, cast, copy, concat, split, pad"
+                                      : kind == Kind::kMove ? "transpose, cast, copy, concat, split, pad, cumsum"
                                       : kind == Kind::kTrain ? "dropout, softmax_ce, nll, mse, l1, smooth_l1, bce_with_logits"
                                                  : "add, mul, ..., greater, ... (binary) or exp, sqrt, ... (unary)")->required();
     cmd->add_option("--dims", args->dims, "Dims of x (a): 4096x4096")->required();
@@ -337,7 +342,7 @@ void add_tensor_commands(CLI::App& dnn) {
     } else if (kind == Kind::kMove) {
       cmd->add_option("--perm", args->perm, "transpose: y dim i is x dim perm[i], e.g. 0x2x1 (default: reversed)");
       cmd->add_option("--to", args->to, "cast: the output dtype");
-      cmd->add_option("--axis", args->axis, "concat/split: the axis x is cut in two along (default 0)");
+      cmd->add_option("--axis", args->axis, "concat/split: the axis x is cut in two along; cumsum: the axis summed (default 0)");
       cmd->add_option("--mode", args->mode, "pad: constant, reflect, edge (default) or wrap");
     } else if (kind == Kind::kTrain) {
       cmd->add_option("--dir", args->dir, "fwd (default) or bwd");

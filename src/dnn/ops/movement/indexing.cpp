@@ -16,11 +16,13 @@
 #include "../../common.hpp"
 #include "../activation/dense.hpp"
 #include "../eltwise/nest.hpp"
+#include "kernels.hpp"
 #include "move.hpp"
 
 namespace tessera::dnn {
 namespace {
 
+namespace mk = move_kernels;
 using i64 = std::int64_t;
 using std::to_string;
 std::size_t z(i64 i) { return static_cast<std::size_t>(i); }
@@ -420,56 +422,13 @@ struct CumsumCall {
   void* yp;
 };
 
-// The sums of the fast entries: each line in its own order, as the reference adds it (f64 for
-// floats, rounded once to the dtype; integers wrap), so the bits are the reference's.
-template <typename T>
-using CumAcc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
-
-// Lines that are rows (the axis innermost): rows [l0, l1) of len, kLines rows interleaved so that
-// their independent sums overlap. Four: rows 4 KiB apart map to one L1 set, and four rows of x
-// and y fill its 8 ways (8 rows ran 5x slower at 4096x4096; 2 ran like 4).
-template <typename T>
-void cumsum_rows(i64 l0, i64 l1, i64 len, const T* x, T* y, bool exclusive, bool reverse) {
-  constexpr i64 kLines = 4;
-  auto run = [&]<i64 kN>(i64 l, std::integral_constant<i64, kN>) {
-    CumAcc<T> acc[kN] = {};
-    for (i64 s = 0; s < len; ++s) {
-      const i64 j = reverse ? len - 1 - s : s;
-      for (i64 q = 0; q < kN; ++q) {
-        const i64 at = (l + q) * len + j;
-        const auto v = static_cast<CumAcc<T>>(x[at]);  // read before y's write (in place)
-        if (!exclusive) acc[q] = wrap_add(acc[q], v);
-        y[at] = static_cast<T>(acc[q]);
-        if (exclusive) acc[q] = wrap_add(acc[q], v);
-      }
-    }
-  };
-  i64 l = l0;
-  for (; l + kLines <= l1; l += kLines) run(l, std::integral_constant<i64, kLines>{});
-  for (; l < l1; ++l) run(l, std::integral_constant<i64, 1>{});
+int cum_type(DType t) {
+  return t == DType::kF32 ? mk::kCumF32 : t == DType::kF64 ? mk::kCumF64 : t == DType::kI32 ? mk::kCumI32 : mk::kCumI64;
 }
 
-// Lines that are columns of a [len, inner] slice: columns [c0, c1), walked a row at a time.
-template <typename T>
-void cumsum_cols(i64 len, i64 inner, i64 c0, i64 c1, const T* x, T* y, bool exclusive, bool reverse) {
-  constexpr i64 kBlock = 512;
-  CumAcc<T> acc[kBlock];
-  for (i64 b = c0; b < c1; b += kBlock) {
-    const i64 w = std::min(kBlock, c1 - b);
-    std::fill(acc, acc + w, CumAcc<T>{});
-    for (i64 s = 0; s < len; ++s) {
-      const i64 row = (reverse ? len - 1 - s : s) * inner + b;
-      for (i64 j = 0; j < w; ++j) {
-        const auto v = static_cast<CumAcc<T>>(x[row + j]);
-        if (!exclusive) acc[j] = wrap_add(acc[j], v);
-        y[row + j] = static_cast<T>(acc[j]);
-        if (exclusive) acc[j] = wrap_add(acc[j], v);
-      }
-    }
-  }
-}
-
+template <Isa kNeeds>
 Status cumsum_dense_accepts(const CumsumCall& c) {
+  TESSERA_RETURN_IF_ERROR(detail::isa_allows(kNeeds));
   const DType t = c.x.dtype;
   if (t != DType::kF32 && t != DType::kF64 && t != DType::kI32 && t != DType::kI64)
     return detail::refuse("dtype " + dtn(t) + " (f32, f64, i32 and i64 only)");
@@ -478,32 +437,29 @@ Status cumsum_dense_accepts(const CumsumCall& c) {
   return Status::ok();
 }
 
+// Rows split over threads in runs; columns in units (outer index, a block of columns), about two
+// per thread where the slices are fewer. Each line's sum is the same whatever the split.
+template <const mk::Kernels* kK>
 Status cumsum_dense_run(Handle& h, const CumsumCall& c) {
   const detail::AxisSplit sp = detail::split_at_axis(c.x, c.axis);
-  visit_compute(c.x.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int32_t> ||
-                  std::is_same_v<T, i64>) {
-      const T* x = static_cast<const T*>(c.xp);
-      T* y = static_cast<T*>(c.yp);
-      if (sp.inner == 1) {
-        detail::parallel_for(h, 0, sp.outer, std::max<i64>(8, 16384 / std::max<i64>(1, sp.len)), [&](i64 l0, i64 l1) {
-          cumsum_rows(l0, l1, sp.len, x, y, c.exclusive, c.reverse);
-        });
-        return;
-      }
-      // Units: (outer index, a block of columns), about two per thread where the slices are
-      // fewer (each column's sums are the same whatever the block).
-      const i64 want = 2 * std::max(1, detail::max_threads(h));
-      const i64 pieces = sp.outer >= want ? 1 : (want + sp.outer - 1) / sp.outer;
-      const i64 kCols = std::max<i64>(64, (sp.inner / pieces + 63) / 64 * 64);
-      const i64 per = (sp.inner + kCols - 1) / kCols;
-      detail::parallel_for(h, 0, sp.outer * per, 1, [&](i64 u0, i64 u1) {
-        for (i64 u = u0; u < u1; ++u) {
-          const i64 o = u / per, c0 = (u % per) * kCols, at = o * sp.len * sp.inner;
-          cumsum_cols(sp.len, sp.inner, c0, std::min(sp.inner, c0 + kCols), x + at, y + at, c.exclusive, c.reverse);
-        }
-      });
+  const int t = cum_type(c.x.dtype);
+  const i64 e = static_cast<i64>(dtype_size(c.x.dtype));
+  if (sp.inner == 1) {
+    detail::parallel_for(h, 0, sp.outer, std::max<i64>(4, 16384 / std::max<i64>(1, sp.len)), [&](i64 l0, i64 l1) {
+      kK->cumsum_rows[t](l1 - l0, sp.len, cbytes(c.xp, l0 * sp.len, e), bytes(c.yp, l0 * sp.len, e), c.exclusive,
+                         c.reverse);
+    });
+    return Status::ok();
+  }
+  const i64 want = 2 * std::max(1, detail::max_threads(h));
+  const i64 pieces = sp.outer >= want ? 1 : (want + sp.outer - 1) / sp.outer;
+  const i64 block = std::max<i64>(64, (sp.inner / pieces + 63) / 64 * 64);
+  const i64 per = (sp.inner + block - 1) / block;
+  detail::parallel_for(h, 0, sp.outer * per, 1, [&](i64 u0, i64 u1) {
+    for (i64 u = u0; u < u1; ++u) {
+      const i64 o = u / per, c0 = (u % per) * block, at = o * sp.len * sp.inner + c0;
+      kK->cumsum_cols[t](sp.len, sp.inner, std::min(sp.inner, c0 + block) - c0, cbytes(c.xp, at, e), bytes(c.yp, at, e),
+                         c.exclusive, c.reverse);
     }
   });
   return Status::ok();
@@ -549,7 +505,9 @@ Status cumsum_ref(Handle& h, const CumsumCall& c) {
 }
 
 constexpr detail::Impl<CumsumCall> kCumsumImpls[] = {
-    {"cumsum_dense", &cumsum_dense_accepts, &cumsum_dense_run},
+    {"cumsum_dense_avx512", &cumsum_dense_accepts<Isa::kAvx512>, &cumsum_dense_run<&mk::kAvx512>},
+    {"cumsum_dense_avx2", &cumsum_dense_accepts<Isa::kAvx2>, &cumsum_dense_run<&mk::kAvx2>},
+    {"cumsum_dense_generic", &cumsum_dense_accepts<Isa::kGeneric>, &cumsum_dense_run<&mk::kGeneric>},
     {"cumsum_ref", &detail::accepts_all<CumsumCall>, &cumsum_ref},
 };
 

@@ -19,10 +19,23 @@ using ConvertFn = void (*)(std::int64_t n, const void* src, void* dst);
 using TransposeFn = void (*)(std::int64_t rows, std::int64_t cols, const void* src,
                              std::int64_t lds, void* dst, std::int64_t ldd);
 
+// Cumulative sums of lines (cumsum's dense entries) for f32, f64, i32 and i64: each line summed
+// in its order, floats in f64 rounded once to the dtype, integers wrapping (the reference's
+// arithmetic, so the same bits). x may be y.
+enum CumType : int { kCumF32, kCumF64, kCumI32, kCumI64, kNumCumTypes };
+// Rows [0, rows) of len elements, row r at r * len.
+using CumsumRowsFn = void (*)(std::int64_t rows, std::int64_t len, const void* x, void* y,
+                              bool exclusive, bool reverse);
+// Columns [0, width) of a [len, inner] slice, element (a, j) at a * inner + j.
+using CumsumColsFn = void (*)(std::int64_t len, std::int64_t inner, std::int64_t width,
+                              const void* x, void* y, bool exclusive, bool reverse);
+
 struct Kernels {
   const char* isa;
   ConvertFn convert[kNumTypes][kNumTypes];  // [from][to]
   TransposeFn transpose[4];                 // elements of 1, 2, 4, 8 bytes
+  CumsumRowsFn cumsum_rows[kNumCumTypes];
+  CumsumColsFn cumsum_cols[kNumCumTypes];
 };
 extern const Kernels kGeneric;
 extern const Kernels kAvx2;
