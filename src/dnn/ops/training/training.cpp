@@ -468,10 +468,9 @@ Status point_accepts(const PointCall& c) {
   if (!detail::same_dense_layout(c.x, c.t)) return refuse("x and target are not packed alike");
   TESSERA_RETURN_IF_ERROR(same_dtype(c.x, "x", c.t, "target"));
   const bool none = c.p.reduction == LossReduction::kNone;
-  const TensorDesc* full = c.g != nullptr ? &c.out : none ? &c.out : nullptr;  // x-shaped outputs
-  if (full != nullptr) {
-    if (!detail::same_dense_layout(c.x, *full)) return refuse("x and the output are not packed alike");
-    TESSERA_RETURN_IF_ERROR(same_dtype(c.x, "x", *full, "the output"));
+  if (c.g != nullptr || none) {  // an x-shaped output: dx, or the loss per element
+    if (!detail::same_dense_layout(c.x, c.out)) return refuse("x and the output are not packed alike");
+    TESSERA_RETURN_IF_ERROR(same_dtype(c.x, "x", c.out, "the output"));
   }
   if (c.g != nullptr && none) {
     if (!detail::same_dense_layout(c.x, *c.g)) return refuse("x and dloss are not packed alike");
