@@ -286,7 +286,8 @@ TEST(Indexing, CumSumDenseMatchesTheReferenceBitForBit) {
   for (DType t : {DType::kF32, DType::kF64, DType::kI32, DType::kI64})
     for (const auto& [dims, axis] : {std::pair<Idx, int>{{3, 1000, 5}, 1}, std::pair<Idx, int>{{7, 333}, 1},
                                      std::pair<Idx, int>{{17, 64}, -1}, std::pair<Idx, int>{{300, 9}, 0},
-                                     std::pair<Idx, int>{{2, 5, 700}, 1}, std::pair<Idx, int>{{1}, 0}})
+                                     std::pair<Idx, int>{{2, 5, 700}, 1}, std::pair<Idx, int>{{1}, 0},
+                                     std::pair<Idx, int>{{3, 4500}, 0}})
       for (bool exclusive : {false, true})
         for (bool reverse : {false, true}) {
           T x = make(t, dims);

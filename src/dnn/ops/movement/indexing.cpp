@@ -437,8 +437,10 @@ Status cumsum_dense_accepts(const CumsumCall& c) {
   return Status::ok();
 }
 
-// Rows split over threads in runs; columns in units (outer index, a block of columns), about two
-// per thread where the slices are fewer. Each line's sum is the same whatever the split.
+// Rows split over threads in runs; columns in units (outer index, a block of columns), one per
+// thread where the slices are fewer: wide blocks keep each row's piece whole pages (blocks of
+// 512 columns, 2 KiB of a 16 KiB row, ran 20% slower at 4096x4096). Each line's sum is the same
+// whatever the split.
 template <const mk::Kernels* kK>
 Status cumsum_dense_run(Handle& h, const CumsumCall& c) {
   const detail::AxisSplit sp = detail::split_at_axis(c.x, c.axis);
@@ -451,7 +453,7 @@ Status cumsum_dense_run(Handle& h, const CumsumCall& c) {
     });
     return Status::ok();
   }
-  const i64 want = 2 * std::max(1, detail::max_threads(h));
+  const i64 want = std::max(1, detail::max_threads(h));
   const i64 pieces = sp.outer >= want ? 1 : (want + sp.outer - 1) / sp.outer;
   const i64 block = std::max<i64>(64, (sp.inner / pieces + 63) / 64 * 64);
   const i64 per = (sp.inner + block - 1) / block;
