@@ -3,6 +3,7 @@
 // order in f64, so any thread count gives the same bits.
 #include "ref.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -86,6 +87,12 @@ std::vector<i64> offsets_of(const std::vector<i64>& dims, const std::vector<i64>
   return detail::box_offsets(dims, strides);
 }
 std::vector<i64> offsets_of(const TensorDesc& d) { return offsets_of(d.dims, d.strides); }
+
+double total_class_weight(const ClassLossParams& p, i64 C) {
+  double w = 0;
+  for (i64 c = 0; c < C; ++c) w += class_weight(p, c);
+  return w;
+}
 
 double weight_sum(const ClassLossParams& p, const Samples& s) {
   double w = 0;
@@ -188,8 +195,7 @@ void softmax_cross_entropy_backward(Handle& h, const ClassLossParams& p, const S
                                     const TensorDesc& dx_desc, void* dx) {
   const i64 n = static_cast<i64>(s.label.size()), C = s.C;
   const double eps = p.label_smoothing;
-  double W = 0;
-  for (i64 c = 0; c < C; ++c) W += class_weight(p, c);
+  const double W = total_class_weight(p, C);
   const auto g = sample_grads(p.reduction, dloss_desc, dloss, n, weight_sum(p, s));
   const auto d0 = class0_offsets(dx_desc), x0 = class0_offsets(x_desc);
   const i64 dc = dx_desc.strides[1], xc = x_desc.strides[1];

@@ -27,6 +27,8 @@ std::vector<i64> offsets_of(const TensorDesc& d);
 std::vector<i64> class0_offsets(const TensorDesc& d);
 
 inline double class_weight(const ClassLossParams& p, i64 c) { return p.weight != nullptr ? p.weight[c] : 1.0; }
+// The sum of the C class weights (C without weights).
+double total_class_weight(const ClassLossParams& p, i64 C);
 // The total weight of the counted samples (mean's divisor).
 double weight_sum(const ClassLossParams& p, const Samples& s);
 // Writes per-sample values or their reduction (sample order, f64); `weight_sum` divides for mean.

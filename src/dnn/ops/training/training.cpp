@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -108,9 +107,11 @@ Status same_dtype(const TensorDesc& a, const char* an, const TensorDesc& b, cons
                 std::string(dtype_name(b.dtype)));
 }
 
-void log_bench(const Handle& h, const char* op, const TensorDesc& x, const char* dir, const std::string& extra) {
+// The replay line; extra() (the op's own flags) runs only when the bench log is on.
+template <typename Extra>
+void log_bench(const Handle& h, const char* op, const TensorDesc& x, const char* dir, Extra&& extra) {
   TESSERA_VLOG(kBench) << "tessera bench dnn train --op " << op << " --dims " << detail::dims_x(x) << " --dtype "
-                       << dtype_name(x.dtype) << " --dir " << dir << extra << " --threads " << detail::max_threads(h);
+                       << dtype_name(x.dtype) << " --dir " << dir << extra() << " --threads " << detail::max_threads(h);
 }
 std::string reduction_flag(LossReduction r) { return " --reduction " + std::string(loss_reduction_name(r)); }
 std::string class_flags(const ClassLossParams& p) {
@@ -271,13 +272,6 @@ i64 row_grain(i64 C) { return std::max<i64>(1, kPiece / std::max<i64>(1, C)); }
 
 // The column path's units: (n, a run of up to kCeUnit samples of n's slice).
 constexpr i64 kCeUnit = 1024;
-struct CeCols {
-  i64 N, C, S, per;
-};
-CeCols ce_cols(const CeCall& c) {
-  const i64 N = c.x.dims[0], C = c.x.dims[1], S = N * C == 0 ? 0 : c.x.numel() / (N * C);
-  return {N, C, S, (S + kCeUnit - 1) / kCeUnit};
-}
 
 // Splits the samples over threads by x's shape: rows(r0, r1) for samples [r0, r1), or
 // cols(j0, j1, o, S) for samples [j0, j1) of slice o (samples o S + j), a run of up to kCeUnit.
@@ -290,11 +284,11 @@ void ce_split(Handle& h, const CeCall& c, Rows&& rows, Cols&& cols) {
     detail::parallel_for(h, 0, n, row_grain(c.s.C), [&](i64 r0, i64 r1) { rows(r0, r1); });
     return;
   }
-  const CeCols g = ce_cols(c);
-  detail::parallel_for(h, 0, g.N * g.per, 1, [&](i64 u0, i64 u1) {
+  const i64 N = c.x.dims[0], S = n / std::max<i64>(1, N), per = (S + kCeUnit - 1) / kCeUnit;
+  detail::parallel_for(h, 0, N * per, 1, [&](i64 u0, i64 u1) {
     for (i64 u = u0; u < u1; ++u) {
-      const i64 o = u / g.per, j0 = (u % g.per) * kCeUnit;
-      cols(j0, std::min(g.S, j0 + kCeUnit), o, g.S);
+      const i64 o = u / per, j0 = (u % per) * kCeUnit;
+      cols(j0, std::min(S, j0 + kCeUnit), o, S);
     }
   });
 }
@@ -306,24 +300,21 @@ Status ce_fwd_run(Handle& h, const CeCall& c) {
   const double eps = p.label_smoothing;
   const int st = detail::storage_index(c.x.dtype);
   const i64 eb = detail::storage_bytes(c.x.dtype);
-  double W = 0;
-  for (i64 k = 0; k < C; ++k) W += training_ref::class_weight(p, k);
+  const double W = training_ref::total_class_weight(p, C);
   // lse, the weighted sums and the per-sample losses in the handle's workspace (n doubles each).
   TESSERA_ASSIGN_OR_RETURN(void* ws, detail::workspace(h, static_cast<std::size_t>(3 * n) * sizeof(double)));
   double* const lse = static_cast<double*>(ws);
   double* const wxp = eps != 0 ? lse + n : nullptr;
   double* const per = lse + 2 * n;
-  CeShape shape = CeShape::kRows;
-  TESSERA_RETURN_IF_ERROR(ce_shape(c.x, &shape));
-  const CeCols g = ce_cols(c);
-  // Each sample's loss from its lse (and weighted sum), next to the kernel call that made them;
-  // x_t at i C + t (rows) or o C S + t S + j (columns, i = o S + j).
-  auto finish = [&](i64 i0, i64 i1) {
+  // Each sample's loss from its lse (and weighted sum), next to the kernel call that made them:
+  // samples [i0, i1), sample i0's class 0 at x0, the next sample's `step` further, classes `cs`
+  // apart.
+  auto finish = [&](i64 i0, i64 i1, i64 x0, i64 step, i64 cs) {
     for (i64 i = i0; i < i1; ++i) {
       const i64 t = c.s.label[static_cast<std::size_t>(i)];
       per[i] = 0;
       if (t == p.ignore_index) continue;
-      const i64 at = shape == CeShape::kRows ? i * C + t : (i / g.S) * C * g.S + t * g.S + i % g.S;
+      const i64 at = x0 + (i - i0) * step + t * cs;
       const double lpt = detail::load_f32(c.xp, c.x.dtype, at) - lse[i];
       const double smooth = eps != 0 ? wxp[i] - lse[i] * W : 0.0;
       per[i] = -(1 - eps) * training_ref::class_weight(p, t) * lpt - eps / static_cast<double>(C) * smooth;
@@ -334,12 +325,12 @@ Status ce_fwd_run(Handle& h, const CeCall& c) {
       [&](i64 r0, i64 r1) {
         kK->ce_rows_fwd[st](r1 - r0, C, at_element(c.xp, r0 * C, eb), p.weight, lse + r0,
                             wxp != nullptr ? wxp + r0 : nullptr);
-        finish(r0, r1);
+        finish(r0, r1, r0 * C, C, 1);
       },
       [&](i64 j0, i64 j1, i64 o, i64 S) {
         kK->ce_cols_fwd[st](C, S, j0, j1, at_element(c.xp, o * C * S, eb), p.weight, lse + o * S,
                             wxp != nullptr ? wxp + o * S : nullptr);
-        finish(o * S + j0, o * S + j1);
+        finish(o * S + j0, o * S + j1, o * C * S + j0, 1, S);
       });
   training_ref::write_loss(per, n, training_ref::weight_sum(p, c.s), p.reduction, c.out, c.outp);
   return Status::ok();
@@ -352,8 +343,7 @@ Status ce_bwd_run(Handle& h, const CeCall& c) {
   const double eps = p.label_smoothing;
   const int st = detail::storage_index(c.x.dtype);
   const i64 eb = detail::storage_bytes(c.x.dtype);
-  double W = 0;
-  for (i64 k = 0; k < C; ++k) W += training_ref::class_weight(p, k);
+  const double W = training_ref::total_class_weight(p, C);
   const bool none = p.reduction == LossReduction::kNone;
   const std::vector<double> gv =
       none ? training_ref::sample_grads(p.reduction, *c.dloss, c.dlossp, n, 0.0) : std::vector<double>{};
@@ -562,7 +552,7 @@ Status dropout_forward(Handle& h, float ratio, std::uint64_t seed, std::uint64_t
     TESSERA_RETURN_IF_ERROR(check_out(fn, "mask", mask_desc, mask, {{&x_desc, x}, {&y_desc, y}}));
   }
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "dropout_forward"));
-  log_bench(h, "dropout", x_desc, "fwd", " --ratio " + std::to_string(ratio));
+  log_bench(h, "dropout", x_desc, "fwd", [&] { return " --ratio " + std::to_string(ratio); });
   if (x_desc.numel() == 0) return Status::ok();
   const DropoutFwdCall c{ratio, seed, offset, x_desc, x, y_desc, y, mask_desc, mask};
   return detail::run_first_accepting(h, "dropout_forward", kDropoutFwdImpls, c);
@@ -580,7 +570,7 @@ Status dropout_backward(Handle& h, float ratio, const TensorDesc& mask_desc, con
   TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "dy", dy_desc, "dx", dx_desc));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "dx", dx_desc, dx, {{&dy_desc, dy}, {&mask_desc, mask}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "dropout_backward"));
-  log_bench(h, "dropout", dy_desc, "bwd", " --ratio " + std::to_string(ratio));
+  log_bench(h, "dropout", dy_desc, "bwd", [&] { return " --ratio " + std::to_string(ratio); });
   if (dx_desc.numel() == 0) return Status::ok();
   const DropoutBwdCall c{ratio, mask_desc, mask, dy_desc, dy, dx_desc, dx};
   return detail::run_first_accepting(h, "dropout_backward", kDropoutBwdImpls, c);
@@ -594,7 +584,7 @@ Status softmax_cross_entropy_forward(Handle& h, const ClassLossParams& p, const 
   TESSERA_RETURN_IF_ERROR(check_loss_out(fn, "loss", loss_desc, loss, loss_dims(p.reduction, labels_desc)));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "loss", loss_desc, loss, {{&x_desc, x}, {&labels_desc, labels}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "softmax_cross_entropy_forward"));
-  log_bench(h, "softmax_ce", x_desc, "fwd", class_flags(p));
+  log_bench(h, "softmax_ce", x_desc, "fwd", [&] { return class_flags(p); });
   const CeCall c{p, s, x_desc, x, nullptr, nullptr, loss_desc, loss};
   return detail::run_first_accepting(h, "softmax_cross_entropy_forward", kCeFwdImpls, c);
 }
@@ -609,7 +599,7 @@ Status softmax_cross_entropy_backward(Handle& h, const ClassLossParams& p, const
   TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "dx", dx_desc));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "dx", dx_desc, dx, {{&x_desc, x}, {&labels_desc, labels}, {&dloss_desc, dloss}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "softmax_cross_entropy_backward"));
-  log_bench(h, "softmax_ce", x_desc, "bwd", class_flags(p));
+  log_bench(h, "softmax_ce", x_desc, "bwd", [&] { return class_flags(p); });
   if (dx_desc.numel() == 0) return Status::ok();
   const CeCall c{p, s, x_desc, x, &dloss_desc, dloss, dx_desc, dx};
   return detail::run_first_accepting(h, "softmax_cross_entropy_backward", kCeBwdImpls, c);
@@ -622,7 +612,7 @@ Status nll_loss_forward(Handle& h, const ClassLossParams& p, const TensorDesc& x
   TESSERA_RETURN_IF_ERROR(check_loss_out(fn, "loss", loss_desc, loss, loss_dims(p.reduction, labels_desc)));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "loss", loss_desc, loss, {{&x_desc, x}, {&labels_desc, labels}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "nll_loss_forward"));
-  log_bench(h, "nll", x_desc, "fwd", reduction_flag(p.reduction));
+  log_bench(h, "nll", x_desc, "fwd", [&] { return reduction_flag(p.reduction); });
   // One score per sample: the reference's loop is all there is to it.
   const auto x0 = training_ref::class0_offsets(x_desc);
   std::vector<double> per(s.label.size(), 0.0);
@@ -644,7 +634,7 @@ Status nll_loss_backward(Handle& h, const ClassLossParams& p, const TensorDesc& 
   TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "dx", dx_desc));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "dx", dx_desc, dx, {{&labels_desc, labels}, {&dloss_desc, dloss}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "nll_loss_backward"));
-  log_bench(h, "nll", dx_desc, "bwd", reduction_flag(p.reduction));
+  log_bench(h, "nll", dx_desc, "bwd", [&] { return reduction_flag(p.reduction); });
   const NllBwdCall c{p, s, dloss_desc, dloss, dx_desc, dx};
   return detail::run_first_accepting(h, "nll_loss_backward", kNllBwdImpls, c);
 }
@@ -656,7 +646,7 @@ Status point_loss_forward(Handle& h, const PointLossParams& p, const TensorDesc&
   TESSERA_RETURN_IF_ERROR(check_loss_out(fn, "loss", loss_desc, loss, p.reduction == LossReduction::kNone ? x_desc.dims : std::vector<i64>{}));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "loss", loss_desc, loss, {{&x_desc, x}, {&target_desc, target}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "point_loss_forward"));
-  log_bench(h, point_loss_name(p.kind).data(), x_desc, "fwd", reduction_flag(p.reduction));
+  log_bench(h, point_loss_name(p.kind).data(), x_desc, "fwd", [&] { return reduction_flag(p.reduction); });
   const PointCall c{p, x_desc, x, target_desc, target, nullptr, nullptr, loss_desc, loss};
   return detail::run_first_accepting(h, "point_loss_forward", kPointFwdImpls, c);
 }
@@ -671,7 +661,7 @@ Status point_loss_backward(Handle& h, const PointLossParams& p, const TensorDesc
   TESSERA_RETURN_IF_ERROR(detail::check_same_dims(fn, "x", x_desc, "dx", dx_desc));
   TESSERA_RETURN_IF_ERROR(check_out(fn, "dx", dx_desc, dx, {{&x_desc, x}, {&target_desc, target}, {&dloss_desc, dloss}}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "point_loss_backward"));
-  log_bench(h, point_loss_name(p.kind).data(), x_desc, "bwd", reduction_flag(p.reduction));
+  log_bench(h, point_loss_name(p.kind).data(), x_desc, "bwd", [&] { return reduction_flag(p.reduction); });
   if (dx_desc.numel() == 0) return Status::ok();
   const PointCall c{p, x_desc, x, target_desc, target, &dloss_desc, dloss, dx_desc, dx};
   return detail::run_first_accepting(h, "point_loss_backward", kPointBwdImpls, c);
