@@ -18,8 +18,10 @@ using nlohmann::json;
 
 struct TensorArgs {
   std::string op, dims, dims_b, dtype = "f32", axes, perm, to, mode = "edge", dir = "fwd", reduction = "mean";
+  std::string index_dims, reduce = "none";
   bool keepdims = false;
   int axis = 0;
+  std::int64_t k = 8, depth = 1000;
   float ratio = 0.1f, smoothing = 0.0f;
 };
 enum class Kind { kEltwise, kReduce, kMove, kTrain };
@@ -63,6 +65,85 @@ struct Buffer {
 std::vector<std::int64_t> dims_of(const std::string& flag, const std::string& text, std::int64_t min = 0) {
   if (text.empty()) return {};
   return parse_dims(flag, text, min);
+}
+
+// i64 indices uniform over [0, hi).
+void fill_indices(Buffer& b, std::int64_t hi) {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<std::int64_t> pick(0, std::max<std::int64_t>(0, hi - 1));
+  for (std::int64_t i = 0; i < b.desc.numel(); ++i) static_cast<std::int64_t*>(b.mem.data())[i] = pick(rng);
+}
+
+// An indexing case (gather, gather_elements, scatter_elements, one_hot, top_k): its tensors in
+// `bufs` and the call, the bytes it must read + write added to `traffic` (x's already counted).
+void setup_indexing(const TensorArgs& a, DType dt, Buffer& x, std::vector<Buffer>& bufs, std::int64_t& traffic,
+                    std::string& what, std::function<Status(dnn::Handle&)>& call) {
+  const auto bytes = [](const Buffer& b) { return b.desc.numel() * static_cast<std::int64_t>(dtype_size(b.desc.dtype)); };
+  const int r = x.desc.rank();
+  bufs.reserve(4);
+  if (a.op == "one_hot") {  // --dims are the indices' dims; y appends a dim of --depth
+    if (a.depth < 1) bad("--depth: at least 1");
+    traffic = 0;
+    Buffer& idx = bufs.emplace_back(DType::kI64, x.desc.dims, "indices", false);
+    fill_indices(idx, a.depth);
+    auto yd = x.desc.dims;
+    yd.push_back(a.depth);
+    Buffer& y = bufs.emplace_back(dt, yd, "y", false);
+    traffic += bytes(idx) + bytes(y);
+    what += " --depth " + std::to_string(a.depth);
+    call = [&, depth = a.depth](dnn::Handle& h) { return dnn::one_hot(h, -1, depth, 0.0, 1.0, idx.desc, idx.mem.data(), y.desc, y.mem.data()); };
+    return;
+  }
+  if (a.axis < -r || a.axis >= r) bad("--axis: a dim of x");
+  const auto ax = static_cast<std::size_t>(a.axis < 0 ? a.axis + r : a.axis);
+  const std::int64_t n = x.desc.dims[ax];
+  what += " --axis " + std::to_string(a.axis);
+  if (a.op == "gather") {  // indices of --index-dims (default: x's dim along the axis)
+    const auto id = a.index_dims.empty() ? std::vector<std::int64_t>{n} : dims_of("--index-dims", a.index_dims);
+    Buffer& idx = bufs.emplace_back(DType::kI64, id, "indices", false);
+    fill_indices(idx, n);
+    std::vector<std::int64_t> yd(x.desc.dims.begin(), x.desc.dims.begin() + static_cast<std::ptrdiff_t>(ax));
+    yd.insert(yd.end(), id.begin(), id.end());
+    yd.insert(yd.end(), x.desc.dims.begin() + static_cast<std::ptrdiff_t>(ax) + 1, x.desc.dims.end());
+    Buffer& y = bufs.emplace_back(dt, yd, "y", false);
+    traffic = bytes(idx) + 2 * bytes(y);  // only the rows picked are read
+    if (!a.index_dims.empty()) what += " --index-dims " + a.index_dims;
+    call = [&](dnn::Handle& h) { return dnn::gather(h, a.axis, x.desc, x.mem.data(), idx.desc, idx.mem.data(), y.desc, y.mem.data()); };
+  } else if (a.op == "gather_elements") {
+    Buffer& idx = bufs.emplace_back(DType::kI64, x.desc.dims, "indices", false);
+    fill_indices(idx, n);
+    Buffer& y = bufs.emplace_back(dt, x.desc.dims, "y", false);
+    traffic += bytes(idx) + bytes(y);
+    call = [&](dnn::Handle& h) { return dnn::gather_elements(h, a.axis, x.desc, x.mem.data(), idx.desc, idx.mem.data(), y.desc, y.mem.data()); };
+  } else if (a.op == "scatter_elements") {
+    const auto red = dnn::parse_scatter_reduce(a.reduce);
+    if (!red) bad("--reduce: none, add, mul, max or min");
+    Buffer& idx = bufs.emplace_back(DType::kI64, x.desc.dims, "indices", false);
+    fill_indices(idx, n);
+    Buffer& u = bufs.emplace_back(dt, x.desc.dims, "updates", true);
+    Buffer& y = bufs.emplace_back(dt, x.desc.dims, "y", false);
+    traffic += bytes(idx) + bytes(u) + bytes(y);
+    what += " --reduce " + a.reduce;
+    call = [&, red](dnn::Handle& h) {
+      return dnn::scatter_elements(h, a.axis, *red, x.desc, x.mem.data(), idx.desc, idx.mem.data(), u.desc, u.mem.data(), y.desc, y.mem.data());
+    };
+  } else if (a.op == "top_k") {
+    if (a.k < 0 || a.k > n) bad("--k: in [0, the dim along --axis]");
+    auto vd = x.desc.dims;
+    vd[ax] = a.k;
+    Buffer& v = bufs.emplace_back(dt, vd, "values", false);
+    Buffer& i = bufs.emplace_back(DType::kI64, vd, "indices", false);
+    traffic += bytes(v) + bytes(i);
+    what += " --k " + std::to_string(a.k);
+    call = [&, k = a.k](dnn::Handle& h) { return dnn::top_k(h, a.axis, k, true, x.desc, x.mem.data(), v.desc, v.mem.data(), i.desc, i.mem.data()); };
+  } else {
+    bad("--op: '" + a.op + "' is not transpose, cast, copy, concat, split, pad, cumsum, gather, gather_elements, "
+        "scatter_elements, one_hot or top_k");
+  }
+}
+
+bool is_indexing(const std::string& op) {
+  return op == "gather" || op == "gather_elements" || op == "scatter_elements" || op == "one_hot" || op == "top_k";
 }
 
 // A data-movement case: y and the call, the bytes it reads + writes added to `traffic`.
@@ -138,7 +219,8 @@ void setup_move(const TensorArgs& a, DType dt, Buffer& x, std::optional<Buffer>&
     what += " --axis " + std::to_string(a.axis);
     call = [&](dnn::Handle& h) { return dnn::cumsum(h, a.axis, false, false, x.desc, x.mem.data(), y->desc, y->mem.data()); };
   } else {
-    bad("--op: '" + a.op + "' is not transpose, cast, copy, concat, split, pad or cumsum");
+    bad("--op: '" + a.op + "' is not transpose, cast, copy, concat, split, pad, cumsum, gather, gather_elements, "
+        "scatter_elements, one_hot or top_k");
   }
   traffic += bytes(*y);
 }
@@ -246,7 +328,9 @@ void run(const TensorArgs& a, const BenchOptions& o, Kind kind) {
   std::string what = "tessera bench dnn " + std::string(kind_name(kind)) + " --op " + a.op + " --dims " + a.dims;
   std::int64_t traffic = x.desc.numel() * static_cast<std::int64_t>(dtype_size(*dt));
   parts.reserve(2);
-  if (kind == Kind::kMove) {
+  if (kind == Kind::kMove && is_indexing(a.op)) {
+    setup_indexing(a, *dt, x, parts, traffic, what, call);
+  } else if (kind == Kind::kMove) {
     setup_move(a, *dt, x, y, parts, traffic, what, call);
   } else if (kind == Kind::kTrain) {
     setup_train(a, *dt, x, parts, traffic, what, call);
@@ -327,11 +411,11 @@ void add_tensor_commands(CLI::App& dnn) {
     auto opts = std::make_shared<BenchOptions>();
     CLI::App* cmd = dnn.add_subcommand(kind_name(kind),
                                        is_reduce ? "Reductions over axes against a memory copy of the same bytes"
-                                       : kind == Kind::kMove ? "Data movement (transpose, cast, concat, split, pad, cumsum) against a memory copy of the same bytes"
+                                       : kind == Kind::kMove ? "Data movement and indexing (transpose, cast, concat, split, pad, cumsum, gather, ..., top_k) against a memory copy of the bytes they must move"
                                        : kind == Kind::kTrain ? "Dropout and losses, forward or backward, against a memory copy of the same bytes"
                                                  : "Elementwise binary/unary operations against a memory copy of the same bytes");
     cmd->add_option("--op", args->op, is_reduce ? "sum, mean, prod, max, min, l1, l2, sum_square, log_sum, log_sum_exp"
-                                      : kind == Kind::kMove ? "transpose, cast, copy, concat, split, pad, cumsum"
+                                      : kind == Kind::kMove ? "transpose, cast, copy, concat, split, pad, cumsum, gather, gather_elements, scatter_elements, one_hot, top_k"
                                       : kind == Kind::kTrain ? "dropout, softmax_ce, nll, mse, l1, smooth_l1, bce_with_logits"
                                                  : "add, mul, ..., greater, ... (binary) or exp, sqrt, ... (unary)")->required();
     cmd->add_option("--dims", args->dims, "Dims of x (a): 4096x4096")->required();
@@ -342,8 +426,12 @@ void add_tensor_commands(CLI::App& dnn) {
     } else if (kind == Kind::kMove) {
       cmd->add_option("--perm", args->perm, "transpose: y dim i is x dim perm[i], e.g. 0x2x1 (default: reversed)");
       cmd->add_option("--to", args->to, "cast: the output dtype");
-      cmd->add_option("--axis", args->axis, "concat/split: the axis x is cut in two along; cumsum: the axis summed (default 0)");
+      cmd->add_option("--axis", args->axis, "concat/split: the axis x is cut in two along; cumsum: the axis summed; gather, scatter, top_k: the indexed axis (default 0)");
       cmd->add_option("--mode", args->mode, "pad: constant, reflect, edge (default) or wrap");
+      cmd->add_option("--index-dims", args->index_dims, "gather: the indices' dims (default: x's dim along --axis)");
+      cmd->add_option("--reduce", args->reduce, "scatter_elements: none (default), add, mul, max or min");
+      cmd->add_option("--k", args->k, "top_k: how many (default 8)");
+      cmd->add_option("--depth", args->depth, "one_hot: the classes (default 1000); --dims are the indices' dims");
     } else if (kind == Kind::kTrain) {
       cmd->add_option("--dir", args->dir, "fwd (default) or bwd");
       cmd->add_option("--reduction", args->reduction, "Losses: none, sum or mean (default)");
