@@ -16,6 +16,7 @@
 #include "../../common.hpp"
 #include "../activation/dense.hpp"
 #include "../eltwise/nest.hpp"
+#include "indexing.hpp"
 #include "kernels.hpp"
 #include "move.hpp"
 
@@ -78,6 +79,41 @@ Result<std::vector<i64>> load_indices(const std::string& fn, const TensorDesc& d
   return out;
 }
 
+// Every index checked as load_indices does, without keeping them: packed indices in one pass
+// over their storage (out-of-range ones flagged without a branch), others through load_indices.
+template <typename I>
+i64 first_bad_index(const I* p, i64 n, const std::vector<i64>& limits) {
+  const std::size_t period = limits.size();
+  if (period == 1) {
+    const i64 lim = limits[0];
+    constexpr i64 kChunk = 4096;
+    for (i64 c0 = 0; c0 < n; c0 += kChunk) {
+      const i64 c1 = std::min(n, c0 + kChunk);
+      bool bad = false;
+      for (i64 i = c0; i < c1; ++i) bad |= (p[i] < -lim) | (p[i] >= lim);
+      if (bad)
+        for (i64 i = c0; i < c1; ++i)
+          if (p[i] < -lim || p[i] >= lim) return i;
+    }
+    return -1;
+  }
+  for (i64 i = 0; i < n; ++i) {
+    const i64 lim = limits[static_cast<std::size_t>(i) % period];
+    if (p[i] < -lim || p[i] >= lim) return i;
+  }
+  return -1;
+}
+Status check_indices(const std::string& fn, const TensorDesc& d, const void* p, const std::vector<i64>& limits) {
+  if (!d.is_packed(Layout::kNCHW)) return load_indices(fn, d, p, limits).status();
+  const i64 n = d.numel();
+  const i64 bad = d.dtype == DType::kI32 ? first_bad_index(static_cast<const std::int32_t*>(p), n, limits)
+                                         : first_bad_index(static_cast<const i64*>(p), n, limits);
+  if (bad < 0) return Status::ok();
+  const i64 v = d.dtype == DType::kI32 ? static_cast<const std::int32_t*>(p)[bad] : static_cast<const i64*>(p)[bad];
+  return invalid_argument(fn + ": index " + to_string(v) + " at position " + to_string(bad) +
+                          " is out of range for a dim of " + to_string(limits[static_cast<std::size_t>(bad) % limits.size()]));
+}
+
 // A box of elements copied from x to y (both strided): one memcpy when packed on both sides.
 struct Slab {
   i64 count = 1;
@@ -108,7 +144,7 @@ const char* cbytes(const void* p, i64 off, i64 e) { return static_cast<const cha
 char* bytes(void* p, i64 off, i64 e) { return static_cast<char*>(p) + off * e; }
 
 // ---- scalar arithmetic for scatter reductions and cumsum ----------------------------------------
-// Compute types: f16/bf16 in f32, the rest as they are; integer add/mul wrap.
+// Compute types: f16/bf16 in f32, the rest as they are; integer add/mul wrap (indexing.hpp).
 template <typename F>
 void visit_compute(DType t, F&& f) {
   switch (t) {
@@ -135,44 +171,8 @@ void st(void* p, DType t, i64 off, T v) {
   if constexpr (std::is_same_v<T, float>) detail::store_f32(p, t, off, v);
   else static_cast<T*>(p)[off] = v;
 }
-template <typename T>
-T wrap_add(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return a || b;
-  } else {
-    return a + b;
-  }
-}
-template <typename T>
-T combine(ScatterReduce r, T a, T b) {
-  switch (r) {
-    case ScatterReduce::kNone: return b;
-    case ScatterReduce::kAdd: return wrap_add(a, b);
-    case ScatterReduce::kMul:
-      if constexpr (std::is_same_v<T, bool>) {
-        return a && b;
-      } else if constexpr (std::is_integral_v<T>) {
-        using U = std::make_unsigned_t<T>;
-        return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-      } else {
-        return a * b;
-      }
-    case ScatterReduce::kMax:
-      if constexpr (std::is_floating_point_v<T>) {
-        if (a != a || b != b) return a != a ? a : b;  // NaN propagates
-      }
-      return a < b ? b : a;
-    case ScatterReduce::kMin:
-      if constexpr (std::is_floating_point_v<T>) {
-        if (a != a || b != b) return a != a ? a : b;
-      }
-      return b < a ? b : a;
-  }
-  return b;
-}
+using detail::combine;
+using detail::wrap_add;
 
 // y = x unless they are the same tensor.
 Status copy_into(Handle& h, const TensorDesc& x, const void* xp, const TensorDesc& y, void* yp) {
@@ -215,22 +215,15 @@ Status check_scatter_common(const std::string& fn, const TensorDesc& x, const vo
 
 }  // namespace
 
-Status gather(Handle& h, int axis, const TensorDesc& x_desc, const void* x, const TensorDesc& idx_desc,
-              const void* indices, const TensorDesc& y_desc, void* y) {
-  const std::string fn = "gather";
-  TESSERA_RETURN_IF_ERROR(check_gather_args(fn, x_desc, x, idx_desc, indices, y_desc, y));
-  TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, x_desc.rank()));
-  const int q = idx_desc.rank(), r = x_desc.rank();
-  std::vector<i64> dims = sub(x_desc.dims, 0, a);
-  dims.insert(dims.end(), idx_desc.dims.begin(), idx_desc.dims.end());
-  dims.insert(dims.end(), x_desc.dims.begin() + a + 1, x_desc.dims.end());
-  if (dims.size() > static_cast<std::size_t>(detail::kMaxTensorRank))
-    return invalid_argument(fn + ": y's rank " + to_string(dims.size()) + " exceeds " + to_string(detail::kMaxTensorRank));
-  TESSERA_RETURN_IF_ERROR(check_dims(fn, "y", y_desc, dims));
-  TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&x_desc, x}, {&idx_desc, indices}}, {"x", "indices"}));
-  TESSERA_ASSIGN_OR_RETURN(auto iv, load_indices(fn, idx_desc, indices, {x_desc.dims[z(a)]}));
-  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "gather"));
-  if (y_desc.numel() == 0) return Status::ok();
+namespace {
+
+// ---- references: one element (or slab) at a time through precomputed offsets ------------------
+Status gather_ref(Handle& h, const detail::GatherCall& c) {
+  const TensorDesc &x_desc = c.x, &idx_desc = c.idx, &y_desc = c.y;
+  const void* x = c.xp;
+  void* y = c.yp;
+  const int a = c.axis, q = idx_desc.rank(), r = x_desc.rank();
+  TESSERA_ASSIGN_OR_RETURN(auto iv, load_indices("gather", idx_desc, c.ip, {x_desc.dims[z(a)]}));
   const auto outer_x = box_offsets(sub(x_desc.dims, 0, a), sub(x_desc.strides, 0, a));
   const auto outer_y = box_offsets(sub(x_desc.dims, 0, a), sub(y_desc.strides, 0, a));
   const auto idx_y = box_offsets(idx_desc.dims, sub(y_desc.strides, a, a + q));
@@ -245,16 +238,12 @@ Status gather(Handle& h, int axis, const TensorDesc& x_desc, const void* x, cons
   return Status::ok();
 }
 
-Status gather_elements(Handle& h, int axis, const TensorDesc& x_desc, const void* x, const TensorDesc& idx_desc,
-                       const void* indices, const TensorDesc& y_desc, void* y) {
-  const std::string fn = "gather_elements";
-  TESSERA_RETURN_IF_ERROR(check_gather_args(fn, x_desc, x, idx_desc, indices, y_desc, y));
-  TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, x_desc.rank()));
-  TESSERA_RETURN_IF_ERROR(check_fits_off_axis(fn, idx_desc, x_desc, a));
-  TESSERA_RETURN_IF_ERROR(check_dims(fn, "y", y_desc, idx_desc.dims));
-  TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&x_desc, x}, {&idx_desc, indices}}, {"x", "indices"}));
-  TESSERA_ASSIGN_OR_RETURN(auto iv, load_indices(fn, idx_desc, indices, {x_desc.dims[z(a)]}));
-  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "gather_elements"));
+Status gather_elements_ref(Handle& h, const detail::GatherCall& c) {
+  const TensorDesc &x_desc = c.x, &idx_desc = c.idx, &y_desc = c.y;
+  const void* x = c.xp;
+  void* y = c.yp;
+  const int a = c.axis;
+  TESSERA_ASSIGN_OR_RETURN(auto iv, load_indices("gather_elements", idx_desc, c.ip, {x_desc.dims[z(a)]}));
   std::vector<i64> xs = x_desc.strides;
   xs[z(a)] = 0;
   const auto xo = box_offsets(idx_desc.dims, xs), yo = box_offsets(idx_desc.dims, y_desc.strides);
@@ -264,6 +253,71 @@ Status gather_elements(Handle& h, int axis, const TensorDesc& x_desc, const void
       std::memcpy(bytes(y, yo[z(p)], e), cbytes(x, xo[z(p)] + iv[z(p)] * xa, e), static_cast<std::size_t>(e));
   });
   return Status::ok();
+}
+
+template <Isa kNeeds>
+Status gather_accepts(const detail::GatherCall& c) {
+  return detail::gather_dense_accepts(c, kNeeds);
+}
+template <const mk::Kernels* kK>
+Status gather_run(Handle& h, const detail::GatherCall& c) {
+  return detail::gather_dense(h, c, *kK);
+}
+template <Isa kNeeds>
+Status gather_elements_accepts(const detail::GatherCall& c) {
+  return detail::gather_elements_dense_accepts(c, kNeeds);
+}
+template <const mk::Kernels* kK>
+Status gather_elements_run(Handle& h, const detail::GatherCall& c) {
+  return detail::gather_elements_dense(h, c, *kK);
+}
+
+constexpr detail::Impl<detail::GatherCall> kGatherImpls[] = {
+    {"gather_dense_avx512", &gather_accepts<Isa::kAvx512>, &gather_run<&mk::kAvx512>},
+    {"gather_dense_avx2", &gather_accepts<Isa::kAvx2>, &gather_run<&mk::kAvx2>},
+    {"gather_dense_generic", &gather_accepts<Isa::kGeneric>, &gather_run<&mk::kGeneric>},
+    {"gather_ref", &detail::accepts_all<detail::GatherCall>, &gather_ref},
+};
+constexpr detail::Impl<detail::GatherCall> kGatherElementsImpls[] = {
+    {"gather_elements_dense_avx512", &gather_elements_accepts<Isa::kAvx512>, &gather_elements_run<&mk::kAvx512>},
+    {"gather_elements_dense_avx2", &gather_elements_accepts<Isa::kAvx2>, &gather_elements_run<&mk::kAvx2>},
+    {"gather_elements_dense_generic", &gather_elements_accepts<Isa::kGeneric>, &gather_elements_run<&mk::kGeneric>},
+    {"gather_elements_ref", &detail::accepts_all<detail::GatherCall>, &gather_elements_ref},
+};
+
+}  // namespace
+
+Status gather(Handle& h, int axis, const TensorDesc& x_desc, const void* x, const TensorDesc& idx_desc,
+              const void* indices, const TensorDesc& y_desc, void* y) {
+  const std::string fn = "gather";
+  TESSERA_RETURN_IF_ERROR(check_gather_args(fn, x_desc, x, idx_desc, indices, y_desc, y));
+  TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, x_desc.rank()));
+  std::vector<i64> dims = sub(x_desc.dims, 0, a);
+  dims.insert(dims.end(), idx_desc.dims.begin(), idx_desc.dims.end());
+  dims.insert(dims.end(), x_desc.dims.begin() + a + 1, x_desc.dims.end());
+  if (dims.size() > static_cast<std::size_t>(detail::kMaxTensorRank))
+    return invalid_argument(fn + ": y's rank " + to_string(dims.size()) + " exceeds " + to_string(detail::kMaxTensorRank));
+  TESSERA_RETURN_IF_ERROR(check_dims(fn, "y", y_desc, dims));
+  TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&x_desc, x}, {&idx_desc, indices}}, {"x", "indices"}));
+  TESSERA_RETURN_IF_ERROR(check_indices(fn, idx_desc, indices, {x_desc.dims[z(a)]}));
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "gather"));
+  if (y_desc.numel() == 0) return Status::ok();
+  return detail::run_first_accepting(h, "gather", kGatherImpls, detail::GatherCall{a, x_desc, x, idx_desc, indices, y_desc, y});
+}
+
+Status gather_elements(Handle& h, int axis, const TensorDesc& x_desc, const void* x, const TensorDesc& idx_desc,
+                       const void* indices, const TensorDesc& y_desc, void* y) {
+  const std::string fn = "gather_elements";
+  TESSERA_RETURN_IF_ERROR(check_gather_args(fn, x_desc, x, idx_desc, indices, y_desc, y));
+  TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, x_desc.rank()));
+  TESSERA_RETURN_IF_ERROR(check_fits_off_axis(fn, idx_desc, x_desc, a));
+  TESSERA_RETURN_IF_ERROR(check_dims(fn, "y", y_desc, idx_desc.dims));
+  TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&x_desc, x}, {&idx_desc, indices}}, {"x", "indices"}));
+  TESSERA_RETURN_IF_ERROR(check_indices(fn, idx_desc, indices, {x_desc.dims[z(a)]}));
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "gather_elements"));
+  if (y_desc.numel() == 0) return Status::ok();
+  return detail::run_first_accepting(h, "gather_elements", kGatherElementsImpls,
+                                     detail::GatherCall{a, x_desc, x, idx_desc, indices, y_desc, y});
 }
 
 Status gather_nd(Handle& h, int batch_dims, const TensorDesc& x_desc, const void* x, const TensorDesc& idx_desc,
@@ -306,18 +360,14 @@ Status gather_nd(Handle& h, int batch_dims, const TensorDesc& x_desc, const void
   return Status::ok();
 }
 
-Status scatter_elements(Handle& h, int axis, ScatterReduce reduction, const TensorDesc& x_desc, const void* x,
-                        const TensorDesc& idx_desc, const void* indices, const TensorDesc& upd_desc,
-                        const void* updates, const TensorDesc& y_desc, void* y) {
-  const std::string fn = "scatter_elements";
-  if (scatter_reduce_name(reduction).empty()) return invalid_argument(fn + ": unknown reduction");
-  TESSERA_RETURN_IF_ERROR(check_scatter_common(fn, x_desc, x, idx_desc, indices, upd_desc, updates, y_desc, y));
-  TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, x_desc.rank()));
-  TESSERA_RETURN_IF_ERROR(check_dims(fn, "updates", upd_desc, idx_desc.dims));
-  TESSERA_RETURN_IF_ERROR(check_fits_off_axis(fn, idx_desc, x_desc, a));
-  TESSERA_ASSIGN_OR_RETURN(auto iv, load_indices(fn, idx_desc, indices, {x_desc.dims[z(a)]}));
-  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "scatter_elements"));
-  TESSERA_RETURN_IF_ERROR(copy_into(h, x_desc, x, y_desc, y));
+namespace {
+
+Status scatter_elements_ref(Handle& h, const detail::ScatterCall& c) {
+  const TensorDesc &x_desc = c.x, &idx_desc = c.idx, &upd_desc = c.upd, &y_desc = c.y;
+  void* y = c.yp;
+  const int a = c.axis;
+  TESSERA_ASSIGN_OR_RETURN(auto iv, load_indices("scatter_elements", idx_desc, c.ip, {x_desc.dims[z(a)]}));
+  TESSERA_RETURN_IF_ERROR(copy_into(h, x_desc, c.xp, y_desc, y));
   std::vector<i64> ys = y_desc.strides;
   ys[z(a)] = 0;
   const auto yo = box_offsets(idx_desc.dims, ys), uo = box_offsets(idx_desc.dims, upd_desc.strides);
@@ -327,10 +377,32 @@ Status scatter_elements(Handle& h, int axis, ScatterReduce reduction, const Tens
     using T = decltype(tag);
     for (std::size_t p = 0; p < iv.size(); ++p) {
       const i64 at = yo[p] + iv[p] * ya;
-      st<T>(y, t, at, combine<T>(reduction, ld<T>(y, t, at), ld<T>(updates, t, uo[p])));
+      st<T>(y, t, at, combine<T>(c.reduction, ld<T>(y, t, at), ld<T>(c.up, t, uo[p])));
     }
   });
   return Status::ok();
+}
+
+constexpr detail::Impl<detail::ScatterCall> kScatterElementsImpls[] = {
+    {"scatter_elements_dense", &detail::scatter_elements_dense_accepts, &detail::scatter_elements_dense},
+    {"scatter_elements_ref", &detail::accepts_all<detail::ScatterCall>, &scatter_elements_ref},
+};
+
+}  // namespace
+
+Status scatter_elements(Handle& h, int axis, ScatterReduce reduction, const TensorDesc& x_desc, const void* x,
+                        const TensorDesc& idx_desc, const void* indices, const TensorDesc& upd_desc,
+                        const void* updates, const TensorDesc& y_desc, void* y) {
+  const std::string fn = "scatter_elements";
+  if (scatter_reduce_name(reduction).empty()) return invalid_argument(fn + ": unknown reduction");
+  TESSERA_RETURN_IF_ERROR(check_scatter_common(fn, x_desc, x, idx_desc, indices, upd_desc, updates, y_desc, y));
+  TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, x_desc.rank()));
+  TESSERA_RETURN_IF_ERROR(check_dims(fn, "updates", upd_desc, idx_desc.dims));
+  TESSERA_RETURN_IF_ERROR(check_fits_off_axis(fn, idx_desc, x_desc, a));
+  TESSERA_RETURN_IF_ERROR(check_indices(fn, idx_desc, indices, {x_desc.dims[z(a)]}));
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "scatter_elements"));
+  const detail::ScatterCall c{a, reduction, x_desc, x, idx_desc, indices, upd_desc, updates, y_desc, y};
+  return detail::run_first_accepting(h, "scatter_elements", kScatterElementsImpls, c);
 }
 
 Status scatter_nd(Handle& h, ScatterReduce reduction, const TensorDesc& x_desc, const void* x,
@@ -367,24 +439,15 @@ Status scatter_nd(Handle& h, ScatterReduce reduction, const TensorDesc& x_desc, 
   return Status::ok();
 }
 
-Status one_hot(Handle& h, int axis, i64 depth, double off, double on, const TensorDesc& idx_desc, const void* indices,
-               const TensorDesc& y_desc, void* y) {
-  const std::string fn = "one_hot";
-  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "indices", idx_desc, indices));
-  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y_desc, y));
-  if (is_complex(idx_desc.dtype) || idx_desc.dtype == DType::kBool)
-    return invalid_argument(fn + ": indices dtype " + dtn(idx_desc.dtype) + " must be an integer or float type");
-  if (is_complex(y_desc.dtype)) return unsupported(fn + ": complex outputs are not supported");
-  if (depth < 0) return invalid_argument(fn + ": depth " + to_string(depth) + " is negative");
-  TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, idx_desc.rank() + 1));
-  std::vector<i64> dims = idx_desc.dims;
-  dims.insert(dims.begin() + a, depth);
-  if (dims.size() > static_cast<std::size_t>(detail::kMaxTensorRank))
-    return invalid_argument(fn + ": y's rank " + to_string(dims.size()) + " exceeds " + to_string(detail::kMaxTensorRank));
-  TESSERA_RETURN_IF_ERROR(check_dims(fn, "y", y_desc, dims));
-  TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&idx_desc, indices}}, {"indices"}));
-  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "one_hot"));
-  if (y_desc.numel() == 0) return Status::ok();
+namespace {
+
+Status one_hot_ref(Handle& h, const detail::OneHotCall& c) {
+  const TensorDesc &idx_desc = c.idx, &y_desc = c.y;
+  const void* indices = c.ip;
+  void* y = c.yp;
+  const int a = c.axis;
+  const i64 depth = c.depth;
+  const double on = c.on, off = c.off;
   // Positions: the index (cast to i64 by cast's rules, negatives + depth), -1 where none.
   const auto io = box_offsets(idx_desc.dims, idx_desc.strides);
   std::vector<i64> pos(io.size());
@@ -408,6 +471,34 @@ Status one_hot(Handle& h, int axis, i64 depth, double off, double on, const Tens
         std::memcpy(bytes(y, yo[z(p)] + j * ya, e), j == pos[z(p)] ? on_b : off_b, static_cast<std::size_t>(e));
   });
   return Status::ok();
+}
+
+constexpr detail::Impl<detail::OneHotCall> kOneHotImpls[] = {
+    {"one_hot_dense", &detail::one_hot_dense_accepts, &detail::one_hot_dense},
+    {"one_hot_ref", &detail::accepts_all<detail::OneHotCall>, &one_hot_ref},
+};
+
+}  // namespace
+
+Status one_hot(Handle& h, int axis, i64 depth, double off, double on, const TensorDesc& idx_desc, const void* indices,
+               const TensorDesc& y_desc, void* y) {
+  const std::string fn = "one_hot";
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "indices", idx_desc, indices));
+  TESSERA_RETURN_IF_ERROR(detail::check_tensor(fn, "y", y_desc, y));
+  if (is_complex(idx_desc.dtype) || idx_desc.dtype == DType::kBool)
+    return invalid_argument(fn + ": indices dtype " + dtn(idx_desc.dtype) + " must be an integer or float type");
+  if (is_complex(y_desc.dtype)) return unsupported(fn + ": complex outputs are not supported");
+  if (depth < 0) return invalid_argument(fn + ": depth " + to_string(depth) + " is negative");
+  TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, idx_desc.rank() + 1));
+  std::vector<i64> dims = idx_desc.dims;
+  dims.insert(dims.begin() + a, depth);
+  if (dims.size() > static_cast<std::size_t>(detail::kMaxTensorRank))
+    return invalid_argument(fn + ": y's rank " + to_string(dims.size()) + " exceeds " + to_string(detail::kMaxTensorRank));
+  TESSERA_RETURN_IF_ERROR(check_dims(fn, "y", y_desc, dims));
+  TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&idx_desc, indices}}, {"indices"}));
+  TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "one_hot"));
+  if (y_desc.numel() == 0) return Status::ok();
+  return detail::run_first_accepting(h, "one_hot", kOneHotImpls, detail::OneHotCall{a, depth, off, on, idx_desc, indices, y_desc, y});
 }
 
 // ---- cumsum's entries: dense lines (rows or columns), then the reference -------------------------
@@ -533,6 +624,68 @@ Status cumsum(Handle& h, int axis, bool exclusive, bool reverse, const TensorDes
   return detail::run_first_accepting(h, "cumsum", kCumsumImpls, c);
 }
 
+namespace {
+
+// Each line's elements sorted by partial_sort under the total order (ties by the lower index).
+Status top_k_ref(Handle& h, const detail::TopKCall& c) {
+  const TensorDesc &x_desc = c.x, &values_desc = c.values, &indices_desc = c.indices;
+  const void* x = c.xp;
+  void* values = c.vp;
+  void* indices = c.ip;
+  const int a = c.axis;
+  const i64 k = c.k, n = x_desc.dims[z(a)];
+  const bool largest = c.largest;
+  std::vector<i64> od = x_desc.dims, xs = x_desc.strides, vs = values_desc.strides, is = indices_desc.strides;
+  od.erase(od.begin() + a);
+  xs.erase(xs.begin() + a);
+  vs.erase(vs.begin() + a);
+  is.erase(is.begin() + a);
+  const auto xo = box_offsets(od, xs), vo = box_offsets(od, vs), io = box_offsets(od, is);
+  const i64 xa = x_desc.strides[z(a)], va = values_desc.strides[z(a)], ia = indices_desc.strides[z(a)];
+  const i64 e = static_cast<i64>(dtype_size(x_desc.dtype));
+  const DType t = x_desc.dtype;
+  visit_compute(t, [&](auto tag) {
+    using T = decltype(tag);
+    detail::parallel_for(h, 0, static_cast<i64>(xo.size()), std::max<i64>(1, 16384 / n), [&](i64 l0, i64 l1) {
+      std::vector<T> v(z(n));
+      std::vector<i64> order(z(n));
+      for (i64 l = l0; l < l1; ++l) {
+        for (i64 j = 0; j < n; ++j) v[z(j)] = ld<T>(x, t, xo[z(l)] + j * xa);
+        std::iota(order.begin(), order.end(), 0);
+        auto before = [&](i64 p, i64 q) {
+          if (detail::top_before(v[z(p)], v[z(q)], largest)) return true;
+          if (detail::top_before(v[z(q)], v[z(p)], largest)) return false;
+          return p < q;
+        };
+        std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+        for (i64 j = 0; j < k; ++j) {
+          std::memcpy(bytes(values, vo[z(l)] + j * va, e), cbytes(x, xo[z(l)] + order[z(j)] * xa, e), static_cast<std::size_t>(e));
+          static_cast<i64*>(indices)[io[z(l)] + j * ia] = order[z(j)];
+        }
+      }
+    });
+  });
+  return Status::ok();
+}
+
+template <Isa kNeeds>
+Status top_k_accepts(const detail::TopKCall& c) {
+  return detail::top_k_dense_accepts(c, kNeeds);
+}
+template <const mk::Kernels* kK>
+Status top_k_run(Handle& h, const detail::TopKCall& c) {
+  return detail::top_k_dense(h, c, *kK);
+}
+
+constexpr detail::Impl<detail::TopKCall> kTopKImpls[] = {
+    {"top_k_dense_avx512", &top_k_accepts<Isa::kAvx512>, &top_k_run<&mk::kAvx512>},
+    {"top_k_dense_avx2", &top_k_accepts<Isa::kAvx2>, &top_k_run<&mk::kAvx2>},
+    {"top_k_dense_generic", &top_k_accepts<Isa::kGeneric>, &top_k_run<&mk::kGeneric>},
+    {"top_k_ref", &detail::accepts_all<detail::TopKCall>, &top_k_ref},
+};
+
+}  // namespace
+
 Status top_k(Handle& h, int axis, i64 k, bool largest, const TensorDesc& x_desc, const void* x,
              const TensorDesc& values_desc, void* values, const TensorDesc& indices_desc, void* indices) {
   const std::string fn = "top_k";
@@ -557,48 +710,8 @@ Status top_k(Handle& h, int axis, i64 k, bool largest, const TensorDesc& x_desc,
   TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, "indices", indices_desc, indices, "values", values_desc, values));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "top_k"));
   if (values_desc.numel() == 0) return Status::ok();
-  std::vector<i64> od = x_desc.dims, xs = x_desc.strides, vs = values_desc.strides, is = indices_desc.strides;
-  od.erase(od.begin() + a);
-  xs.erase(xs.begin() + a);
-  vs.erase(vs.begin() + a);
-  is.erase(is.begin() + a);
-  const auto xo = box_offsets(od, xs), vo = box_offsets(od, vs), io = box_offsets(od, is);
-  const i64 xa = x_desc.strides[z(a)], va = values_desc.strides[z(a)], ia = indices_desc.strides[z(a)];
-  const i64 e = static_cast<i64>(dtype_size(x_desc.dtype));
-  const DType t = x_desc.dtype;
-  visit_compute(t, [&](auto tag) {
-    using T = decltype(tag);
-    detail::parallel_for(h, 0, static_cast<i64>(xo.size()), std::max<i64>(1, 16384 / n), [&](i64 l0, i64 l1) {
-      std::vector<T> v(z(n));
-      std::vector<i64> order(z(n));
-      for (i64 l = l0; l < l1; ++l) {
-        for (i64 j = 0; j < n; ++j) v[z(j)] = ld<T>(x, t, xo[z(l)] + j * xa);
-        std::iota(order.begin(), order.end(), 0);
-        // A total order: NaN above every number, ties by the lower index.
-        auto before = [&](i64 p, i64 q) {
-          const T a_ = v[z(p)], b_ = v[z(q)];
-          bool gt = false, lt = false;
-          if constexpr (std::is_floating_point_v<T>) {
-            const bool na = a_ != a_, nb = b_ != b_;
-            gt = na ? !nb : (!nb && a_ > b_);
-            lt = nb ? !na : (!na && a_ < b_);
-          } else {
-            gt = a_ > b_;
-            lt = a_ < b_;
-          }
-          if (largest ? gt : lt) return true;
-          if (largest ? lt : gt) return false;
-          return p < q;
-        };
-        std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
-        for (i64 j = 0; j < k; ++j) {
-          std::memcpy(bytes(values, vo[z(l)] + j * va, e), cbytes(x, xo[z(l)] + order[z(j)] * xa, e), static_cast<std::size_t>(e));
-          static_cast<i64*>(indices)[io[z(l)] + j * ia] = order[z(j)];
-        }
-      }
-    });
-  });
-  return Status::ok();
+  const detail::TopKCall c{a, k, largest, x_desc, x, values_desc, values, indices_desc, indices};
+  return detail::run_first_accepting(h, "top_k", kTopKImpls, c);
 }
 
 }  // namespace tessera::dnn

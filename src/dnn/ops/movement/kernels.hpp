@@ -30,12 +30,35 @@ using CumsumRowsFn = void (*)(std::int64_t rows, std::int64_t len, const void* x
 using CumsumColsFn = void (*)(std::int64_t len, std::int64_t inner, std::int64_t width,
                               const void* x, void* y, bool exclusive, bool reverse);
 
+// Gathers (the dense entries of gather and gather_elements) of elements of 1, 2, 4 or 8 bytes
+// (index 0-3) with i32 or i64 indices (index 0 or 1). The caller has checked every index to lie
+// in [-lim, lim); a negative one counts from lim. With w(v) = v < 0 ? v + lim : v:
+//   gather_row:  y[j] = x[w(idx[j])]          for j in [0, n)  (s unused)
+//   gather_cols: y[j] = x[w(idx[j]) * s + j]  for j in [0, n)  (element j of the row picked)
+using GatherFn = void (*)(std::int64_t n, const void* x, std::int64_t s, const void* idx,
+                          std::int64_t lim, void* y);
+
+// top_k's scans (f32, f64, i32, i64 by CumType's order; [largest]): the first j in [0, n)
+// whose element may beat its bar, or n. "May beat" is the cheap test every element that beats
+// the bar passes: v > bar for the largest, v < bar for the smallest, or either one NaN.
+//   top_scan_row:  x[j] against *bar;
+//   top_scan_cols: row j = x[j * ld + q] for q in [0, w), each against bars[q]: the first row
+//                  with any such element. w is at most 4 KiB of elements, 64 groups of 64
+//                  bytes; bit g of *hits is set for each group of that row holding one.
+using TopScanRowFn = std::int64_t (*)(std::int64_t n, const void* x, const void* bar);
+using TopScanColsFn = std::int64_t (*)(std::int64_t n, const void* x, std::int64_t ld,
+                                       std::int64_t w, const void* bars, std::uint64_t* hits);
+
 struct Kernels {
   const char* isa;
   ConvertFn convert[kNumTypes][kNumTypes];  // [from][to]
   TransposeFn transpose[4];                 // elements of 1, 2, 4, 8 bytes
   CumsumRowsFn cumsum_rows[kNumCumTypes];
   CumsumColsFn cumsum_cols[kNumCumTypes];
+  GatherFn gather_row[2][4];   // [i64 indices][log2 element bytes]
+  GatherFn gather_cols[2][4];
+  TopScanRowFn top_scan_row[kNumCumTypes][2];  // [type][largest]
+  TopScanColsFn top_scan_cols[kNumCumTypes][2];
 };
 extern const Kernels kGeneric;
 extern const Kernels kAvx2;

@@ -1,0 +1,444 @@
+// The dense entries of the indexing operations: packed row-major tensors seen as
+// [outer, len, inner] around the indexed axis, every index already checked by the entry point
+// (indexing.cpp), so each is read once where it is used and wrapped without a branch.
+// - gather / gather_elements: whole rows of `inner` elements copied at once, or the movement
+//   kernels' gathers (along a row where inner is 1, across rows otherwise);
+// - scatter_elements: split over threads by the outer index and blocks of columns, each block
+//   of y copied from x and then given its updates in their order: a y element only ever
+//   receives the updates of its own (outer, column), so each sees them in the reference's
+//   order whatever the split;
+// - one_hot: each (outer, block of columns) filled with `off`, then `on` set where the index
+//   points;
+// - top_k: one pass per line keeping the k best seen in a heap whose worst entry is the bar a
+//   new element must beat; the movement kernels' scans skip, a vector of compares at a time,
+//   to the next element that may beat it. Lines along columns keep one heap per column of a
+//   block of columns, walked a row at a time.
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../../common.hpp"
+#include "../activation/dense.hpp"
+#include "indexing.hpp"
+#include "kernels.hpp"
+#include "move.hpp"
+
+namespace tessera::dnn::detail {
+namespace {
+
+namespace mk = move_kernels;
+using i64 = std::int64_t;
+
+std::string dtn(DType t) { return std::string(dtype_name(t)); }
+
+bool packed(const TensorDesc& d) { return d.is_packed(Layout::kNCHW); }
+
+// log2 of an element's bytes, or -1 when not 1, 2, 4 or 8.
+int elem_log2(DType t) {
+  switch (dtype_size(t)) {
+    case 1: return 0;
+    case 2: return 1;
+    case 4: return 2;
+    case 8: return 3;
+    default: return -1;
+  }
+}
+
+// Index j of a packed i32 or i64 tensor.
+i64 index_at(const void* p, bool wide, i64 j) {
+  return wide ? static_cast<const i64*>(p)[j] : static_cast<const std::int32_t*>(p)[j];
+}
+const void* index_ptr(const void* p, bool wide, i64 j) {
+  return static_cast<const char*>(p) + j * (wide ? 8 : 4);
+}
+
+i64 prod(const std::vector<i64>& d, int b, int e) {
+  i64 p = 1;
+  for (int i = b; i < e; ++i) p *= d[static_cast<std::size_t>(i)];
+  return p;
+}
+
+// Whether idx has x's dims except along `axis`.
+bool same_off_axis(const TensorDesc& idx, const TensorDesc& x, int axis) {
+  for (int i = 0; i < x.rank(); ++i)
+    if (i != axis && idx.dims[static_cast<std::size_t>(i)] != x.dims[static_cast<std::size_t>(i)]) return false;
+  return true;
+}
+
+// Work of `rows` rows of `len` elements cut into pieces of about kUnitElements, run over threads.
+void for_row_pieces(Handle& h, i64 rows, i64 len, const std::function<void(i64 row, i64 b, i64 e)>& fn) {
+  const i64 per = std::max<i64>(1, (len + kUnitElements - 1) / kUnitElements);
+  const i64 piece = (len + per - 1) / per;
+  parallel_for(h, 0, rows * per, std::max<i64>(1, kUnitElements / std::max<i64>(1, piece)), [&](i64 u0, i64 u1) {
+    for (i64 u = u0; u < u1; ++u) {
+      const i64 row = u / per, b = (u % per) * piece;
+      fn(row, b, std::min(len, b + piece));
+    }
+  });
+}
+
+// Asks for lines [l0, l1) of p ahead of a gather that reads them in a random order (the
+// hardware prefetcher follows only sequential streams).
+void prefetch_lines(const char* p, i64 l0, i64 l1) {
+  for (i64 l = l0; l < l1; ++l) __builtin_prefetch(p + l * 64, 0, 3);
+}
+
+// y[o, j] = x[o, w(idx[j])] (or idx[o, j] when per_row) for the `outer` rows of n elements of
+// x, j in [0, K). Rows that fit the L1 cache are asked for ahead: the current one whole as it
+// starts, the next one spread over the current one's gathers.
+void gather_rows(Handle& h, mk::GatherFn g, const char* x, i64 n, i64 e, i64 outer, i64 K, const void* ip, bool wide,
+                 bool per_row, char* y) {
+  const i64 lines = (n * e + 63) / 64;
+  const bool ahead = n * e <= 32768;
+  for_row_pieces(h, outer, K, [&](i64 o, i64 b, i64 end) {
+    const char* row = x + o * n * e;
+    if (b == 0 && ahead) prefetch_lines(row, 0, lines);
+    constexpr i64 kChunk = 256;
+    for (i64 c0 = b; c0 < end; c0 += kChunk) {
+      const i64 c1 = std::min(end, c0 + kChunk);
+      if (ahead && o + 1 < outer) prefetch_lines(row + n * e, lines * c0 / K, lines * c1 / K);
+      g(c1 - c0, row, 1, index_ptr(ip, wide, (per_row ? o * K : 0) + c0), n, y + (o * K + c0) * e);
+    }
+  });
+}
+
+}  // namespace
+
+// ---- gather, gather_elements ------------------------------------------------------------------
+Status gather_dense_accepts(const GatherCall& c, Isa needs) {
+  TESSERA_RETURN_IF_ERROR(isa_allows(needs));
+  if (!packed(c.x) || !packed(c.idx) || !packed(c.y)) return refuse("x, indices and y are not all packed row-major");
+  if (elem_log2(c.x.dtype) < 0) return refuse("dtype " + dtn(c.x.dtype) + " (elements of 1, 2, 4 or 8 bytes only)");
+  return Status::ok();
+}
+
+Status gather_dense(Handle& h, const GatherCall& c, const mk::Kernels& k) {
+  const int a = c.axis;
+  const i64 n = c.x.dims[static_cast<std::size_t>(a)], outer = prod(c.x.dims, 0, a), inner = prod(c.x.dims, a + 1, c.x.rank());
+  const i64 K = c.idx.numel(), e = static_cast<i64>(dtype_size(c.x.dtype));
+  const bool wide = c.idx.dtype == DType::kI64;
+  const char* x = static_cast<const char*>(c.xp);
+  char* y = static_cast<char*>(c.yp);
+  if (inner == 1) {
+    gather_rows(h, k.gather_row[wide][elem_log2(c.x.dtype)], x, n, e, outer, K, c.ip, wide, false, y);
+    return Status::ok();
+  }
+  const auto row = static_cast<std::size_t>(inner * e);
+  parallel_for(h, 0, outer * K, std::max<i64>(1, kUnitElements / inner), [&](i64 u0, i64 u1) {
+    i64 o = u0 / K, j = u0 % K;
+    for (i64 u = u0; u < u1; ++u) {
+      std::memcpy(y + u * inner * e, x + (o * n + wrap_index(index_at(c.ip, wide, j), n)) * inner * e, row);
+      if (++j == K) j = 0, ++o;
+    }
+  });
+  return Status::ok();
+}
+
+Status gather_elements_dense_accepts(const GatherCall& c, Isa needs) {
+  TESSERA_RETURN_IF_ERROR(gather_dense_accepts(c, needs));
+  if (!same_off_axis(c.idx, c.x, c.axis)) return refuse("indices are smaller than x off the axis");
+  return Status::ok();
+}
+
+Status gather_elements_dense(Handle& h, const GatherCall& c, const mk::Kernels& k) {
+  const int a = c.axis;
+  const i64 n = c.x.dims[static_cast<std::size_t>(a)], m = c.idx.dims[static_cast<std::size_t>(a)];
+  const i64 outer = prod(c.x.dims, 0, a), inner = prod(c.x.dims, a + 1, c.x.rank());
+  const i64 e = static_cast<i64>(dtype_size(c.x.dtype));
+  const bool wide = c.idx.dtype == DType::kI64;
+  const int lg = elem_log2(c.x.dtype);
+  const char* x = static_cast<const char*>(c.xp);
+  char* y = static_cast<char*>(c.yp);
+  if (inner == 1) {  // y[o, j] = x[o, idx[o, j]]
+    gather_rows(h, k.gather_row[wide][lg], x, n, e, outer, m, c.ip, wide, true, y);
+    return Status::ok();
+  }
+  // y[o, j, i] = x[o, idx[o, j, i], i]: row (o, j) of y from the rows of x's slice o.
+  const mk::GatherFn g = k.gather_cols[wide][lg];
+  for_row_pieces(h, outer * m, inner, [&](i64 r, i64 b, i64 end) {
+    const i64 o = r / m;
+    g(end - b, x + (o * n * inner + b) * e, inner, index_ptr(c.ip, wide, r * inner + b), n, y + (r * inner + b) * e);
+  });
+  return Status::ok();
+}
+
+// ---- scatter_elements -------------------------------------------------------------------------
+namespace {
+
+template <typename T, ScatterReduce kR>
+void scatter_cols(i64 m, i64 inner, i64 w, const void* ip, bool wide, i64 n, const T* u, T* y) {
+  for (i64 j = 0; j < m; ++j) {
+    for (i64 i = 0; i < w; ++i) {
+      T& at = y[wrap_index(index_at(ip, wide, j * inner + i), n) * inner + i];
+      at = combine<T>(kR, at, u[j * inner + i]);
+    }
+  }
+}
+
+template <typename T>
+using ScatterFn = void (*)(i64, i64, i64, const void*, bool, i64, const T*, T*);
+
+template <typename T>
+ScatterFn<T> scatter_fn(ScatterReduce r) {
+  switch (r) {
+    case ScatterReduce::kAdd: return &scatter_cols<T, ScatterReduce::kAdd>;
+    case ScatterReduce::kMul: return &scatter_cols<T, ScatterReduce::kMul>;
+    case ScatterReduce::kMax: return &scatter_cols<T, ScatterReduce::kMax>;
+    case ScatterReduce::kMin: return &scatter_cols<T, ScatterReduce::kMin>;
+    case ScatterReduce::kNone: break;
+  }
+  return &scatter_cols<T, ScatterReduce::kNone>;
+}
+
+template <typename T>
+void scatter_run(Handle& h, const ScatterCall& c) {
+  const int a = c.axis;
+  const i64 n = c.x.dims[static_cast<std::size_t>(a)], m = c.idx.dims[static_cast<std::size_t>(a)];
+  const i64 outer = prod(c.x.dims, 0, a), inner = prod(c.x.dims, a + 1, c.x.rank());
+  const bool wide = c.idx.dtype == DType::kI64;
+  const ScatterFn<T> f = scatter_fn<T>(c.reduction);
+  // Blocks of columns: at least 64, enough of them to give every thread one.
+  const i64 want = std::max(1, max_threads(h));
+  const i64 pieces = outer >= want ? 1 : (want + outer - 1) / outer;
+  const i64 block = std::min(inner, std::max<i64>(64, (inner / pieces + 63) / 64 * 64));
+  const i64 per = (inner + block - 1) / block;
+  const T* u = static_cast<const T*>(c.up);
+  const T* x = static_cast<const T*>(c.xp);
+  T* y = static_cast<T*>(c.yp);
+  parallel_for(h, 0, outer * per, 1, [&](i64 u0, i64 u1) {
+    for (i64 unit = u0; unit < u1; ++unit) {
+      const i64 o = unit / per, c0 = (unit % per) * block, w = std::min(inner, c0 + block) - c0;
+      const i64 at = o * m * inner + c0, yo = o * n * inner + c0;
+      if (x != y) {  // y's block = x's, just before its updates (so they find it cached)
+        if (w == inner) std::memcpy(y + yo, x + yo, static_cast<std::size_t>(n * inner) * sizeof(T));
+        else
+          for (i64 r = 0; r < n; ++r) std::memcpy(y + yo + r * inner, x + yo + r * inner, static_cast<std::size_t>(w) * sizeof(T));
+      }
+      f(m, inner, w, index_ptr(c.ip, wide, at), wide, n, u + at, y + yo);
+    }
+  });
+}
+
+}  // namespace
+
+Status scatter_elements_dense_accepts(const ScatterCall& c) {
+  if (!packed(c.x) || !packed(c.idx) || !packed(c.upd) || !packed(c.y))
+    return refuse("x, indices, updates and y are not all packed row-major");
+  if (!same_off_axis(c.idx, c.x, c.axis)) return refuse("indices are smaller than x off the axis");
+  const DType t = c.x.dtype;
+  if (c.reduction == ScatterReduce::kNone ? elem_log2(t) < 0
+                                          : t != DType::kF32 && t != DType::kF64 && t != DType::kI32 && t != DType::kI64)
+    return refuse("reduction " + std::string(scatter_reduce_name(c.reduction)) + " on dtype " + dtn(t) +
+                  " (none: elements of 1, 2, 4 or 8 bytes; the others: f32, f64, i32, i64)");
+  return Status::ok();
+}
+
+Status scatter_elements_dense(Handle& h, const ScatterCall& c) {
+  if (c.reduction == ScatterReduce::kNone) {  // moves bytes: any element type of its size
+    switch (elem_log2(c.x.dtype)) {
+      case 0: scatter_run<std::uint8_t>(h, c); break;
+      case 1: scatter_run<std::uint16_t>(h, c); break;
+      case 2: scatter_run<std::uint32_t>(h, c); break;
+      default: scatter_run<std::uint64_t>(h, c); break;
+    }
+    return Status::ok();
+  }
+  switch (c.x.dtype) {
+    case DType::kF32: scatter_run<float>(h, c); break;
+    case DType::kF64: scatter_run<double>(h, c); break;
+    case DType::kI32: scatter_run<std::int32_t>(h, c); break;
+    default: scatter_run<i64>(h, c); break;
+  }
+  return Status::ok();
+}
+
+// ---- one_hot ----------------------------------------------------------------------------------
+namespace {
+
+template <typename E>
+void one_hot_run(Handle& h, const OneHotCall& c, E off, E on) {
+  const int a = c.axis;
+  const i64 depth = c.depth, outer = prod(c.idx.dims, 0, a), inner = prod(c.idx.dims, a, c.idx.rank());
+  const bool wide = c.idx.dtype == DType::kI64;
+  E* y = static_cast<E*>(c.yp);
+  const bool zero_off = off == E{};
+  // Units: (outer index, block of columns); inner == 1 takes rows in runs.
+  for_row_pieces(h, outer, inner, [&](i64 o, i64 b, i64 end) {
+    E* slab = y + o * depth * inner;
+    const auto fill = [&](E* p, i64 count) {
+      if (zero_off) std::memset(p, 0, static_cast<std::size_t>(count) * sizeof(E));
+      else std::fill(p, p + count, off);
+    };
+    if (end - b == inner) fill(slab, depth * inner);  // the whole slab: one run
+    else
+      for (i64 d = 0; d < depth; ++d) fill(slab + d * inner + b, end - b);
+    for (i64 i = b; i < end; ++i) {
+      const i64 v = index_at(c.ip, wide, o * inner + i);
+      const i64 p = v < 0 ? v + depth : v;
+      if (p >= 0 && p < depth) slab[p * inner + i] = on;
+    }
+  });
+}
+
+template <typename E>
+E bits_of(double v, DType t) {
+  E out{};
+  convert_element(DType::kF64, &v, t, &out);
+  return out;
+}
+
+}  // namespace
+
+Status one_hot_dense_accepts(const OneHotCall& c) {
+  if (!packed(c.idx) || !packed(c.y)) return refuse("indices and y are not both packed row-major");
+  if (c.idx.dtype != DType::kI32 && c.idx.dtype != DType::kI64) return refuse("indices dtype " + dtn(c.idx.dtype) + " (i32 and i64 only)");
+  if (elem_log2(c.y.dtype) < 0) return refuse("dtype " + dtn(c.y.dtype) + " (elements of 1, 2, 4 or 8 bytes only)");
+  return Status::ok();
+}
+
+Status one_hot_dense(Handle& h, const OneHotCall& c) {
+  const DType t = c.y.dtype;
+  switch (elem_log2(t)) {
+    case 0: one_hot_run<std::uint8_t>(h, c, bits_of<std::uint8_t>(c.off, t), bits_of<std::uint8_t>(c.on, t)); break;
+    case 1: one_hot_run<std::uint16_t>(h, c, bits_of<std::uint16_t>(c.off, t), bits_of<std::uint16_t>(c.on, t)); break;
+    case 2: one_hot_run<std::uint32_t>(h, c, bits_of<std::uint32_t>(c.off, t), bits_of<std::uint32_t>(c.on, t)); break;
+    default: one_hot_run<std::uint64_t>(h, c, bits_of<std::uint64_t>(c.off, t), bits_of<std::uint64_t>(c.on, t)); break;
+  }
+  return Status::ok();
+}
+
+// ---- top_k ------------------------------------------------------------------------------------
+namespace {
+
+template <typename T>
+struct Entry {
+  T v;
+  i64 i;
+};
+
+// Heaps of k entries ordered so that the top is the worst kept: a new element enters only when
+// it beats the top's value (it comes later, so a tie keeps the kept one).
+template <typename T, bool kLargest>
+struct TopK {
+  struct Better {  // a is picked before b
+    bool operator()(const Entry<T>& a, const Entry<T>& b) const {
+      if (top_before(a.v, b.v, kLargest)) return true;
+      if (top_before(b.v, a.v, kLargest)) return false;
+      return a.i < b.i;
+    }
+  };
+  static void offer(Entry<T>* heap, i64 k, T& bar, T v, i64 i) {
+    if (!top_before(v, bar, kLargest)) return;
+    // The top replaced and sifted down: a worse child moves up while the new entry beats it.
+    const Entry<T> e{v, i};
+    i64 at = 0;
+    for (i64 ch = 1; ch < k; ch = 2 * at + 1) {
+      if (ch + 1 < k && Better{}(heap[ch], heap[ch + 1])) ++ch;
+      if (!Better{}(e, heap[ch])) break;
+      heap[at] = heap[ch];
+      at = ch;
+    }
+    heap[at] = e;
+    bar = heap[0].v;
+  }
+  // Sorts a heap best first and writes it: values at vals[j * step], indices at ids[j * step].
+  static void emit(Entry<T>* heap, i64 k, i64 step, T* vals, i64* ids) {
+    std::sort_heap(heap, heap + k, Better{});
+    for (i64 j = 0; j < k; ++j) {
+      vals[j * step] = heap[j].v;
+      ids[j * step] = heap[j].i;
+    }
+  }
+};
+
+template <typename T, bool kLargest>
+void top_k_run(Handle& h, const TopKCall& c, const mk::Kernels& kt, int type) {
+  using S = TopK<T, kLargest>;
+  const mk::TopScanRowFn scan_row = kt.top_scan_row[type][kLargest];
+  const mk::TopScanColsFn scan_cols = kt.top_scan_cols[type][kLargest];
+  const int a = c.axis;
+  const i64 n = c.x.dims[static_cast<std::size_t>(a)], k = c.k;
+  const i64 outer = prod(c.x.dims, 0, a), inner = prod(c.x.dims, a + 1, c.x.rank());
+  const T* x = static_cast<const T*>(c.xp);
+  T* vals = static_cast<T*>(c.vp);
+  i64* ids = static_cast<i64*>(c.ip);
+  if (inner == 1) {
+    parallel_for(h, 0, outer, std::max<i64>(1, kUnitElements / n), [&](i64 l0, i64 l1) {
+      std::vector<Entry<T>> heap(static_cast<std::size_t>(k));
+      for (i64 l = l0; l < l1; ++l) {
+        const T* line = x + l * n;
+        for (i64 j = 0; j < k; ++j) heap[static_cast<std::size_t>(j)] = {line[j], j};
+        std::make_heap(heap.begin(), heap.end(), typename S::Better{});
+        T bar = heap[0].v;
+        for (i64 j = k; j < n; ++j) {
+          j += scan_row(n - j, line + j, &bar);
+          if (j < n) S::offer(heap.data(), k, bar, line[j], j);
+        }
+        S::emit(heap.data(), k, 1, vals + l * k, ids + l * k);
+      }
+    });
+    return;
+  }
+  // Columns: blocks of kW columns of one outer slice, a heap per column, rows walked in order.
+  // Each row's piece is 1 KiB of f32 (narrower blocks revisit every page of x more often).
+  const i64 kW = 512 / static_cast<i64>(sizeof(T)), kG = 64 / static_cast<i64>(sizeof(T));
+  const i64 per = (inner + kW - 1) / kW;
+  parallel_for(h, 0, outer * per, 1, [&](i64 u0, i64 u1) {
+    std::vector<Entry<T>> heaps(static_cast<std::size_t>(kW * k));
+    std::vector<T> bar(static_cast<std::size_t>(kW));
+    for (i64 u = u0; u < u1; ++u) {
+      const i64 o = u / per, c0 = (u % per) * kW, w = std::min(inner, c0 + kW) - c0;
+      const T* slice = x + o * n * inner + c0;
+      for (i64 j = 0; j < k; ++j)
+        for (i64 q = 0; q < w; ++q) heaps[static_cast<std::size_t>(q * k + j)] = {slice[j * inner + q], j};
+      for (i64 q = 0; q < w; ++q) {
+        Entry<T>* hp = heaps.data() + q * k;
+        std::make_heap(hp, hp + k, typename S::Better{});
+        bar[q] = hp[0].v;
+      }
+      for (i64 j = k; j < n; ++j) {
+        std::uint64_t hits = 0;
+        j += scan_cols(n - j, slice + j * inner, inner, w, bar.data(), &hits);
+        if (j == n) break;
+        for (; hits != 0; hits &= hits - 1) {  // the groups holding a candidate
+          const i64 g0 = std::countr_zero(hits) * kG;
+          for (i64 q = g0; q < std::min(w, g0 + kG); ++q)
+            S::offer(heaps.data() + q * k, k, bar[static_cast<std::size_t>(q)], slice[j * inner + q], j);
+        }
+      }
+      for (i64 q = 0; q < w; ++q)
+        S::emit(heaps.data() + q * k, k, inner, vals + o * k * inner + c0 + q, ids + o * k * inner + c0 + q);
+    }
+  });
+}
+
+template <typename T>
+void top_k_typed(Handle& h, const TopKCall& c, const mk::Kernels& kt, int type) {
+  if (c.largest) top_k_run<T, true>(h, c, kt, type);
+  else top_k_run<T, false>(h, c, kt, type);
+}
+
+}  // namespace
+
+Status top_k_dense_accepts(const TopKCall& c, Isa needs) {
+  TESSERA_RETURN_IF_ERROR(isa_allows(needs));
+  if (!packed(c.x) || !packed(c.values) || !packed(c.indices)) return refuse("x, values and indices are not all packed row-major");
+  const DType t = c.x.dtype;
+  if (t != DType::kF32 && t != DType::kF64 && t != DType::kI32 && t != DType::kI64)
+    return refuse("dtype " + dtn(t) + " (f32, f64, i32 and i64 only)");
+  return Status::ok();
+}
+
+Status top_k_dense(Handle& h, const TopKCall& c, const mk::Kernels& k) {
+  switch (c.x.dtype) {
+    case DType::kF32: top_k_typed<float>(h, c, k, mk::kCumF32); break;
+    case DType::kF64: top_k_typed<double>(h, c, k, mk::kCumF64); break;
+    case DType::kI32: top_k_typed<std::int32_t>(h, c, k, mk::kCumI32); break;
+    default: top_k_typed<i64>(h, c, k, mk::kCumI64); break;
+  }
+  return Status::ok();
+}
+
+}  // namespace tessera::dnn::detail
