@@ -2,7 +2,9 @@
 // scalar and 2-D indices, negatives, i32/i64), gather_elements, gather_nd with batch dims,
 // scatter_elements / scatter_nd with every reduction and duplicate indices (in place too),
 // one_hot, cumsum (exclusive, reverse, f16 rounded once), top_k (ties, NaN, k = 0); out-of-range
-// indices fail before anything is written.
+// indices fail before anything is written. The dense entries of gather, gather_elements,
+// scatter_elements, one_hot, top_k and cumsum give the references' bits on every ISA at 1 and 2
+// threads.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -356,6 +358,172 @@ TEST(Indexing, TopKOrdersTiesAndNaN) {
         }
 }
 
+// ---- the dense entries against the references ------------------------------------------------
+// A copy of x with gaps between its elements: every dense entry refuses it, so a call on it
+// runs the reference.
+T with_gaps(const T& x) {
+  T g = make(x.d.dtype, x.d.dims, Lay::kGaps);
+  const auto xo = offsets(x.d), go = offsets(g.d);
+  const std::size_t e = dtype_size(x.d.dtype);
+  for (std::size_t i = 0; i < xo.size(); ++i)
+    std::memcpy(g.mem.data() + static_cast<std::size_t>(go[i]) * e, x.mem.data() + static_cast<std::size_t>(xo[i]) * e, e);
+  return g;
+}
+// Indices uniform over [lo, hi), i32 or i64, packed.
+T uniform_indices(DType t, const Idx& dims, i64 lo, i64 hi, std::mt19937& rng) {
+  std::uniform_int_distribution<i64> pick(lo, hi - 1);
+  std::vector<i64> v(static_cast<std::size_t>(make(t, dims).d.numel()));
+  for (i64& x : v) x = pick(rng);
+  return index_tensor(t, dims, v);
+}
+// fn(h) on every ISA at 1 and 2 threads.
+template <typename Fn>
+void on_every_path(Handle& h, Fn&& fn) {
+  tessera::testing::for_each_isa([&](Isa) {
+    for (int threads : {1, 2}) {
+      ASSERT_TRUE(h.set_num_threads(threads).is_ok());
+      fn();
+    }
+  });
+}
+
+TEST(Indexing, DenseGathersMatchTheReferenceBitForBit) {
+  std::mt19937 rng(21);
+  struct Case {
+    Idx x;
+    int axis;
+    Idx idx;
+  };
+  // Rows gathered a chunk at a time and in pieces (17000 > 16384), whole rows of 3 and 40,
+  // scalar indices.
+  const Case gathers[] = {{{7, 300}, 1, {5, 70}}, {{40, 9, 3}, 1, {11}}, {{20000}, 0, {17000}}, {{5, 6}, 0, {}},
+                          {{30, 40}, -2, {2, 25}}};
+  // Along a row (m above and below n) and across rows (columns of one row from random rows).
+  const Case elements[] = {{{6, 300}, 1, {6, 500}}, {{50, 70}, 0, {90, 70}}, {{4, 5, 33}, 1, {4, 8, 33}},
+                           {{3, 2, 20000}, 2, {3, 2, 900}}};
+  Handle h;
+  for (DType t : kSizes)
+    for (DType it : {DType::kI32, DType::kI64}) {
+      for (const Case& c : gathers) {
+        T x = random(t, c.x, Lay::kPacked, rng);
+        const int a = c.axis < 0 ? c.axis + static_cast<int>(c.x.size()) : c.axis;
+        const i64 n = c.x[static_cast<std::size_t>(a)];
+        T idx = uniform_indices(it, c.idx, -n, n, rng);
+        Idx yd(c.x.begin(), c.x.begin() + a);
+        yd.insert(yd.end(), c.idx.begin(), c.idx.end());
+        yd.insert(yd.end(), c.x.begin() + a + 1, c.x.end());
+        T want = make(t, yd), xg = with_gaps(x);
+        ASSERT_TRUE(gather(h, c.axis, xg.d, xg.p(), idx.d, idx.p(), want.d, want.p()).is_ok());
+        on_every_path(h, [&] {
+          T y = make(t, yd);
+          ASSERT_TRUE(gather(h, c.axis, x.d, x.p(), idx.d, idx.p(), y.d, y.p()).is_ok());
+          expect_same(y, want, "gather " + x.d.to_string() + " axis " + std::to_string(c.axis) + " " + idx.d.to_string());
+        });
+      }
+      for (const Case& c : elements) {
+        T x = random(t, c.x, Lay::kPacked, rng);
+        const i64 n = c.x[static_cast<std::size_t>(c.axis)];
+        T idx = uniform_indices(it, c.idx, -n, n, rng);
+        T want = make(t, c.idx), xg = with_gaps(x);
+        ASSERT_TRUE(gather_elements(h, c.axis, xg.d, xg.p(), idx.d, idx.p(), want.d, want.p()).is_ok());
+        on_every_path(h, [&] {
+          T y = make(t, c.idx);
+          ASSERT_TRUE(gather_elements(h, c.axis, x.d, x.p(), idx.d, idx.p(), y.d, y.p()).is_ok());
+          expect_same(y, want, "gather_elements " + x.d.to_string() + " axis " + std::to_string(c.axis) + " " + idx.d.to_string());
+        });
+      }
+    }
+}
+
+TEST(Indexing, DenseScatterMatchesTheReferenceBitForBit) {
+  std::mt19937 rng(22);
+  struct Case {
+    Idx x;
+    int axis;
+    Idx idx;
+  };
+  // Rows; columns in two blocks at 2 threads (300x200 along axis 0); 9 rows hit 500 times each
+  // (duplicates: their order decides the result); a middle axis.
+  const Case cases[] = {{{6, 300}, 1, {6, 200}}, {{300, 200}, 0, {400, 200}}, {{9, 250}, 0, {500, 250}},
+                        {{3, 40, 129}, 1, {3, 60, 129}}};
+  Handle h;
+  for (DType t : {DType::kF32, DType::kF64, DType::kI32, DType::kI64, DType::kU8, DType::kF16})
+    for (ScatterReduce r : {ScatterReduce::kNone, ScatterReduce::kAdd, ScatterReduce::kMul, ScatterReduce::kMax, ScatterReduce::kMin})
+      for (const Case& c : cases) {
+        const i64 n = c.x[static_cast<std::size_t>(c.axis)];
+        T x = random(t, c.x, Lay::kPacked, rng), u = random(t, c.idx, Lay::kPacked, rng);
+        T idx = uniform_indices(DType::kI64, c.idx, -n, n, rng);
+        T want = make(t, c.x), xg = with_gaps(x);
+        ASSERT_TRUE(scatter_elements(h, c.axis, r, xg.d, xg.p(), idx.d, idx.p(), u.d, u.p(), want.d, want.p()).is_ok());
+        const std::string what = "scatter_elements " + std::string(scatter_reduce_name(r)) + " " + x.d.to_string() + " axis " +
+                                 std::to_string(c.axis);
+        on_every_path(h, [&] {
+          T y = make(t, c.x);
+          ASSERT_TRUE(scatter_elements(h, c.axis, r, x.d, x.p(), idx.d, idx.p(), u.d, u.p(), y.d, y.p()).is_ok());
+          expect_same(y, want, what);
+          T inplace = x;
+          ASSERT_TRUE(scatter_elements(h, c.axis, r, inplace.d, inplace.p(), idx.d, idx.p(), u.d, u.p(), inplace.d, inplace.p()).is_ok());
+          expect_same(inplace, want, what + " in place");
+        });
+      }
+}
+
+TEST(Indexing, DenseOneHotMatchesTheReference) {
+  std::mt19937 rng(23);
+  Handle h;
+  for (DType t : kSizes)
+    for (DType it : {DType::kI32, DType::kI64})
+      for (i64 depth : {1, 5, 40})
+        for (int axis : {-1, 0, 1})
+          for (const auto& [off, on] : {std::pair{0.0, 1.0}, std::pair{-2.5, 3.0}}) {
+            // Indices beyond [-depth, depth) give a row of `off`.
+            T idx = uniform_indices(it, {7, 33}, -depth - 2, depth + 2, rng);
+            Idx yd = {7, 33};
+            yd.insert(yd.begin() + (axis < 0 ? 2 : axis), depth);
+            T want = make(t, yd), ig = with_gaps(idx);
+            ASSERT_TRUE(one_hot(h, axis, depth, off, on, ig.d, ig.p(), want.d, want.p()).is_ok());
+            on_every_path(h, [&] {
+              T y = make(t, yd);
+              ASSERT_TRUE(one_hot(h, axis, depth, off, on, idx.d, idx.p(), y.d, y.p()).is_ok());
+              expect_same(y, want, "one_hot " + y.d.to_string() + " axis " + std::to_string(axis) + " off " + std::to_string(off));
+            });
+          }
+}
+
+TEST(Indexing, DenseTopKMatchesTheReferenceBitForBit) {
+  std::mt19937 rng(24);
+  struct Case {
+    Idx x;
+    int axis;
+  };
+  // Rows longer than a vector group with a tail; columns in blocks of 128 f32 with a tail of
+  // 2 (130 wide); a middle axis; a short line.
+  const Case cases[] = {{{5, 300}, 1}, {{300, 130}, 0}, {{3, 40, 7}, 1}, {{4, 3}, 1}};
+  Handle h;
+  for (DType t : {DType::kF32, DType::kF64, DType::kI32, DType::kI64})
+    for (bool largest : {true, false})
+      for (const Case& c : cases) {
+        const i64 n = c.x[static_cast<std::size_t>(c.axis)];
+        for (i64 k : {i64{1}, i64{3}, i64{17}, n}) {
+          if (k > n) continue;
+          // Small integers (many ties), NaN, infinities and zeros of both signs (fill's mix).
+          T x = random(t, c.x, Lay::kPacked, rng);
+          Idx od = c.x;
+          od[static_cast<std::size_t>(c.axis)] = k;
+          T wv = make(t, od), wi = make(DType::kI64, od), xg = with_gaps(x);
+          ASSERT_TRUE(top_k(h, c.axis, k, largest, xg.d, xg.p(), wv.d, wv.p(), wi.d, wi.p()).is_ok());
+          const std::string what = "top_k " + x.d.to_string() + " axis " + std::to_string(c.axis) + " k " + std::to_string(k) +
+                                   (largest ? " largest" : " smallest");
+          on_every_path(h, [&] {
+            T v = make(t, od), i = make(DType::kI64, od);
+            ASSERT_TRUE(top_k(h, c.axis, k, largest, x.d, x.p(), v.d, v.p(), i.d, i.p()).is_ok());
+            expect_same(v, wv, what + " values");
+            expect_same(i, wi, what + " indices");
+          });
+        }
+      }
+}
+
 TEST(Indexing, BadIndicesFailBeforeWriting) {
   Handle h;
   auto expect_err = [](const Status& s, const std::string& needle) {
@@ -374,6 +542,15 @@ TEST(Indexing, BadIndicesFailBeforeWriting) {
   T upd = make(DType::kF32, {3, 3}), ind2 = index_tensor(DType::kI64, {3, 3}, {0, 0, 0, 9, 0, 0, 0, 0, 0}), ys = make(DType::kF32, {4, 3});
   expect_err(scatter_elements(h, 0, ScatterReduce::kAdd, x.d, x.p(), ind2.d, ind2.p(), upd.d, upd.p(), ys.d, ys.p()), "index 9");
   for (unsigned char b : ys.mem) ASSERT_EQ(b, 0xA5) << "scatter's y was written";
+  // A bad index deep in long packed indices (past the first block checked), and in strided ones.
+  std::vector<i64> many(10000, 1);
+  many[9000] = -7;
+  T long_idx = index_tensor(DType::kI32, {10000}, many), ylong = make(DType::kF32, {10000, 3});
+  expect_err(gather(h, 0, x.d, x.p(), long_idx.d, long_idx.p(), ylong.d, ylong.p()), "index -7 at position 9000");
+  for (unsigned char b : ylong.mem) ASSERT_EQ(b, 0xA5) << "y was written";
+  T gap_idx = make(DType::kI64, {3}, Lay::kGaps);
+  for (i64 i = 0; i < 3; ++i) static_cast<i64*>(gap_idx.p())[i * gap_idx.d.strides[0]] = i == 2 ? 4 : 0;
+  expect_err(gather(h, 0, x.d, x.p(), gap_idx.d, gap_idx.p(), y.d, y.p()), "index 4 at position 2");
   T nd_idx = index_tensor(DType::kI64, {2, 3}, {0, 0, 0, 0, 0, 0});
   expect_err(gather_nd(h, 0, x.d, x.p(), nd_idx.d, nd_idx.p(), y.d, y.p()), "tuples' length 3");
   T vals = make(DType::kF32, {4, 4}), ids = make(DType::kI64, {4, 4});
