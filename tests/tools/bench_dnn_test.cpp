@@ -275,6 +275,34 @@ TEST(BenchDnn, TrainingOpsReportAgainstACopyAndTheirLoggedLinesReplay) {
   }
 }
 
+// `bench dnn move` on the indexing operations: each case runs and reports its bytes against a
+// copy; a k beyond the axis is refused by the tool with a one-line message.
+TEST(BenchDnn, IndexingOpsReportAgainstACopy) {
+  for (const char* args : {
+           "--op gather --dims 50x8 --index-dims 3x4",
+           "--op gather --dims 6x40 --axis 1 --index-dims 20",
+           "--op gather_elements --dims 6x40 --axis 1",
+           "--op gather_elements --dims 6x40 --axis 0 --dtype f16",
+           "--op scatter_elements --dims 6x40 --axis 0 --reduce add",
+           "--op scatter_elements --dims 6x40 --axis 1 --dtype i32",
+           "--op one_hot --dims 17 --depth 9",
+           "--op top_k --dims 6x40 --axis 1 --k 5",
+           "--op top_k --dims 40x6 --axis 0 --k 3 --dtype f64",
+       }) {
+    Outcome r = run(std::string("bench dnn move ") + args + " --vs none --json" + kQuick, no_db_env());
+    ASSERT_EQ(r.code, 0) << args << "\n" << r.err;
+    const json top = json::parse(r.out);
+    ASSERT_EQ(top["results"].size(), 1u) << args;
+    const json& row = top["results"][0];
+    for (const char* field : {"command", "bytes", "best_ms", "copy_best_ms", "ratio"})
+      EXPECT_TRUE(row.contains(field)) << args << ": no " << field;
+    EXPECT_GT(row["bytes"].get<double>(), 0) << args;
+  }
+  Outcome bad = run("bench dnn move --op top_k --dims 6x4 --axis 1 --k 5 --vs none" + std::string(kQuick), no_db_env());
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("--k"), std::string::npos) << bad.err;
+}
+
 TEST(BenchDnn, BadOptionsGiveOneLineAndNonZeroExit) {
   std::map<std::string, std::string> errors;
   for (const char* args : {
