@@ -125,10 +125,16 @@ Status gather_dense(Handle& h, const GatherCall& c, const mk::Kernels& k) {
     gather_rows(h, k.gather_row[wide][elem_log2(c.x.dtype)], x, n, e, outer, K, c.ip, wide, false, y);
     return Status::ok();
   }
+  // Rows of up to 4 KiB picked kAhead ahead are asked for whole (their start is random, so the
+  // hardware prefetcher would only catch them some lines in).
   const auto row = static_cast<std::size_t>(inner * e);
+  const i64 lines = row <= 4096 ? static_cast<i64>((row + 63) / 64) : 0;
+  constexpr i64 kAhead = 4;
   parallel_for(h, 0, outer * K, std::max<i64>(1, kUnitElements / inner), [&](i64 u0, i64 u1) {
     i64 o = u0 / K, j = u0 % K;
     for (i64 u = u0; u < u1; ++u) {
+      if (lines > 0 && j + kAhead < K)
+        prefetch_lines(x + (o * n + wrap_index(index_at(c.ip, wide, j + kAhead), n)) * inner * e, 0, lines);
       std::memcpy(y + u * inner * e, x + (o * n + wrap_index(index_at(c.ip, wide, j), n)) * inner * e, row);
       if (++j == K) j = 0, ++o;
     }
