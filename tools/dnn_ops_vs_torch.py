@@ -19,10 +19,10 @@ sorted, largest). Usage:
 """
 import argparse
 import json
-import os
 import subprocess
 import sys
-import time
+
+from torch_timing import print_step_times, worker_best
 
 TRAIN_OPS = "dropout,softmax_ce,nll,mse,l1,smooth_l1,bce_with_logits"
 
@@ -115,31 +115,17 @@ def torch_worker(a):
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     case = json.loads(a.case)
-    step = train_step(torch, case) if case["kind"] == "train" else indexing_step(torch, case)
-    step()
-    times = []
-    start = time.perf_counter()
-    while len(times) < 3 or time.perf_counter() - start < a.min_time:
-        t0 = time.perf_counter()
-        with torch.no_grad() if case["kind"] != "train" else torch.enable_grad():
-            step()
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    print(json.dumps({"best_ms": times[0] * 1e3, "median_ms": times[len(times) // 2] * 1e3, "torch": torch.__version__}))
+    if case["kind"] == "train":
+        step = train_step(torch, case)
+    else:
+        torch.set_grad_enabled(False)
+        step = indexing_step(torch, case)
+    print_step_times(step, a.min_time, torch.__version__)
 
 
 def torch_time(a, case, threads):
-    best = None
-    for policy in [None, "PASSIVE"]:
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-        if policy:
-            env["OMP_WAIT_POLICY"] = policy
-        cmd = [sys.executable, __file__, "--torch-worker", "--case", json.dumps(case), "--threads", str(threads),
-               "--min-time", str(a.min_time)]
-        r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
-        if best is None or r["best_ms"] < best["best_ms"]:
-            best = r
-    return best
+    cmd = [__file__, "--torch-worker", "--case", json.dumps(case), "--threads", str(threads), "--min-time", str(a.min_time)]
+    return worker_best(cmd, threads)
 
 
 def tessera_time(a, case, threads):

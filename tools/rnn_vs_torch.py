@@ -14,10 +14,10 @@ Usage:
 """
 import argparse
 import json
-import os
 import subprocess
 import sys
-import time
+
+from torch_timing import print_step_times, worker_best
 
 
 def torch_worker(cell, a, threads, min_time=1.0):
@@ -36,29 +36,13 @@ def torch_worker(cell, a, threads, min_time=1.0):
         y, _ = rnn(x)
         y.backward(dy)
 
-    step()
-    times = []
-    start = time.perf_counter()
-    while len(times) < 3 or time.perf_counter() - start < min_time:
-        t0 = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    print(json.dumps({"best_ms": times[0] * 1e3, "median_ms": times[len(times) // 2] * 1e3, "torch": torch.__version__}))
+    print_step_times(step, min_time, torch.__version__)
 
 
 def torch_time(cell, a, threads):
-    best = None
-    for policy in [None, "PASSIVE"]:
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
-        if policy:
-            env["OMP_WAIT_POLICY"] = policy
-        cmd = [sys.executable, __file__, "--torch-worker", cell, "--threads", str(threads), "--seq", str(a.seq),
-               "--batch", str(a.batch), "--input", str(a.input), "--hidden", str(a.hidden), "--layers", str(a.layers),
-               "--dir", a.dir]
-        r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
-        if best is None or r["best_ms"] < best["best_ms"]:
-            best = r
+    cmd = [__file__, "--torch-worker", cell, "--threads", str(threads), "--seq", str(a.seq), "--batch", str(a.batch),
+           "--input", str(a.input), "--hidden", str(a.hidden), "--layers", str(a.layers), "--dir", a.dir]
+    best = worker_best(cmd, threads, {"OPENBLAS_NUM_THREADS": str(threads)})
     return best["best_ms"], best["median_ms"]
 
 

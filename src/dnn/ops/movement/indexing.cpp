@@ -1,10 +1,12 @@
 // The indexing operations (gather, gather_elements, gather_nd, scatter_elements, scatter_nd,
-// one_hot), cumsum and top_k. Each reads its indices first, packed, checking every one, so a
-// bad index fails the call before anything is written. Copies go by slabs: the dims after the
-// indexed ones form a box that is one memcpy when packed on both sides, else an element walk
-// through precomputed offsets. Gathers, one-hot, cumsum and top-k split their independent
-// rows over threads; scatters run in the updates' order on one thread (duplicates resolve the
-// same way every time).
+// one_hot), cumsum and top_k: the entry points' checks, then each op's ordered list (the dense
+// entries in index_dense.cpp, cumsum's here) ending in its reference. Every index is checked
+// before anything is written, so a bad one fails the call with y untouched. The references
+// (and gather_nd / scatter_nd, which have no other entry) read the indices into a packed i64
+// copy and copy by slabs: the dims after the indexed ones form a box that is one memcpy when
+// packed on both sides, else an element walk through precomputed offsets. Gathers, one-hot,
+// cumsum and top-k split their independent rows over threads; the reference scatters run in
+// the updates' order on one thread (duplicates resolve the same way every time).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -255,34 +257,36 @@ Status gather_elements_ref(Handle& h, const detail::GatherCall& c) {
   return Status::ok();
 }
 
-template <Isa kNeeds>
-Status gather_accepts(const detail::GatherCall& c) {
-  return detail::gather_dense_accepts(c, kNeeds);
+// An ordered-list entry of a dense implementation on one ISA's movement kernels: its accepts
+// with the ISA it needs, its run with that ISA's table.
+template <typename C, Status (*kAccepts)(const C&, Isa), Isa kNeeds>
+Status on_isa(const C& c) {
+  return kAccepts(c, kNeeds);
 }
-template <const mk::Kernels* kK>
-Status gather_run(Handle& h, const detail::GatherCall& c) {
-  return detail::gather_dense(h, c, *kK);
+template <typename C, Status (*kRun)(Handle&, const C&, const mk::Kernels&), const mk::Kernels* kK>
+Status with_table(Handle& h, const C& c) {
+  return kRun(h, c, *kK);
 }
-template <Isa kNeeds>
-Status gather_elements_accepts(const detail::GatherCall& c) {
-  return detail::gather_elements_dense_accepts(c, kNeeds);
-}
-template <const mk::Kernels* kK>
-Status gather_elements_run(Handle& h, const detail::GatherCall& c) {
-  return detail::gather_elements_dense(h, c, *kK);
-}
+using detail::GatherCall;
+using detail::TopKCall;
 
-constexpr detail::Impl<detail::GatherCall> kGatherImpls[] = {
-    {"gather_dense_avx512", &gather_accepts<Isa::kAvx512>, &gather_run<&mk::kAvx512>},
-    {"gather_dense_avx2", &gather_accepts<Isa::kAvx2>, &gather_run<&mk::kAvx2>},
-    {"gather_dense_generic", &gather_accepts<Isa::kGeneric>, &gather_run<&mk::kGeneric>},
-    {"gather_ref", &detail::accepts_all<detail::GatherCall>, &gather_ref},
+constexpr detail::Impl<GatherCall> kGatherImpls[] = {
+    {"gather_dense_avx512", &on_isa<GatherCall, &detail::gather_dense_accepts, Isa::kAvx512>,
+     &with_table<GatherCall, &detail::gather_dense, &mk::kAvx512>},
+    {"gather_dense_avx2", &on_isa<GatherCall, &detail::gather_dense_accepts, Isa::kAvx2>,
+     &with_table<GatherCall, &detail::gather_dense, &mk::kAvx2>},
+    {"gather_dense_generic", &on_isa<GatherCall, &detail::gather_dense_accepts, Isa::kGeneric>,
+     &with_table<GatherCall, &detail::gather_dense, &mk::kGeneric>},
+    {"gather_ref", &detail::accepts_all<GatherCall>, &gather_ref},
 };
-constexpr detail::Impl<detail::GatherCall> kGatherElementsImpls[] = {
-    {"gather_elements_dense_avx512", &gather_elements_accepts<Isa::kAvx512>, &gather_elements_run<&mk::kAvx512>},
-    {"gather_elements_dense_avx2", &gather_elements_accepts<Isa::kAvx2>, &gather_elements_run<&mk::kAvx2>},
-    {"gather_elements_dense_generic", &gather_elements_accepts<Isa::kGeneric>, &gather_elements_run<&mk::kGeneric>},
-    {"gather_elements_ref", &detail::accepts_all<detail::GatherCall>, &gather_elements_ref},
+constexpr detail::Impl<GatherCall> kGatherElementsImpls[] = {
+    {"gather_elements_dense_avx512", &on_isa<GatherCall, &detail::gather_elements_dense_accepts, Isa::kAvx512>,
+     &with_table<GatherCall, &detail::gather_elements_dense, &mk::kAvx512>},
+    {"gather_elements_dense_avx2", &on_isa<GatherCall, &detail::gather_elements_dense_accepts, Isa::kAvx2>,
+     &with_table<GatherCall, &detail::gather_elements_dense, &mk::kAvx2>},
+    {"gather_elements_dense_generic", &on_isa<GatherCall, &detail::gather_elements_dense_accepts, Isa::kGeneric>,
+     &with_table<GatherCall, &detail::gather_elements_dense, &mk::kGeneric>},
+    {"gather_elements_ref", &detail::accepts_all<GatherCall>, &gather_elements_ref},
 };
 
 }  // namespace
@@ -668,20 +672,14 @@ Status top_k_ref(Handle& h, const detail::TopKCall& c) {
   return Status::ok();
 }
 
-template <Isa kNeeds>
-Status top_k_accepts(const detail::TopKCall& c) {
-  return detail::top_k_dense_accepts(c, kNeeds);
-}
-template <const mk::Kernels* kK>
-Status top_k_run(Handle& h, const detail::TopKCall& c) {
-  return detail::top_k_dense(h, c, *kK);
-}
-
-constexpr detail::Impl<detail::TopKCall> kTopKImpls[] = {
-    {"top_k_dense_avx512", &top_k_accepts<Isa::kAvx512>, &top_k_run<&mk::kAvx512>},
-    {"top_k_dense_avx2", &top_k_accepts<Isa::kAvx2>, &top_k_run<&mk::kAvx2>},
-    {"top_k_dense_generic", &top_k_accepts<Isa::kGeneric>, &top_k_run<&mk::kGeneric>},
-    {"top_k_ref", &detail::accepts_all<detail::TopKCall>, &top_k_ref},
+constexpr detail::Impl<TopKCall> kTopKImpls[] = {
+    {"top_k_dense_avx512", &on_isa<TopKCall, &detail::top_k_dense_accepts, Isa::kAvx512>,
+     &with_table<TopKCall, &detail::top_k_dense, &mk::kAvx512>},
+    {"top_k_dense_avx2", &on_isa<TopKCall, &detail::top_k_dense_accepts, Isa::kAvx2>,
+     &with_table<TopKCall, &detail::top_k_dense, &mk::kAvx2>},
+    {"top_k_dense_generic", &on_isa<TopKCall, &detail::top_k_dense_accepts, Isa::kGeneric>,
+     &with_table<TopKCall, &detail::top_k_dense, &mk::kGeneric>},
+    {"top_k_ref", &detail::accepts_all<TopKCall>, &top_k_ref},
 };
 
 }  // namespace
