@@ -468,6 +468,27 @@ TEST(Indexing, DenseScatterMatchesTheReferenceBitForBit) {
       }
 }
 
+// Empty tensors on the dense entries: nothing to do, or (no updates) y = x.
+TEST(Indexing, DenseEntriesTakeEmptyTensors) {
+  std::mt19937 rng(25);
+  Handle h;
+  for (const auto& [xd, idxd] : {std::pair<Idx, Idx>{{3, 0}, {2, 0}}, std::pair<Idx, Idx>{{0, 4}, {0, 4}},
+                                 std::pair<Idx, Idx>{{3, 4}, {0, 4}}}) {
+    T x = random(DType::kF32, xd, Lay::kPacked, rng), u = random(DType::kF32, idxd, Lay::kPacked, rng);
+    T idx = index_tensor(DType::kI64, idxd, {});
+    T y = make(DType::kF32, xd), g = make(DType::kF32, idxd);
+    ASSERT_TRUE(scatter_elements(h, 0, ScatterReduce::kAdd, x.d, x.p(), idx.d, idx.p(), u.d, u.p(), y.d, y.p()).is_ok());
+    expect_same(y, x, "scatter_elements with no updates " + x.d.to_string());
+    if (xd[0] > 0) {
+      ASSERT_TRUE(gather_elements(h, 0, x.d, x.p(), idx.d, idx.p(), g.d, g.p()).is_ok());
+      Idx vd = xd;
+      vd[0] = 0;
+      T v = make(DType::kF32, vd), i = make(DType::kI64, vd);
+      ASSERT_TRUE(top_k(h, 0, 0, true, x.d, x.p(), v.d, v.p(), i.d, i.p()).is_ok());
+    }
+  }
+}
+
 TEST(Indexing, DenseOneHotMatchesTheReference) {
   std::mt19937 rng(23);
   Handle h;

@@ -242,6 +242,7 @@ Status scatter_elements_dense_accepts(const ScatterCall& c) {
 }
 
 Status scatter_elements_dense(Handle& h, const ScatterCall& c) {
+  if (c.x.numel() == 0) return Status::ok();  // (no columns would make blocks of 0)
   if (c.reduction == ScatterReduce::kNone) {  // moves bytes: any element type of its size
     switch (elem_log2(c.x.dtype)) {
       case 0: scatter_run<std::uint8_t>(h, c); break;
