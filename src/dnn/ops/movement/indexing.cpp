@@ -29,7 +29,7 @@ namespace mk = move_kernels;
 using i64 = std::int64_t;
 using std::to_string;
 std::size_t z(i64 i) { return static_cast<std::size_t>(i); }
-std::string dtn(DType t) { return std::string(dtype_name(t)); }
+using detail::dtn;
 
 Result<int> norm_axis(const std::string& fn, int axis, int rank) {
   if (axis < -rank || axis >= rank)

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "../eltwise/nest.hpp"
 #include "tessera/dnn.hpp"
@@ -36,6 +37,9 @@ void move_reference(const Move& m);
 
 // One element by cast's rules (convert.inc); the pointers address single elements.
 void convert_element(DType from, const void* src, DType to, void* dst);
+
+// A dtype's name for error messages ("f32").
+inline std::string dtn(DType t) { return std::string(dtype_name(t)); }
 
 // Byte address of element `off` of a tensor of dtype t at p.
 inline const void* at_elem(const void* p, DType t, std::int64_t off) {

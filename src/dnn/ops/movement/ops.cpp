@@ -29,7 +29,7 @@ using i64 = std::int64_t;
 using detail::Move;
 using std::to_string;
 
-std::string dtn(DType t) { return std::string(dtype_name(t)); }
+using detail::dtn;
 std::size_t z(int i) { return static_cast<std::size_t>(i); }
 
 // x and y valid, y's elements distinct, and y apart from x: exactly x allowed (in place) only
