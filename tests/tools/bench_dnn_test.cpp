@@ -275,10 +275,14 @@ TEST(BenchDnn, TrainingOpsReportAgainstACopyAndTheirLoggedLinesReplay) {
   }
 }
 
-// `bench dnn move` on the indexing operations: each case runs and reports its bytes against a
-// copy; a k beyond the axis is refused by the tool with a one-line message.
-TEST(BenchDnn, IndexingOpsReportAgainstACopy) {
+// `bench dnn move` on the movement and indexing operations: each case runs and reports its bytes
+// against a copy, and the line the library logs for the call runs again as given; a k beyond the
+// axis is refused by the tool with a one-line message.
+TEST(BenchDnn, MoveOpsReportAgainstACopyAndTheirLoggedLinesReplay) {
   for (const char* args : {
+           "--op transpose --dims 4x5x6 --perm 0x2x1",
+           "--op cast --dims 6x40 --to f16",
+           "--op pad --dims 2x6x7 --mode reflect",
            "--op gather --dims 50x8 --index-dims 3x4",
            "--op gather --dims 6x40 --axis 1 --index-dims 20",
            "--op gather_elements --dims 6x40 --axis 1",
@@ -286,10 +290,11 @@ TEST(BenchDnn, IndexingOpsReportAgainstACopy) {
            "--op scatter_elements --dims 6x40 --axis 0 --reduce add",
            "--op scatter_elements --dims 6x40 --axis 1 --dtype i32",
            "--op one_hot --dims 17 --depth 9",
+           "--op cumsum --dims 6x40 --axis 1",
            "--op top_k --dims 6x40 --axis 1 --k 5",
            "--op top_k --dims 40x6 --axis 0 --k 3 --dtype f64",
        }) {
-    Outcome r = run(std::string("bench dnn move ") + args + " --vs none --json" + kQuick, no_db_env());
+    Outcome r = run(std::string("bench dnn move ") + args + " --vs none --json" + kQuick, no_db_env() + " TESSERA_LOG=bench");
     ASSERT_EQ(r.code, 0) << args << "\n" << r.err;
     const json top = json::parse(r.out);
     ASSERT_EQ(top["results"].size(), 1u) << args;
@@ -297,6 +302,16 @@ TEST(BenchDnn, IndexingOpsReportAgainstACopy) {
     for (const char* field : {"command", "bytes", "best_ms", "copy_best_ms", "ratio"})
       EXPECT_TRUE(row.contains(field)) << args << ": no " << field;
     EXPECT_GT(row["bytes"].get<double>(), 0) << args;
+    const std::string op = std::string(args).substr(0, std::string(args).find(" --dims"));  // "--op gather"
+    std::istringstream err(r.err);
+    std::string line;
+    while (std::getline(err, line) && line.rfind("tessera bench dnn move " + op + " ", 0) != 0) {
+    }
+    ASSERT_FALSE(line.empty()) << args << ": the library logged no move line";
+    const std::string threads = " --threads ";
+    ASSERT_NE(line.rfind(threads), std::string::npos) << line;
+    Outcome again = run("bench dnn " + replay_args(line.substr(0, line.rfind(threads))) + " --vs none --json" + kQuick, no_db_env());
+    EXPECT_EQ(again.code, 0) << line << "\n" << again.err;
   }
   Outcome bad = run("bench dnn move --op top_k --dims 6x4 --axis 1 --k 5 --vs none" + std::string(kQuick), no_db_env());
   EXPECT_NE(bad.code, 0);

@@ -305,6 +305,9 @@ Status gather(Handle& h, int axis, const TensorDesc& x_desc, const void* x, cons
   TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&x_desc, x}, {&idx_desc, indices}}, {"x", "indices"}));
   TESSERA_RETURN_IF_ERROR(check_indices(fn, idx_desc, indices, {x_desc.dims[z(a)]}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "gather"));
+  detail::log_move_bench(h, "gather", x_desc, x_desc.dtype, [&] {
+    return " --axis " + to_string(a) + (idx_desc.rank() > 0 ? " --index-dims " + detail::dims_x(idx_desc) : "");
+  });
   if (y_desc.numel() == 0) return Status::ok();
   return detail::run_first_accepting(h, "gather", kGatherImpls, detail::GatherCall{a, x_desc, x, idx_desc, indices, y_desc, y});
 }
@@ -319,6 +322,7 @@ Status gather_elements(Handle& h, int axis, const TensorDesc& x_desc, const void
   TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&x_desc, x}, {&idx_desc, indices}}, {"x", "indices"}));
   TESSERA_RETURN_IF_ERROR(check_indices(fn, idx_desc, indices, {x_desc.dims[z(a)]}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "gather_elements"));
+  detail::log_move_bench(h, "gather_elements", x_desc, x_desc.dtype, [&] { return " --axis " + to_string(a); });
   if (y_desc.numel() == 0) return Status::ok();
   return detail::run_first_accepting(h, "gather_elements", kGatherElementsImpls,
                                      detail::GatherCall{a, x_desc, x, idx_desc, indices, y_desc, y});
@@ -405,6 +409,9 @@ Status scatter_elements(Handle& h, int axis, ScatterReduce reduction, const Tens
   TESSERA_RETURN_IF_ERROR(check_fits_off_axis(fn, idx_desc, x_desc, a));
   TESSERA_RETURN_IF_ERROR(check_indices(fn, idx_desc, indices, {x_desc.dims[z(a)]}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "scatter_elements"));
+  detail::log_move_bench(h, "scatter_elements", x_desc, x_desc.dtype, [&] {
+    return " --axis " + to_string(a) + " --reduce " + std::string(scatter_reduce_name(reduction));
+  });
   const detail::ScatterCall c{a, reduction, x_desc, x, idx_desc, indices, upd_desc, updates, y_desc, y};
   return detail::run_first_accepting(h, "scatter_elements", kScatterElementsImpls, c);
 }
@@ -501,6 +508,7 @@ Status one_hot(Handle& h, int axis, i64 depth, double off, double on, const Tens
   TESSERA_RETURN_IF_ERROR(check_dims(fn, "y", y_desc, dims));
   TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&idx_desc, indices}}, {"indices"}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "one_hot"));
+  detail::log_move_bench(h, "one_hot", idx_desc, y_desc.dtype, [&] { return " --depth " + to_string(depth); });
   if (y_desc.numel() == 0) return Status::ok();
   return detail::run_first_accepting(h, "one_hot", kOneHotImpls, detail::OneHotCall{a, depth, off, on, idx_desc, indices, y_desc, y});
 }
@@ -623,6 +631,7 @@ Status cumsum(Handle& h, int axis, bool exclusive, bool reverse, const TensorDes
   TESSERA_ASSIGN_OR_RETURN(const int a, norm_axis(fn, axis, r));
   TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&x_desc, x}}, {"x"}, "x"));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "cumsum"));
+  detail::log_move_bench(h, "cumsum", x_desc, x_desc.dtype, [&] { return " --axis " + to_string(a); });
   if (x_desc.numel() == 0) return Status::ok();
   const CumsumCall c{a, exclusive, reverse, x_desc, x, y_desc, y};
   return detail::run_first_accepting(h, "cumsum", kCumsumImpls, c);
@@ -707,6 +716,7 @@ Status top_k(Handle& h, int axis, i64 k, bool largest, const TensorDesc& x_desc,
   TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, "indices", indices_desc, indices, "x", x_desc, x));
   TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, "indices", indices_desc, indices, "values", values_desc, values));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "top_k"));
+  detail::log_move_bench(h, "top_k", x_desc, x_desc.dtype, [&] { return " --axis " + to_string(a) + " --k " + to_string(k); });
   if (values_desc.numel() == 0) return Status::ok();
   const detail::TopKCall c{a, k, largest, x_desc, x, values_desc, values, indices_desc, indices};
   return detail::run_first_accepting(h, "top_k", kTopKImpls, c);

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "../../common.hpp"
+#include "../activation/dense.hpp"
 #include "../eltwise/nest.hpp"
 #include "tessera/dnn.hpp"
 
@@ -37,6 +39,14 @@ void move_reference(const Move& m);
 
 // One element by cast's rules (convert.inc); the pointers address single elements.
 void convert_element(DType from, const void* src, DType to, void* dst);
+
+// The `tessera bench dnn move` replay line of a call under TESSERA_LOG=bench: --dims from
+// `dims`, then extra() (the op's own flags, built only when the log is on), then the dtype.
+template <typename Extra>
+void log_move_bench(const Handle& h, const char* op, const TensorDesc& dims, DType dtype, Extra&& extra) {
+  TESSERA_VLOG(kBench) << "tessera bench dnn move --op " << op << " --dims " << dims_x(dims) << extra()
+                       << " --dtype " << dtype_name(dtype) << " --threads " << max_threads(h);
+}
 
 // A dtype's name for error messages ("f32").
 inline std::string dtn(DType t) { return std::string(dtype_name(t)); }

@@ -57,15 +57,11 @@ Result<int> norm_axis(const std::string& fn, int axis, int rank) {
 Status begin(Handle& h, const char* fn) { return detail::begin_call(h, fn); }
 Status move(Handle& h, const Move& m) { return detail::run_move(h, m); }
 
-void log_bench(const Handle& h, const std::string& op, const TensorDesc& x, const std::string& more) {
-  TESSERA_VLOG(kBench) << "tessera bench dnn move --op " << op << " --dims " << detail::dims_x(x)
-                       << more << " --dtype " << dtype_name(x.dtype) << " --threads "
-                       << detail::max_threads(h);
-}
-std::string join(std::span<const int> v) {
+// "a<sep>b<sep>c".
+std::string join(std::span<const int> v, char sep) {
   std::string s;
   for (int a : v) {
-    if (!s.empty()) s += ',';
+    if (!s.empty()) s += sep;
     s += to_string(a);
   }
   return s;
@@ -300,7 +296,7 @@ Status cast(Handle& h, const TensorDesc& x_desc, const void* x, const TensorDesc
   if (is_complex(x_desc.dtype) || is_complex(y_desc.dtype))
     return unsupported(fn + ": complex dtypes are not supported (" + dtn(x_desc.dtype) + " to " + dtn(y_desc.dtype) + ")");
   TESSERA_RETURN_IF_ERROR(begin(h, "cast"));
-  log_bench(h, "cast", x_desc, " --to " + dtn(y_desc.dtype));
+  detail::log_move_bench(h, "cast", x_desc, x_desc.dtype, [&] { return " --to " + dtn(y_desc.dtype); });
   return move(h, Move::of(x_desc, x, y_desc, y));
 }
 
@@ -403,7 +399,7 @@ Status transpose(Handle& h, std::span<const int> perm, const TensorDesc& x_desc,
     ok = p[z(i)] >= 0 && p[z(i)] < r && !seen[z(p[z(i)])];
     if (ok) seen[z(p[z(i)])] = true;
   }
-  if (!ok) return invalid_argument(fn + ": perm [" + join(perm) + "] is not a permutation of 0.." + to_string(r - 1));
+  if (!ok) return invalid_argument(fn + ": perm [" + join(perm, ',') + "] is not a permutation of 0.." + to_string(r - 1));
   std::vector<i64> dims(z(r));
   TensorDesc xv = x_desc;
   for (int i = 0; i < r; ++i) {
@@ -413,7 +409,7 @@ Status transpose(Handle& h, std::span<const int> perm, const TensorDesc& x_desc,
   }
   TESSERA_RETURN_IF_ERROR(check_out_dims(fn, y_desc, dims));
   TESSERA_RETURN_IF_ERROR(begin(h, "transpose"));
-  log_bench(h, "transpose", x_desc, " --perm " + join(p));
+  detail::log_move_bench(h, "transpose", x_desc, x_desc.dtype, [&] { return " --perm " + join(p, 'x'); });
   return move(h, Move::of(xv, x, y_desc, y));
 }
 
@@ -516,7 +512,7 @@ Status pad(Handle& h, PadMode mode, std::span<const i64> pads, double value, con
   }
   TESSERA_RETURN_IF_ERROR(check_out_dims(fn, y_desc, dims));
   TESSERA_RETURN_IF_ERROR(begin(h, "pad"));
-  log_bench(h, "pad", x_desc, " --mode " + std::string(pad_mode_name(mode)));
+  detail::log_move_bench(h, "pad", x_desc, x_desc.dtype, [&] { return " --mode " + std::string(pad_mode_name(mode)); });
   if (y_desc.numel() == 0) return Status::ok();
   const PadProblem q{mode, pads, value, x_desc, x, y_desc, y};
   try {
