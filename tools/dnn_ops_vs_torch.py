@@ -9,8 +9,9 @@ with OpenMP's default wait policy and once with OMP_WAIT_POLICY=PASSIVE; the fas
 anchor. A training op's backward is timed as autograd's backward of the op alone: the forward
 runs first, outside the timed region, and the graph is kept for the repeats. The anchors of the
 indexing cases: index_select (gather), gather (gather_elements), scatter / scatter_add /
-scatter_reduce (scatter_elements), zeros + scatter_ of ones (one_hot, f32), topk (top_k,
-sorted, largest). Usage:
+scatter_reduce (scatter_elements), advanced indexing x[i0, i1] (gather_nd), index_put with
+accumulate for add (scatter_nd), zeros + scatter_ of ones (one_hot, f32), topk (top_k, sorted,
+largest). Usage:
 
     /usr/bin/python3 tools/dnn_ops_vs_torch.py [--suite train|indexing]
         [--tessera build/release/bin/tessera] [--threads 1,2] [--min-time 0.3] [--ops a,b,...]
@@ -35,6 +36,10 @@ INDEXING_CASES = [
     {"op": "scatter_elements", "dims": "4096x4096", "axis": 1, "reduce": "none"},
     {"op": "scatter_elements", "dims": "4096x4096", "axis": 1, "reduce": "add"},
     {"op": "scatter_elements", "dims": "4096x4096", "axis": 0, "reduce": "add"},
+    {"op": "gather_nd", "dims": "4096x4096", "index-dims": "1000000x2"},  # single elements
+    {"op": "gather_nd", "dims": "1024x1024x16", "index-dims": "200000x2"},  # rows of 64 bytes
+    {"op": "scatter_nd", "dims": "4096x4096", "index-dims": "1000000x2", "reduce": "add"},
+    {"op": "scatter_nd", "dims": "4096x4096", "index-dims": "2000x1", "reduce": "none"},  # rows
     {"op": "one_hot", "dims": "65536", "depth": 1000},
     {"op": "top_k", "dims": "4096x4096", "axis": 1, "k": 8},
     {"op": "top_k", "dims": "4096x4096", "axis": 0, "k": 8},
@@ -89,6 +94,13 @@ def indexing_step(torch, case):
         idx = uniform_indices(torch, dims, depth).unsqueeze(-1)
         return lambda: torch.zeros(dims + [depth]).scatter_(-1, idx, 1.0)
     x = torch.rand(*dims) * 4 - 2
+    if op in ("gather_nd", "scatter_nd"):
+        idims = dims_of(case["index-dims"])
+        tuples = tuple(uniform_indices(torch, idims[:-1], dims[j]) for j in range(idims[-1]))
+        if op == "gather_nd":
+            return lambda: x[tuples]
+        u = torch.rand(*(idims[:-1] + dims[idims[-1]:])) * 4 - 2
+        return lambda: x.index_put(tuples, u, accumulate=case["reduce"] == "add")
     a = case["axis"]
     n = dims[a]
     if op == "gather":

@@ -3,8 +3,8 @@
 // scatter_elements / scatter_nd with every reduction and duplicate indices (in place too),
 // one_hot, cumsum (exclusive, reverse, f16 rounded once), top_k (ties, NaN, k = 0); out-of-range
 // indices fail before anything is written. The dense entries of gather, gather_elements,
-// scatter_elements, one_hot, top_k and cumsum give the references' bits on every ISA at 1 and 2
-// threads.
+// gather_nd, scatter_elements, scatter_nd, one_hot, top_k and cumsum give the references' bits
+// on every ISA at 1 and 2 threads.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -463,6 +463,69 @@ TEST(Indexing, DenseScatterMatchesTheReferenceBitForBit) {
           expect_same(y, want, what);
           T inplace = x;
           ASSERT_TRUE(scatter_elements(h, c.axis, r, inplace.d, inplace.p(), idx.d, idx.p(), u.d, u.p(), inplace.d, inplace.p()).is_ok());
+          expect_same(inplace, want, what + " in place");
+        });
+      }
+}
+
+// Index tuples (the last dim of `dims`): entry j uniform over [-lims[j], lims[j]).
+T tuple_indices(DType t, const Idx& dims, const Idx& lims, std::mt19937& rng) {
+  std::vector<i64> v(static_cast<std::size_t>(make(t, dims).d.numel()));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const i64 lim = lims[i % lims.size()];
+    v[i] = std::uniform_int_distribution<i64>(-lim, lim - 1)(rng);
+  }
+  return index_tensor(t, dims, v);
+}
+
+TEST(Indexing, DenseNdMatchesTheReferenceBitForBit) {
+  std::mt19937 rng(26);
+  struct Case {
+    Idx x;
+    int batch;
+    Idx idx;
+  };
+  // Single elements in chunks (20000 > 16384 tuples), slabs of 7 and of 300, a batch dim, one
+  // tuple.
+  const Case gathers[] = {{{30, 40}, 0, {20000, 2}}, {{9, 8, 7}, 0, {3, 5, 2}}, {{6, 300}, 0, {50, 1}},
+                          {{4, 10, 12}, 1, {4, 6, 1}}, {{4, 10, 12}, 1, {4, 2, 3, 2}}, {{5, 5}, 0, {1, 2}}};
+  // Single elements hit many times each (duplicates: their order decides the result), split by
+  // ranges of y at 2 threads; slabs of 300 split by columns; a few tuples on one thread.
+  const Case scatters[] = {{{30, 40}, 0, {20000, 2}}, {{10, 300}, 0, {400, 1}}, {{9, 8, 7}, 0, {3, 5, 2}}};
+  Handle h;
+  for (DType t : kSizes)
+    for (DType it : {DType::kI32, DType::kI64})
+      for (const Case& c : gathers) {
+        T x = random(t, c.x, Lay::kPacked, rng);
+        const auto k = static_cast<std::size_t>(c.idx.back()), b = static_cast<std::size_t>(c.batch);
+        T idx = tuple_indices(it, c.idx, Idx(c.x.begin() + static_cast<long>(b), c.x.begin() + static_cast<long>(b + k)), rng);
+        Idx yd(c.idx.begin(), c.idx.end() - 1);
+        yd.insert(yd.end(), c.x.begin() + static_cast<long>(b + k), c.x.end());
+        T want = make(t, yd), xg = with_gaps(x);
+        ASSERT_TRUE(gather_nd(h, c.batch, xg.d, xg.p(), idx.d, idx.p(), want.d, want.p()).is_ok());
+        on_every_path(h, [&] {
+          T y = make(t, yd);
+          ASSERT_TRUE(gather_nd(h, c.batch, x.d, x.p(), idx.d, idx.p(), y.d, y.p()).is_ok());
+          expect_same(y, want, "gather_nd " + x.d.to_string() + " batch " + std::to_string(c.batch) + " " + idx.d.to_string());
+        });
+      }
+  for (DType t : {DType::kF32, DType::kF64, DType::kI32, DType::kI64, DType::kU8, DType::kF16})
+    for (ScatterReduce r : {ScatterReduce::kNone, ScatterReduce::kAdd, ScatterReduce::kMul, ScatterReduce::kMax, ScatterReduce::kMin})
+      for (const Case& c : scatters) {
+        const auto k = static_cast<std::size_t>(c.idx.back());
+        Idx ud(c.idx.begin(), c.idx.end() - 1);
+        ud.insert(ud.end(), c.x.begin() + static_cast<long>(k), c.x.end());
+        T x = random(t, c.x, Lay::kPacked, rng), u = random(t, ud, Lay::kPacked, rng);
+        T idx = tuple_indices(DType::kI64, c.idx, Idx(c.x.begin(), c.x.begin() + static_cast<long>(k)), rng);
+        T want = make(t, c.x), ug = with_gaps(u);
+        ASSERT_TRUE(scatter_nd(h, r, x.d, x.p(), idx.d, idx.p(), ug.d, ug.p(), want.d, want.p()).is_ok());
+        const std::string what = "scatter_nd " + std::string(scatter_reduce_name(r)) + " " + x.d.to_string() + " " + idx.d.to_string();
+        on_every_path(h, [&] {
+          T y = make(t, c.x);
+          ASSERT_TRUE(scatter_nd(h, r, x.d, x.p(), idx.d, idx.p(), u.d, u.p(), y.d, y.p()).is_ok());
+          expect_same(y, want, what);
+          T inplace = x;
+          ASSERT_TRUE(scatter_nd(h, r, inplace.d, inplace.p(), idx.d, idx.p(), u.d, u.p(), inplace.d, inplace.p()).is_ok());
           expect_same(inplace, want, what + " in place");
         });
       }

@@ -289,6 +289,9 @@ TEST(BenchDnn, MoveOpsReportAgainstACopyAndTheirLoggedLinesReplay) {
            "--op gather_elements --dims 6x40 --axis 0 --dtype f16",
            "--op scatter_elements --dims 6x40 --axis 0 --reduce add",
            "--op scatter_elements --dims 6x40 --axis 1 --dtype i32",
+           "--op gather_nd --dims 6x40x3 --index-dims 50x2",
+           "--op gather_nd --dims 6x40x3 --index-dims 6x7x1 --batch-dims 1 --dtype f16",
+           "--op scatter_nd --dims 6x40 --index-dims 30x1 --reduce max",
            "--op one_hot --dims 17 --depth 9",
            "--op cumsum --dims 6x40 --axis 1",
            "--op top_k --dims 6x40 --axis 1 --k 5",
@@ -316,6 +319,9 @@ TEST(BenchDnn, MoveOpsReportAgainstACopyAndTheirLoggedLinesReplay) {
   Outcome bad = run("bench dnn move --op top_k --dims 6x4 --axis 1 --k 5 --vs none" + std::string(kQuick), no_db_env());
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.err.find("--k"), std::string::npos) << bad.err;
+  Outcome no_tuples = run("bench dnn move --op gather_nd --dims 6x4 --vs none" + std::string(kQuick), no_db_env());
+  EXPECT_NE(no_tuples.code, 0);
+  EXPECT_NE(no_tuples.err.find("--index-dims"), std::string::npos) << no_tuples.err;
 }
 
 TEST(BenchDnn, BadOptionsGiveOneLineAndNonZeroExit) {

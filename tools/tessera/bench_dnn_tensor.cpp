@@ -20,7 +20,7 @@ struct TensorArgs {
   std::string op, dims, dims_b, dtype = "f32", axes, perm, to, mode = "edge", dir = "fwd", reduction = "mean";
   std::string index_dims, reduce = "none";
   bool keepdims = false;
-  int axis = 0;
+  int axis = 0, batch_dims = 0;
   std::int64_t k = 8, depth = 1000;
   float ratio = 0.1f, smoothing = 0.0f;
 };
@@ -74,6 +74,52 @@ void fill_indices(Buffer& b, std::int64_t hi) {
   for (std::int64_t i = 0; i < b.desc.numel(); ++i) static_cast<std::int64_t*>(b.mem.data())[i] = pick(rng);
 }
 
+// Index tuples (the last dim of b): entry j of each uniform over [0, lims[j]).
+void fill_tuples(Buffer& b, const std::vector<std::int64_t>& lims) {
+  std::mt19937 rng(3);
+  const auto k = static_cast<std::int64_t>(lims.size());
+  for (std::int64_t i = 0; i < b.desc.numel(); ++i)
+    static_cast<std::int64_t*>(b.mem.data())[i] =
+        std::uniform_int_distribution<std::int64_t>(0, lims[static_cast<std::size_t>(i % k)] - 1)(rng);
+}
+
+// gather_nd / scatter_nd: indices of --index-dims whose last dim k is the tuples' length, after
+// --batch-dims dims shared with x (gather_nd only).
+void setup_nd(const TensorArgs& a, DType dt, Buffer& x, std::vector<Buffer>& bufs, std::int64_t& traffic, std::string& what,
+              std::function<Status(dnn::Handle&)>& call) {
+  const auto bytes = [](const Buffer& b) { return b.desc.numel() * static_cast<std::int64_t>(dtype_size(b.desc.dtype)); };
+  const bool gather = a.op == "gather_nd";
+  const int r = x.desc.rank(), b = gather ? a.batch_dims : 0;
+  if (a.index_dims.empty()) bad("--index-dims: the indices' dims, the last one the tuples' length");
+  const auto id = dims_of("--index-dims", a.index_dims, 1);
+  const auto q = static_cast<int>(id.size());
+  const std::int64_t k = id.back();
+  if (b < 0 || b >= q || k > r - b) bad("--index-dims, --batch-dims: tuples of at most x's rank less the batch dims");
+  for (int i = 0; i < b; ++i)
+    if (id[static_cast<std::size_t>(i)] != x.desc.dims[static_cast<std::size_t>(i)]) bad("--index-dims: the batch dims must be x's");
+  Buffer& idx = bufs.emplace_back(DType::kI64, id, "indices", false);
+  fill_tuples(idx, {x.desc.dims.begin() + b, x.desc.dims.begin() + b + k});
+  std::vector<std::int64_t> yd(id.begin(), id.end() - 1);  // (the updates' dims for scatter_nd)
+  yd.insert(yd.end(), x.desc.dims.begin() + b + k, x.desc.dims.end());
+  what += " --index-dims " + a.index_dims;
+  if (gather) {
+    Buffer& y = bufs.emplace_back(dt, yd, "y", false);
+    traffic = bytes(idx) + 2 * bytes(y);  // only the slabs picked are read
+    if (b > 0) what += " --batch-dims " + std::to_string(b);
+    call = [&, b](dnn::Handle& h) { return dnn::gather_nd(h, b, x.desc, x.mem.data(), idx.desc, idx.mem.data(), y.desc, y.mem.data()); };
+    return;
+  }
+  const auto red = dnn::parse_scatter_reduce(a.reduce);
+  if (!red) bad("--reduce: none, add, mul, max or min");
+  Buffer& u = bufs.emplace_back(dt, yd, "updates", true);
+  Buffer& y = bufs.emplace_back(dt, x.desc.dims, "y", false);
+  traffic += bytes(idx) + bytes(u) + bytes(y) + 2 * bytes(u);  // y = x, then each slab updated read and written
+  what += " --reduce " + a.reduce;
+  call = [&, red](dnn::Handle& h) {
+    return dnn::scatter_nd(h, *red, x.desc, x.mem.data(), idx.desc, idx.mem.data(), u.desc, u.mem.data(), y.desc, y.mem.data());
+  };
+}
+
 // An indexing case (gather, gather_elements, scatter_elements, one_hot, top_k): its tensors in
 // `bufs` and the call, the bytes it must read + write added to `traffic` (x's already counted).
 void setup_indexing(const TensorArgs& a, DType dt, Buffer& x, std::vector<Buffer>& bufs, std::int64_t& traffic,
@@ -92,6 +138,10 @@ void setup_indexing(const TensorArgs& a, DType dt, Buffer& x, std::vector<Buffer
     traffic += bytes(idx) + bytes(y);
     what += " --depth " + std::to_string(a.depth);
     call = [&, depth = a.depth](dnn::Handle& h) { return dnn::one_hot(h, -1, depth, 0.0, 1.0, idx.desc, idx.mem.data(), y.desc, y.mem.data()); };
+    return;
+  }
+  if (a.op == "gather_nd" || a.op == "scatter_nd") {
+    setup_nd(a, dt, x, bufs, traffic, what, call);
     return;
   }
   if (a.axis < -r || a.axis >= r) bad("--axis: a dim of x");
@@ -138,12 +188,13 @@ void setup_indexing(const TensorArgs& a, DType dt, Buffer& x, std::vector<Buffer
     call = [&, k = a.k](dnn::Handle& h) { return dnn::top_k(h, a.axis, k, true, x.desc, x.mem.data(), v.desc, v.mem.data(), i.desc, i.mem.data()); };
   } else {
     bad("--op: '" + a.op + "' is not transpose, cast, copy, concat, split, pad, cumsum, gather, gather_elements, "
-        "scatter_elements, one_hot or top_k");
+        "gather_nd, scatter_elements, scatter_nd, one_hot or top_k");
   }
 }
 
 bool is_indexing(const std::string& op) {
-  return op == "gather" || op == "gather_elements" || op == "scatter_elements" || op == "one_hot" || op == "top_k";
+  return op == "gather" || op == "gather_elements" || op == "gather_nd" || op == "scatter_elements" || op == "scatter_nd" ||
+         op == "one_hot" || op == "top_k";
 }
 
 // A data-movement case: y and the call, the bytes it reads + writes added to `traffic`.
@@ -220,7 +271,7 @@ void setup_move(const TensorArgs& a, DType dt, Buffer& x, std::optional<Buffer>&
     call = [&](dnn::Handle& h) { return dnn::cumsum(h, a.axis, false, false, x.desc, x.mem.data(), y->desc, y->mem.data()); };
   } else {
     bad("--op: '" + a.op + "' is not transpose, cast, copy, concat, split, pad, cumsum, gather, gather_elements, "
-        "scatter_elements, one_hot or top_k");
+        "gather_nd, scatter_elements, scatter_nd, one_hot or top_k");
   }
   traffic += bytes(*y);
 }
@@ -415,7 +466,7 @@ void add_tensor_commands(CLI::App& dnn) {
                                        : kind == Kind::kTrain ? "Dropout and losses, forward or backward, against a memory copy of the same bytes"
                                                  : "Elementwise binary/unary operations against a memory copy of the same bytes");
     cmd->add_option("--op", args->op, is_reduce ? "sum, mean, prod, max, min, l1, l2, sum_square, log_sum, log_sum_exp"
-                                      : kind == Kind::kMove ? "transpose, cast, copy, concat, split, pad, cumsum, gather, gather_elements, scatter_elements, one_hot, top_k"
+                                      : kind == Kind::kMove ? "transpose, cast, copy, concat, split, pad, cumsum, gather, gather_elements, gather_nd, scatter_elements, scatter_nd, one_hot, top_k"
                                       : kind == Kind::kTrain ? "dropout, softmax_ce, nll, mse, l1, smooth_l1, bce_with_logits"
                                                  : "add, mul, ..., greater, ... (binary) or exp, sqrt, ... (unary)")->required();
     cmd->add_option("--dims", args->dims, "Dims of x (a): 4096x4096")->required();
@@ -428,8 +479,9 @@ void add_tensor_commands(CLI::App& dnn) {
       cmd->add_option("--to", args->to, "cast: the output dtype");
       cmd->add_option("--axis", args->axis, "concat/split: the axis x is cut in two along; cumsum: the axis summed; gather, scatter, top_k: the indexed axis (default 0)");
       cmd->add_option("--mode", args->mode, "pad: constant, reflect, edge (default) or wrap");
-      cmd->add_option("--index-dims", args->index_dims, "gather: the indices' dims (default: x's dim along --axis)");
-      cmd->add_option("--reduce", args->reduce, "scatter_elements: none (default), add, mul, max or min");
+      cmd->add_option("--index-dims", args->index_dims, "gather: the indices' dims (default: x's dim along --axis); gather_nd, scatter_nd: the indices' dims, the last one the tuples' length");
+      cmd->add_option("--batch-dims", args->batch_dims, "gather_nd: the leading dims x and the indices share (default 0)");
+      cmd->add_option("--reduce", args->reduce, "scatter_elements, scatter_nd: none (default), add, mul, max or min");
       cmd->add_option("--k", args->k, "top_k: how many (default 8)");
       cmd->add_option("--depth", args->depth, "one_hot: the classes (default 1000); --dims are the indices' dims");
     } else if (kind == Kind::kTrain) {

@@ -2,8 +2,7 @@
 // one_hot), cumsum and top_k: the entry points' checks, then each op's ordered list (the dense
 // entries in index_dense.cpp, cumsum's here) ending in its reference. Every index is checked
 // before anything is written, so a bad one fails the call with y untouched. The references
-// (and gather_nd / scatter_nd, which have no other entry) read the indices into a packed i64
-// copy and copy by slabs: the dims after the indexed ones form a box that is one memcpy when
+// read the indices into a packed i64 copy and copy by slabs: the dims after the indexed ones form a box that is one memcpy when
 // packed on both sides, else an element walk through precomputed offsets. Gathers, one-hot,
 // cumsum and top-k split their independent rows over threads; the reference scatters run in
 // the updates' order on one thread (duplicates resolve the same way every time).
@@ -99,9 +98,10 @@ i64 first_bad_index(const I* p, i64 n, const std::vector<i64>& limits) {
     }
     return -1;
   }
+  std::size_t j = 0;  // (i % period, without a division per index)
   for (i64 i = 0; i < n; ++i) {
-    const i64 lim = limits[static_cast<std::size_t>(i) % period];
-    if (p[i] < -lim || p[i] >= lim) return i;
+    if (p[i] < -limits[j] || p[i] >= limits[j]) return i;
+    if (++j == period) j = 0;
   }
   return -1;
 }
@@ -328,6 +328,36 @@ Status gather_elements(Handle& h, int axis, const TensorDesc& x_desc, const void
                                      detail::GatherCall{a, x_desc, x, idx_desc, indices, y_desc, y});
 }
 
+namespace {
+
+Status gather_nd_ref(Handle& h, const detail::GatherNdCall& c) {
+  const TensorDesc &x_desc = c.x, &idx_desc = c.idx, &y_desc = c.y;
+  const int r = x_desc.rank(), q = idx_desc.rank(), b = c.batch_dims;
+  const i64 k = c.k;
+  TESSERA_ASSIGN_OR_RETURN(auto iv, load_indices("gather_nd", idx_desc, c.ip, sub(x_desc.dims, b, b + k)));
+  const std::vector<i64> tdims = sub(idx_desc.dims, 0, q - 1);
+  std::vector<i64> bx(z(q - 1), 0);  // x's batch strides along the tuples' dims
+  for (int i = 0; i < b; ++i) bx[z(i)] = x_desc.strides[z(i)];
+  const auto tx = box_offsets(tdims, bx), ty = box_offsets(tdims, sub(y_desc.strides, 0, q - 1));
+  const Slab slab(sub(x_desc.dims, b + k, r), sub(x_desc.strides, b + k, r), sub(y_desc.strides, q - 1, y_desc.rank()));
+  const i64 e = static_cast<i64>(dtype_size(x_desc.dtype));
+  detail::parallel_for(h, 0, static_cast<i64>(tx.size()), std::max<i64>(1, 16384 / slab.count), [&](i64 t0, i64 t1) {
+    for (i64 t = t0; t < t1; ++t) {
+      i64 off = tx[z(t)];
+      for (i64 j = 0; j < k; ++j) off += iv[z(t * k + j)] * x_desc.strides[z(b + j)];
+      slab.copy(cbytes(c.xp, off, e), bytes(c.yp, ty[z(t)], e), e);
+    }
+  });
+  return Status::ok();
+}
+
+constexpr detail::Impl<detail::GatherNdCall> kGatherNdImpls[] = {
+    {"gather_nd_dense", &detail::gather_nd_dense_accepts, &detail::gather_nd_dense},
+    {"gather_nd_ref", &detail::accepts_all<detail::GatherNdCall>, &gather_nd_ref},
+};
+
+}  // namespace
+
 Status gather_nd(Handle& h, int batch_dims, const TensorDesc& x_desc, const void* x, const TensorDesc& idx_desc,
                  const void* indices, const TensorDesc& y_desc, void* y) {
   const std::string fn = "gather_nd";
@@ -349,23 +379,14 @@ Status gather_nd(Handle& h, int batch_dims, const TensorDesc& x_desc, const void
     return invalid_argument(fn + ": y's rank " + to_string(dims.size()) + " exceeds " + to_string(detail::kMaxTensorRank));
   TESSERA_RETURN_IF_ERROR(check_dims(fn, "y", y_desc, dims));
   TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&x_desc, x}, {&idx_desc, indices}}, {"x", "indices"}));
-  TESSERA_ASSIGN_OR_RETURN(auto iv, load_indices(fn, idx_desc, indices, sub(x_desc.dims, b, b + k)));
+  TESSERA_RETURN_IF_ERROR(check_indices(fn, idx_desc, indices, sub(x_desc.dims, b, b + k)));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "gather_nd"));
-  if (y_desc.numel() == 0) return Status::ok();
-  const std::vector<i64> tdims = sub(idx_desc.dims, 0, q - 1);
-  std::vector<i64> bx(z(q - 1), 0);  // x's batch strides along the tuples' dims
-  for (int i = 0; i < b; ++i) bx[z(i)] = x_desc.strides[z(i)];
-  const auto tx = box_offsets(tdims, bx), ty = box_offsets(tdims, sub(y_desc.strides, 0, q - 1));
-  const Slab slab(sub(x_desc.dims, b + k, r), sub(x_desc.strides, b + k, r), sub(y_desc.strides, q - 1, y_desc.rank()));
-  const i64 e = static_cast<i64>(dtype_size(x_desc.dtype));
-  detail::parallel_for(h, 0, static_cast<i64>(tx.size()), std::max<i64>(1, 16384 / slab.count), [&](i64 t0, i64 t1) {
-    for (i64 t = t0; t < t1; ++t) {
-      i64 off = tx[z(t)];
-      for (i64 j = 0; j < k; ++j) off += iv[z(t * k + j)] * x_desc.strides[z(b + j)];
-      slab.copy(cbytes(x, off, e), bytes(y, ty[z(t)], e), e);
-    }
+  detail::log_move_bench(h, "gather_nd", x_desc, x_desc.dtype, [&] {
+    return " --index-dims " + detail::dims_x(idx_desc) + (b > 0 ? " --batch-dims " + to_string(b) : "");
   });
-  return Status::ok();
+  if (y_desc.numel() == 0) return Status::ok();
+  return detail::run_first_accepting(h, "gather_nd", kGatherNdImpls,
+                                     detail::GatherNdCall{b, k, x_desc, x, idx_desc, indices, y_desc, y});
 }
 
 namespace {
@@ -416,6 +437,39 @@ Status scatter_elements(Handle& h, int axis, ScatterReduce reduction, const Tens
   return detail::run_first_accepting(h, "scatter_elements", kScatterElementsImpls, c);
 }
 
+namespace {
+
+// y already holds x; the tuples applied in their order on one thread.
+Status scatter_nd_ref(Handle&, const detail::ScatterNdCall& c) {
+  const TensorDesc &idx_desc = c.idx, &upd_desc = c.upd, &y_desc = c.y;
+  const int r = y_desc.rank(), q = idx_desc.rank();
+  const i64 k = c.k;
+  TESSERA_ASSIGN_OR_RETURN(auto iv, load_indices("scatter_nd", idx_desc, c.ip, sub(y_desc.dims, 0, k)));
+  const std::vector<i64> tdims = sub(idx_desc.dims, 0, q - 1), sdims = sub(y_desc.dims, k, r);
+  const auto tu = box_offsets(tdims, sub(upd_desc.strides, 0, q - 1));
+  const auto sy = box_offsets(sdims, sub(y_desc.strides, k, r)), su = box_offsets(sdims, sub(upd_desc.strides, q - 1, upd_desc.rank()));
+  const DType t = y_desc.dtype;
+  visit_compute(t, [&](auto tag) {
+    using T = decltype(tag);
+    for (std::size_t tup = 0; tup < tu.size(); ++tup) {
+      i64 base = 0;
+      for (i64 j = 0; j < k; ++j) base += iv[tup * z(k) + z(j)] * y_desc.strides[z(j)];
+      for (std::size_t s = 0; s < sy.size(); ++s) {
+        const i64 at = base + sy[s];
+        st<T>(c.yp, t, at, combine<T>(c.reduction, ld<T>(c.yp, t, at), ld<T>(c.up, t, tu[tup] + su[s])));
+      }
+    }
+  });
+  return Status::ok();
+}
+
+constexpr detail::Impl<detail::ScatterNdCall> kScatterNdImpls[] = {
+    {"scatter_nd_dense", &detail::scatter_nd_dense_accepts, &detail::scatter_nd_dense},
+    {"scatter_nd_ref", &detail::accepts_all<detail::ScatterNdCall>, &scatter_nd_ref},
+};
+
+}  // namespace
+
 Status scatter_nd(Handle& h, ScatterReduce reduction, const TensorDesc& x_desc, const void* x,
                   const TensorDesc& idx_desc, const void* indices, const TensorDesc& upd_desc, const void* updates,
                   const TensorDesc& y_desc, void* y) {
@@ -429,25 +483,14 @@ Status scatter_nd(Handle& h, ScatterReduce reduction, const TensorDesc& x_desc, 
   std::vector<i64> udims = sub(idx_desc.dims, 0, q - 1);
   udims.insert(udims.end(), x_desc.dims.begin() + k, x_desc.dims.end());
   TESSERA_RETURN_IF_ERROR(check_dims(fn, "updates", upd_desc, udims));
-  TESSERA_ASSIGN_OR_RETURN(auto iv, load_indices(fn, idx_desc, indices, sub(x_desc.dims, 0, k)));
+  TESSERA_RETURN_IF_ERROR(check_indices(fn, idx_desc, indices, sub(x_desc.dims, 0, k)));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "scatter_nd"));
-  TESSERA_RETURN_IF_ERROR(copy_into(h, x_desc, x, y_desc, y));
-  const std::vector<i64> tdims = sub(idx_desc.dims, 0, q - 1), sdims = sub(x_desc.dims, k, r);
-  const auto tu = box_offsets(tdims, sub(upd_desc.strides, 0, q - 1));
-  const auto sy = box_offsets(sdims, sub(y_desc.strides, k, r)), su = box_offsets(sdims, sub(upd_desc.strides, q - 1, upd_desc.rank()));
-  const DType t = y_desc.dtype;
-  visit_compute(t, [&](auto tag) {
-    using T = decltype(tag);
-    for (std::size_t tup = 0; tup < tu.size(); ++tup) {
-      i64 base = 0;
-      for (i64 j = 0; j < k; ++j) base += iv[tup * z(k) + z(j)] * y_desc.strides[z(j)];
-      for (std::size_t s = 0; s < sy.size(); ++s) {
-        const i64 at = base + sy[s];
-        st<T>(y, t, at, combine<T>(reduction, ld<T>(y, t, at), ld<T>(updates, t, tu[tup] + su[s])));
-      }
-    }
+  detail::log_move_bench(h, "scatter_nd", x_desc, x_desc.dtype, [&] {
+    return " --index-dims " + detail::dims_x(idx_desc) + " --reduce " + std::string(scatter_reduce_name(reduction));
   });
-  return Status::ok();
+  TESSERA_RETURN_IF_ERROR(copy_into(h, x_desc, x, y_desc, y));
+  return detail::run_first_accepting(h, "scatter_nd", kScatterNdImpls,
+                                     detail::ScatterNdCall{reduction, k, idx_desc, indices, upd_desc, updates, y_desc, y});
 }
 
 namespace {

@@ -1,5 +1,5 @@
 // The problems of the indexing operations with ordered lists (gather, gather_elements,
-// scatter_elements, one_hot, top_k), as indexing.cpp's entry points hand them to their lists
+// gather_nd, scatter_elements, scatter_nd, one_hot, top_k), as indexing.cpp's entry points hand them to their lists
 // after every check, every index included, has passed. index_dense.cpp holds the fast entries
 // (packed tensors, typed loops and the movement kernels' gathers); indexing.cpp the references,
 // which end every list. The scalar rules both sides share are here.
@@ -39,6 +39,28 @@ struct ScatterCall {
   const TensorDesc& y;
   void* yp;
 };
+// gather_nd and scatter_nd: tuples of k indices along idx's last dim, after `batch_dims` dims
+// x and idx share (scatter_nd has none).
+struct GatherNdCall {
+  int batch_dims;
+  std::int64_t k;
+  const TensorDesc& x;
+  const void* xp;
+  const TensorDesc& idx;
+  const void* ip;
+  const TensorDesc& y;
+  void* yp;
+};
+struct ScatterNdCall {
+  ScatterReduce reduction;
+  std::int64_t k;
+  const TensorDesc& idx;
+  const void* ip;
+  const TensorDesc& upd;
+  const void* up;
+  const TensorDesc& y;  // already holding x
+  void* yp;
+};
 struct OneHotCall {
   int axis;
   std::int64_t depth;
@@ -67,6 +89,10 @@ Status gather_elements_dense_accepts(const GatherCall& c, Isa needs);
 Status gather_elements_dense(Handle& h, const GatherCall& c, const move_kernels::Kernels& k);
 Status scatter_elements_dense_accepts(const ScatterCall& c);
 Status scatter_elements_dense(Handle& h, const ScatterCall& c);
+Status gather_nd_dense_accepts(const GatherNdCall& c);
+Status gather_nd_dense(Handle& h, const GatherNdCall& c);
+Status scatter_nd_dense_accepts(const ScatterNdCall& c);
+Status scatter_nd_dense(Handle& h, const ScatterNdCall& c);
 Status one_hot_dense_accepts(const OneHotCall& c);
 Status one_hot_dense(Handle& h, const OneHotCall& c);
 Status top_k_dense_accepts(const TopKCall& c, Isa needs);
