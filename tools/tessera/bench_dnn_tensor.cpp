@@ -113,7 +113,8 @@ void setup_nd(const TensorArgs& a, DType dt, Buffer& x, std::vector<Buffer>& buf
   if (!red) bad("--reduce: none, add, mul, max or min");
   Buffer& u = bufs.emplace_back(dt, yd, "updates", true);
   Buffer& y = bufs.emplace_back(dt, x.desc.dims, "y", false);
-  traffic += bytes(idx) + bytes(u) + bytes(y) + 2 * bytes(u);  // y = x, then each slab updated read and written
+  // y = x, then the updates read and their slabs of y written (and read first by a reduction)
+  traffic += bytes(idx) + bytes(y) + bytes(u) * (*red == dnn::ScatterReduce::kNone ? 2 : 3);
   what += " --reduce " + a.reduce;
   call = [&, red](dnn::Handle& h) {
     return dnn::scatter_nd(h, *red, x.desc, x.mem.data(), idx.desc, idx.mem.data(), u.desc, u.mem.data(), y.desc, y.mem.data());
