@@ -280,7 +280,8 @@ TEST(Indexing, CumSumEveryDirection) {
   EXPECT_EQ(static_cast<double*>(x.p())[4], 15.0);
 }
 
-// cumsum_dense_* (packed tensors: rows interleaved four at a time, columns in blocks; every ISA)
+// cumsum_dense_* (packed tensors: f32 rows eight at a time in transposed 8 x 8 blocks with a
+// tail of columns, other rows interleaved four at a time, columns in blocks; every ISA)
 // against the reference (the same values with gaps), bit for bit: both add each line in its
 // order, floats in f64 rounded once. NaN and infinities included; in place too; 1 and 2 threads.
 TEST(Indexing, CumSumDenseMatchesTheReferenceBitForBit) {
@@ -289,7 +290,7 @@ TEST(Indexing, CumSumDenseMatchesTheReferenceBitForBit) {
     for (const auto& [dims, axis] : {std::pair<Idx, int>{{3, 1000, 5}, 1}, std::pair<Idx, int>{{7, 333}, 1},
                                      std::pair<Idx, int>{{17, 64}, -1}, std::pair<Idx, int>{{300, 9}, 0},
                                      std::pair<Idx, int>{{2, 5, 700}, 1}, std::pair<Idx, int>{{1}, 0},
-                                     std::pair<Idx, int>{{3, 4500}, 0}})
+                                     std::pair<Idx, int>{{3, 4500}, 0}, std::pair<Idx, int>{{20, 333}, 1}})
       for (bool exclusive : {false, true})
         for (bool reverse : {false, true}) {
           T x = make(t, dims);
