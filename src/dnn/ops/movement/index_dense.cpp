@@ -3,6 +3,9 @@
 // (indexing.cpp), so each is read once where it is used and wrapped without a branch.
 // - gather / gather_elements: whole rows of `inner` elements copied at once, or the movement
 //   kernels' gathers (along a row where inner is 1, across rows otherwise);
+// - gather_nd / scatter_nd: each index tuple's offset computed where it is used, its slab asked
+//   for some tuples ahead; scatter_nd applies every tuple in order in each unit of work (blocks
+//   of the slabs' columns, or ranges of y), so duplicates resolve as in the reference;
 // - scatter_elements: split over threads by the outer index and blocks of columns, each block
 //   of y copied from x and then given its updates in their order: a y element only ever
 //   receives the updates of its own (outer, column), so each sees them in the reference's
@@ -201,8 +204,9 @@ struct NdTuples {
 };
 
 // Calls fn(t, offset of tuple t) for t in [t0, t1) in order, each tuple's slab (its first
-// 4 KiB at base, elements of e bytes) asked for kAhead tuples ahead: the tuples point anywhere,
-// out of the hardware prefetcher's sight. Only slabs at offsets in [lo, hi) are asked for.
+// 4 KiB at base, elements of e bytes) asked for `ahead` tuples ahead (32 for slabs of one
+// line, fewer for wider ones): the tuples point anywhere, out of the hardware prefetcher's
+// sight. Only slabs at offsets in [lo, hi) are asked for.
 template <bool kWrite, typename Fn>
 void walk_tuples(const NdTuples& nd, i64 t0, i64 t1, const char* base, i64 e, i64 lo, i64 hi, Fn&& fn) {
   constexpr i64 kRing = 32;  // single elements 32 tuples ahead: 8 ran 1.8x slower, 64 no faster
