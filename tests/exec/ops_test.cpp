@@ -175,6 +175,62 @@ TEST(ExecOps, LossLabelsOutOfRangeAreNamed) {
   EXPECT_FLOAT_EQ(ok[0].tensor.to_vector<float>()[0], -0.3f / 2);
 }
 
+// f32 scores run the DNN primitives, f64 scores the f64 loops: the same losses to f32's
+// precision, for every reduction, with and without class weights and ignore_index, for both
+// loss nodes. Without ignore_index, -100 (the primitives' default) is a bad label like any other.
+TEST(ExecOps, ClassLossesOnThePrimitivesMatchTheF64Loops) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  std::vector<float> xs(2 * 4 * 5);
+  for (float& v : xs) v = u(rng);
+  const std::vector<std::int64_t> labels = {0, 3, 2, 2, 1, 3, 0, 1, 2, 3};
+  const std::vector<float> w = {0.5f, 1.0f, 2.0f, 0.25f};
+  for (const char* op : {"SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"})
+    for (const char* reduction : {"none", "sum", "mean"})
+      for (bool weighted : {false, true})
+        for (bool ignore : {false, true}) {
+          std::vector<float> got[2];
+          for (int f64 = 0; f64 < 2; ++f64) {
+            Builder m(13);
+            m.input("x", {"2", "4", "5"}, f64 != 0 ? onnx::TensorProto::DOUBLE : onnx::TensorProto::FLOAT);
+            m.input("t", {"2", "5"}, onnx::TensorProto::INT64);
+            std::vector<std::string> in = {"x", "t"};
+            if (weighted) {
+              m.input("w", {"4"}, f64 != 0 ? onnx::TensorProto::DOUBLE : onnx::TensorProto::FLOAT);
+              in.push_back("w");
+            }
+            auto* n = m.node(op, in, {"y"});
+            Builder::attr_string(n, "reduction", reduction);
+            if (ignore) Builder::attr(n, "ignore_index", std::int64_t{3});
+            m.output("y");
+            std::vector<double> xd(xs.begin(), xs.end()), wd(w.begin(), w.end());
+            std::vector<NamedTensor> feeds = {
+                {"x", f64 != 0 ? Tensor::from_vector<double>(Shape({2, 4, 5}), xd).value_or_throw() : tensor({2, 4, 5}, xs)},
+                {"t", Tensor::from_vector<std::int64_t>(Shape({2, 5}), labels).value_or_throw()}};
+            if (weighted) feeds.push_back({"w", f64 != 0 ? Tensor::from_vector<double>(Shape({4}), wd).value_or_throw() : tensor({4}, w)});
+            const auto out = m.run(feeds).value_or_throw();
+            const Tensor& y = out[0].tensor;
+            if (f64 != 0) {
+              for (double v : y.to_vector<double>()) got[1].push_back(static_cast<float>(v));
+            } else {
+              got[0] = y.to_vector<float>();
+            }
+          }
+          const std::string what = std::string(op) + " " + reduction + (weighted ? " weighted" : "") + (ignore ? " ignore 3" : "");
+          ASSERT_EQ(got[0].size(), got[1].size()) << what;
+          for (std::size_t i = 0; i < got[0].size(); ++i) EXPECT_NEAR(got[0][i], got[1][i], 2e-6 * (1 + std::fabs(got[1][i]))) << what << " at " << i;
+        }
+  Builder m(13);
+  m.input("x", {"2", "3"});
+  m.input("t", {"2"}, onnx::TensorProto::INT64);
+  m.node("SoftmaxCrossEntropyLoss", {"x", "t"}, {"y"});
+  m.output("y");
+  const auto bad = m.run({{"x", tensor({2, 3}, {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f})},
+                          {"t", Tensor::from_vector<std::int64_t>(Shape({2}), {1, -100}).value_or_throw()}});
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("label -100"), std::string::npos) << bad.status().message();
+}
+
 // The integer types the primitives do not compute on: widened, computed, narrowed modulo 2^bits.
 template <typename T>
 void check_integer_ops(int onnx_type) {
