@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "kernels.hpp"
 #include "tessera/dnn/training.hpp"
@@ -194,34 +195,19 @@ Status gather_grad_kernel(KernelCall& c) {
 
 // NLLLossGrad(dLoss, X, Target) {reduction, ignore_index} -> dX of NegativeLogLikelihoodLoss
 // (no class weights): X [N, C, d...], Target [N, d...]; -dLoss at each target class (over the
-// count of targets not ignored for "mean"), zero elsewhere.
+// count of targets not ignored for "mean"), zero elsewhere: dnn::nll_loss_backward.
 Status nll_loss_grad_kernel(KernelCall& c) {
   const Tensor &dl = *c.input(0), &x = *c.input(1), &t = *c.input(2);
   if (dl.dtype() != DType::kF32 || x.dtype() != DType::kF32) return unsupported("NLLLossGrad of non-f32 input");
   if (x.rank() < 2 || t.rank() != x.rank() - 1) return invalid_argument("NLLLossGrad: X " + x.shape().to_string() + " and target " + t.shape().to_string());
-  const std::string reduction = c.attr_string("reduction", "mean");
-  if (reduction != "mean" && reduction != "sum" && reduction != "none") return invalid_argument("NLLLossGrad: reduction '" + reduction + "'");
-  const std::int64_t ignore = c.attr_int("ignore_index", std::numeric_limits<std::int64_t>::min());
-  const std::int64_t batch = x.shape()[0], classes = x.shape()[1], inner = x.numel() / std::max<std::int64_t>(batch * classes, 1);
+  const std::optional<dnn::LossReduction> r = dnn::parse_loss_reduction(c.attr_string("reduction", "mean"));
+  if (!r) return invalid_argument("NLLLossGrad: reduction '" + c.attr_string("reduction", "mean") + "'");
+  dnn::ClassLossParams p;
+  p.reduction = *r;
+  p.ignore_index = c.attr_int("ignore_index", std::numeric_limits<std::int64_t>::min());
   TESSERA_ASSIGN_OR_RETURN(const Tensor tc, as_i64(c.h, t));
-  TESSERA_ASSIGN_OR_RETURN(const Tensor dlc, dl.contiguous());
-  const std::int64_t* tg = tc.data<std::int64_t>();
-  std::int64_t counted = 0;
-  for (std::int64_t i = 0; i < tc.numel(); ++i) counted += tg[i] != ignore;
-  if (reduction != "none" && dlc.numel() != 1) return invalid_argument("NLLLossGrad: a reduced loss's gradient has one element");
-  if (reduction == "none" && dlc.numel() != tc.numel()) return invalid_argument("NLLLossGrad: the gradient of an unreduced loss has the target's dims");
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
-  float* dx = c.out[0].data<float>();
-  std::fill(dx, dx + c.out[0].numel(), 0.0f);
-  for (std::int64_t b = 0; b < batch; ++b)
-    for (std::int64_t k = 0; k < inner; ++k) {
-      const std::int64_t cls = tg[b * inner + k];
-      if (cls == ignore) continue;
-      if (cls < 0 || cls >= classes) return invalid_argument("NLLLossGrad: target " + std::to_string(cls) + " is outside [0, " + std::to_string(classes) + ")");
-      const float g = reduction == "none" ? dlc.data<float>()[b * inner + k] : reduction == "sum" ? dlc.data<float>()[0] : dlc.data<float>()[0] / static_cast<float>(std::max<std::int64_t>(counted, 1));
-      dx[(b * classes + cls) * inner + k] = -g;
-    }
-  return Status::ok();
+  return dnn::nll_loss_backward(c.h, p, desc(x), desc(tc), tc.data(), desc(dl), dl.data(), desc(c.out[0]), c.out[0].data());
 }
 
 // InstanceNormGrad(X, dY, Scale) {epsilon} -> dX, dScale, dBias: the statistics recomputed by
