@@ -2,10 +2,11 @@
 // one_hot), cumsum and top_k: the entry points' checks, then each op's ordered list (the dense
 // entries in index_dense.cpp, cumsum's here) ending in its reference. Every index is checked
 // before anything is written, so a bad one fails the call with y untouched. The references
-// read the indices into a packed i64 copy and copy by slabs: the dims after the indexed ones form a box that is one memcpy when
-// packed on both sides, else an element walk through precomputed offsets. Gathers, one-hot,
-// cumsum and top-k split their independent rows over threads; the reference scatters run in
-// the updates' order on one thread (duplicates resolve the same way every time).
+// read the indices into a packed i64 copy and copy by slabs: the dims after the indexed ones
+// form a box that is one memcpy when packed on both sides, else an element walk through
+// precomputed offsets. Gathers, one-hot, cumsum and top-k split their independent rows over
+// threads; the reference scatters run in the updates' order on one thread (duplicates resolve
+// the same way every time).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
