@@ -268,12 +268,29 @@ Status gather_nd_dense(Handle& h, const GatherNdCall& c) {
 namespace {
 
 // The dense scatters' element types: `none` moves bytes (any dtype of 1, 2, 4 or 8 bytes, as
-// the unsigned integer of its size); the reductions compute in f32, f64, i32 or i64.
+// the unsigned integer of its size); the reductions compute in f32, f64, i32 or i64, f16 and
+// bf16 in f32 with each result rounded back, as the reference stages them.
+template <bool kBf16>
+struct Half {
+  std::uint16_t bits;
+};
+template <typename T, ScatterReduce kR>
+inline void reduce_into(T& at, T u) {
+  if constexpr (std::is_same_v<T, Half<true>>) {
+    at.bits = f32_to_bf16_bits(combine<float>(kR, bf16_bits_to_f32(at.bits), bf16_bits_to_f32(u.bits)));
+  } else if constexpr (std::is_same_v<T, Half<false>>) {
+    at.bits = f32_to_f16_bits(combine<float>(kR, f16_bits_to_f32(at.bits), f16_bits_to_f32(u.bits)));
+  } else {
+    at = combine<T>(kR, at, u);
+  }
+}
 Status scatter_dtype_allows(ScatterReduce r, DType t) {
-  if (r == ScatterReduce::kNone ? elem_log2(t) >= 0 : t == DType::kF32 || t == DType::kF64 || t == DType::kI32 || t == DType::kI64)
+  if (r == ScatterReduce::kNone ? elem_log2(t) >= 0
+                                : t == DType::kF32 || t == DType::kF64 || t == DType::kI32 || t == DType::kI64 ||
+                                      t == DType::kF16 || t == DType::kBF16)
     return Status::ok();
   return refuse("reduction " + std::string(scatter_reduce_name(r)) + " on dtype " + dtn(t) +
-                " (none: elements of 1, 2, 4 or 8 bytes; the others: f32, f64, i32, i64)");
+                " (none: elements of 1, 2, 4 or 8 bytes; the others: f32, f64, f16, bf16, i32, i64)");
 }
 template <typename F>
 void visit_scatter_type(ScatterReduce r, DType t, F&& f) {
@@ -288,6 +305,8 @@ void visit_scatter_type(ScatterReduce r, DType t, F&& f) {
   switch (t) {
     case DType::kF32: f(float{}); return;
     case DType::kF64: f(double{}); return;
+    case DType::kF16: f(Half<false>{}); return;
+    case DType::kBF16: f(Half<true>{}); return;
     case DType::kI32: f(std::int32_t{}); return;
     default: f(i64{}); return;
   }
@@ -297,8 +316,7 @@ template <typename T, ScatterReduce kR>
 void scatter_cols(i64 m, i64 inner, i64 w, const void* ip, bool wide, i64 n, const T* u, T* y) {
   for (i64 j = 0; j < m; ++j) {
     for (i64 i = 0; i < w; ++i) {
-      T& at = y[wrap_index(index_at(ip, wide, j * inner + i), n) * inner + i];
-      at = combine<T>(kR, at, u[j * inner + i]);
+      reduce_into<T, kR>(y[wrap_index(index_at(ip, wide, j * inner + i), n) * inner + i], u[j * inner + i]);
     }
   }
 }
@@ -369,7 +387,7 @@ template <typename T, ScatterReduce kR>
 void scatter_slab(i64 w, const T* u, T* y) {
   if constexpr (kR == ScatterReduce::kNone) std::memcpy(y, u, static_cast<std::size_t>(w) * sizeof(T));
   else
-    for (i64 i = 0; i < w; ++i) y[i] = combine<T>(kR, y[i], u[i]);
+    for (i64 i = 0; i < w; ++i) reduce_into<T, kR>(y[i], u[i]);
 }
 
 template <typename T>
