@@ -399,9 +399,12 @@ TEST(Indexing, DenseGathersMatchTheReferenceBitForBit) {
   // scalar indices.
   const Case gathers[] = {{{7, 300}, 1, {5, 70}}, {{40, 9, 3}, 1, {11}}, {{20000}, 0, {17000}}, {{5, 6}, 0, {}},
                           {{30, 40}, -2, {2, 25}}};
-  // Along a row (m above and below n) and across rows (columns of one row from random rows).
-  const Case elements[] = {{{6, 300}, 1, {6, 500}}, {{50, 70}, 0, {90, 70}}, {{4, 5, 33}, 1, {4, 8, 33}},
-                           {{3, 2, 20000}, 2, {3, 2, 900}}};
+  // Along a row (m above and below n) and across rows (columns of one row from random rows);
+  // then indices smaller than x off the axis (line by line: along rows, across rows, a middle
+  // axis with both other dims smaller).
+  const Case elements[] = {{{6, 300}, 1, {6, 500}},     {{50, 70}, 0, {90, 70}},    {{4, 5, 33}, 1, {4, 8, 33}},
+                           {{3, 2, 20000}, 2, {3, 2, 900}}, {{6, 300}, 1, {4, 500}},    {{50, 70}, 0, {90, 33}},
+                           {{4, 5, 33}, 1, {3, 8, 20}},    {{3, 2, 200}, 2, {2, 1, 50}}};
   Handle h;
   for (DType t : kSizes)
     for (DType it : {DType::kI32, DType::kI64}) {

@@ -287,6 +287,7 @@ TEST(BenchDnn, MoveOpsReportAgainstACopyAndTheirLoggedLinesReplay) {
            "--op gather --dims 6x40 --axis 1 --index-dims 20",
            "--op gather_elements --dims 6x40 --axis 1",
            "--op gather_elements --dims 6x40 --axis 0 --dtype f16",
+           "--op gather_elements --dims 6x40 --axis 0 --index-dims 9x20",
            "--op scatter_elements --dims 6x40 --axis 0 --reduce add",
            "--op scatter_elements --dims 6x40 --axis 1 --dtype i32",
            "--op gather_nd --dims 6x40x3 --index-dims 50x2",

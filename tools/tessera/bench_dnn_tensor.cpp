@@ -160,10 +160,15 @@ void setup_indexing(const TensorArgs& a, DType dt, Buffer& x, std::vector<Buffer
     traffic = bytes(idx) + 2 * bytes(y);  // only the rows picked are read
     if (!a.index_dims.empty()) what += " --index-dims " + a.index_dims;
     call = [&](dnn::Handle& h) { return dnn::gather(h, a.axis, x.desc, x.mem.data(), idx.desc, idx.mem.data(), y.desc, y.mem.data()); };
-  } else if (a.op == "gather_elements") {
-    Buffer& idx = bufs.emplace_back(DType::kI64, x.desc.dims, "indices", false);
+  } else if (a.op == "gather_elements") {  // indices of --index-dims (default: x's dims)
+    const auto id = a.index_dims.empty() ? x.desc.dims : dims_of("--index-dims", a.index_dims);
+    Buffer& idx = bufs.emplace_back(DType::kI64, id, "indices", false);
     fill_indices(idx, n);
-    Buffer& y = bufs.emplace_back(dt, x.desc.dims, "y", false);
+    Buffer& y = bufs.emplace_back(dt, id, "y", false);
+    if (!a.index_dims.empty()) {
+      traffic = bytes(y);  // only the elements picked are read
+      what += " --index-dims " + a.index_dims;
+    }
     traffic += bytes(idx) + bytes(y);
     call = [&](dnn::Handle& h) { return dnn::gather_elements(h, a.axis, x.desc, x.mem.data(), idx.desc, idx.mem.data(), y.desc, y.mem.data()); };
   } else if (a.op == "scatter_elements") {
@@ -480,7 +485,7 @@ void add_tensor_commands(CLI::App& dnn) {
       cmd->add_option("--to", args->to, "cast: the output dtype");
       cmd->add_option("--axis", args->axis, "concat/split: the axis x is cut in two along; cumsum: the axis summed; gather, scatter, top_k: the indexed axis (default 0)");
       cmd->add_option("--mode", args->mode, "pad: constant, reflect, edge (default) or wrap");
-      cmd->add_option("--index-dims", args->index_dims, "gather: the indices' dims (default: x's dim along --axis); gather_nd, scatter_nd: the indices' dims, the last one the tuples' length");
+      cmd->add_option("--index-dims", args->index_dims, "gather: the indices' dims (default: x's dim along --axis); gather_elements: (default: x's dims); gather_nd, scatter_nd: the indices' dims, the last one the tuples' length");
       cmd->add_option("--batch-dims", args->batch_dims, "gather_nd: the leading dims x and the indices share (default 0)");
       cmd->add_option("--reduce", args->reduce, "scatter_elements, scatter_nd: none (default), add, mul, max or min");
       cmd->add_option("--k", args->k, "top_k: how many (default 8)");

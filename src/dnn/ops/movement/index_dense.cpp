@@ -145,13 +145,45 @@ Status gather_dense(Handle& h, const GatherCall& c, const mk::Kernels& k) {
   return Status::ok();
 }
 
-Status gather_elements_dense_accepts(const GatherCall& c, Isa needs) {
-  TESSERA_RETURN_IF_ERROR(gather_dense_accepts(c, needs));
-  if (!same_off_axis(c.idx, c.x, c.axis)) return refuse("indices are smaller than x off the axis");
-  return Status::ok();
+Status gather_elements_dense_accepts(const GatherCall& c, Isa needs) { return gather_dense_accepts(c, needs); }
+
+namespace {
+
+// gather_elements with indices smaller than x off the axis: each line along the indices' last
+// dim gathered from x's line at the same coordinates (the axis's at 0), by gather_row when the
+// axis is the last dim, else gather_cols (x's last dim is contiguous).
+void gather_elements_lines(Handle& h, const GatherCall& c, const mk::Kernels& k) {
+  const int a = c.axis, r = c.x.rank();
+  const i64 L = c.idx.dims[static_cast<std::size_t>(r - 1)], lines = c.idx.numel() / L;
+  const i64 e = static_cast<i64>(dtype_size(c.x.dtype)), n = c.x.dims[static_cast<std::size_t>(a)];
+  const i64 s = c.x.strides[static_cast<std::size_t>(a)];
+  const bool wide = c.idx.dtype == DType::kI64;
+  const mk::GatherFn g = (a == r - 1 ? k.gather_row : k.gather_cols)[wide][elem_log2(c.x.dtype)];
+  const char* x = static_cast<const char*>(c.xp);
+  char* y = static_cast<char*>(c.yp);
+  parallel_for(h, 0, lines, std::max<i64>(1, kUnitElements / L), [&](i64 l0, i64 l1) {
+    i64 at[kMaxTensorRank] = {};  // line l0's coordinates over the indices' dims before the last
+    for (i64 rest = l0, d = r - 2; d >= 0; --d) {
+      at[d] = rest % c.idx.dims[static_cast<std::size_t>(d)];
+      rest /= c.idx.dims[static_cast<std::size_t>(d)];
+    }
+    for (i64 l = l0; l < l1; ++l) {
+      i64 base = 0;
+      for (int d = 0; d < r - 1; ++d)
+        if (d != a) base += at[d] * c.x.strides[static_cast<std::size_t>(d)];
+      g(L, x + base * e, s, index_ptr(c.ip, wide, l * L), n, y + l * L * e);
+      for (i64 d = r - 2; d >= 0 && ++at[d] == c.idx.dims[static_cast<std::size_t>(d)]; --d) at[d] = 0;
+    }
+  });
 }
 
+}  // namespace
+
 Status gather_elements_dense(Handle& h, const GatherCall& c, const mk::Kernels& k) {
+  if (!same_off_axis(c.idx, c.x, c.axis)) {
+    gather_elements_lines(h, c, k);
+    return Status::ok();
+  }
   const int a = c.axis;
   const i64 n = c.x.dims[static_cast<std::size_t>(a)], m = c.idx.dims[static_cast<std::size_t>(a)];
   const i64 outer = prod(c.x.dims, 0, a), inner = prod(c.x.dims, a + 1, c.x.rank());

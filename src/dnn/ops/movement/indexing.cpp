@@ -323,7 +323,9 @@ Status gather_elements(Handle& h, int axis, const TensorDesc& x_desc, const void
   TESSERA_RETURN_IF_ERROR(check_output(fn, y_desc, y, {{&x_desc, x}, {&idx_desc, indices}}, {"x", "indices"}));
   TESSERA_RETURN_IF_ERROR(check_indices(fn, idx_desc, indices, {x_desc.dims[z(a)]}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "gather_elements"));
-  detail::log_move_bench(h, "gather_elements", x_desc, x_desc.dtype, [&] { return " --axis " + to_string(a); });
+  detail::log_move_bench(h, "gather_elements", x_desc, x_desc.dtype, [&] {
+    return " --axis " + to_string(a) + (idx_desc.dims != x_desc.dims ? " --index-dims " + detail::dims_x(idx_desc) : "");
+  });
   if (y_desc.numel() == 0) return Status::ok();
   return detail::run_first_accepting(h, "gather_elements", kGatherElementsImpls,
                                      detail::GatherCall{a, x_desc, x, idx_desc, indices, y_desc, y});
