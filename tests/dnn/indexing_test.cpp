@@ -636,6 +636,19 @@ TEST(Indexing, BadIndicesFailBeforeWriting) {
   T long_idx = index_tensor(DType::kI32, {10000}, many), ylong = make(DType::kF32, {10000, 3});
   expect_err(gather(h, 0, x.d, x.p(), long_idx.d, long_idx.p(), ylong.d, ylong.p()), "index -7 at position 9000");
   for (unsigned char b : ylong.mem) ASSERT_EQ(b, 0xA5) << "y was written";
+  // The vector check on every ISA: the extremes of i64 (no wrap lets them through), and a dim of
+  // 0 (every index is out of range).
+  tessera::testing::for_each_isa([&](Isa) {
+    for (const i64 v : {std::numeric_limits<i64>::min(), std::numeric_limits<i64>::max(), i64{-5}, i64{4}}) {
+      std::vector<i64> w(10000, -4);
+      w[7777] = v;
+      T wide_idx = index_tensor(DType::kI64, {10000}, w);
+      expect_err(gather(h, 0, x.d, x.p(), wide_idx.d, wide_idx.p(), ylong.d, ylong.p()), "at position 7777");
+    }
+    T empty_x = make(DType::kF32, {0, 3});
+    expect_err(gather(h, 0, empty_x.d, empty_x.p(), long_idx.d, long_idx.p(), ylong.d, ylong.p()), "at position 0");
+  });
+  for (unsigned char b : ylong.mem) ASSERT_EQ(b, 0xA5) << "y was written";
   T gap_idx = make(DType::kI64, {3}, Lay::kGaps);
   for (i64 i = 0; i < 3; ++i) static_cast<i64*>(gap_idx.p())[i * gap_idx.d.strides[0]] = i == 2 ? 4 : 0;
   expect_err(gather(h, 0, x.d, x.p(), gap_idx.d, gap_idx.p(), y.d, y.p()), "index 4 at position 2");

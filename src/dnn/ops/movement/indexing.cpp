@@ -82,23 +82,11 @@ Result<std::vector<i64>> load_indices(const std::string& fn, const TensorDesc& d
 }
 
 // Every index checked as load_indices does, without keeping them: packed indices in one pass
-// over their storage (out-of-range ones flagged without a branch), others through load_indices.
+// over their storage (one limit: the movement kernels' vector check on the best ISA allowed;
+// one limit per tuple entry: a scalar walk), others through load_indices.
 template <typename I>
-i64 first_bad_index(const I* p, i64 n, const std::vector<i64>& limits) {
+i64 first_bad_periodic(const I* p, i64 n, const std::vector<i64>& limits) {
   const std::size_t period = limits.size();
-  if (period == 1) {
-    const i64 lim = limits[0];
-    constexpr i64 kChunk = 4096;
-    for (i64 c0 = 0; c0 < n; c0 += kChunk) {
-      const i64 c1 = std::min(n, c0 + kChunk);
-      bool bad = false;
-      for (i64 i = c0; i < c1; ++i) bad |= (p[i] < -lim) | (p[i] >= lim);
-      if (bad)
-        for (i64 i = c0; i < c1; ++i)
-          if (p[i] < -lim || p[i] >= lim) return i;
-    }
-    return -1;
-  }
   std::size_t j = 0;  // (i % period, without a division per index)
   for (i64 i = 0; i < n; ++i) {
     if (p[i] < -limits[j] || p[i] >= limits[j]) return i;
@@ -106,13 +94,18 @@ i64 first_bad_index(const I* p, i64 n, const std::vector<i64>& limits) {
   }
   return -1;
 }
+const mk::Kernels& best_kernels() {
+  return detail::isa_allows(Isa::kAvx512).is_ok() ? mk::kAvx512 : detail::isa_allows(Isa::kAvx2).is_ok() ? mk::kAvx2 : mk::kGeneric;
+}
 Status check_indices(const std::string& fn, const TensorDesc& d, const void* p, const std::vector<i64>& limits) {
   if (!d.is_packed(Layout::kNCHW)) return load_indices(fn, d, p, limits).status();
   const i64 n = d.numel();
-  const i64 bad = d.dtype == DType::kI32 ? first_bad_index(static_cast<const std::int32_t*>(p), n, limits)
-                                         : first_bad_index(static_cast<const i64*>(p), n, limits);
+  const bool wide = d.dtype == DType::kI64;
+  const i64 bad = limits.size() == 1 ? best_kernels().first_bad_index[wide](n, p, limits[0])
+                  : wide             ? first_bad_periodic(static_cast<const i64*>(p), n, limits)
+                                     : first_bad_periodic(static_cast<const std::int32_t*>(p), n, limits);
   if (bad < 0) return Status::ok();
-  const i64 v = d.dtype == DType::kI32 ? static_cast<const std::int32_t*>(p)[bad] : static_cast<const i64*>(p)[bad];
+  const i64 v = wide ? static_cast<const i64*>(p)[bad] : static_cast<const std::int32_t*>(p)[bad];
   return invalid_argument(fn + ": index " + to_string(v) + " at position " + to_string(bad) +
                           " is out of range for a dim of " + to_string(limits[static_cast<std::size_t>(bad) % limits.size()]));
 }

@@ -49,6 +49,10 @@ using TopScanRowFn = std::int64_t (*)(std::int64_t n, const void* x, const void*
 using TopScanColsFn = std::int64_t (*)(std::int64_t n, const void* x, std::int64_t ld,
                                        std::int64_t w, const void* bars, std::uint64_t* hits);
 
+// The first j in [0, n) whose index idx[j] (i32 or i64, index 0 or 1) lies outside [-lim, lim),
+// or -1: a vector pass over blocks, the block with a bad one searched again element by element.
+using IndexCheckFn = std::int64_t (*)(std::int64_t n, const void* idx, std::int64_t lim);
+
 struct Kernels {
   const char* isa;
   ConvertFn convert[kNumTypes][kNumTypes];  // [from][to]
@@ -59,6 +63,7 @@ struct Kernels {
   GatherFn gather_cols[2][4];
   TopScanRowFn top_scan_row[kNumCumTypes][2];  // [type][largest]
   TopScanColsFn top_scan_cols[kNumCumTypes][2];
+  IndexCheckFn first_bad_index[2];  // [i64 indices]
 };
 extern const Kernels kGeneric;
 extern const Kernels kAvx2;
