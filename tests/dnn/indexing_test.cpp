@@ -404,7 +404,7 @@ TEST(Indexing, DenseGathersMatchTheReferenceBitForBit) {
   // axis with both other dims smaller).
   const Case elements[] = {{{6, 300}, 1, {6, 500}},     {{50, 70}, 0, {90, 70}},    {{4, 5, 33}, 1, {4, 8, 33}},
                            {{3, 2, 20000}, 2, {3, 2, 900}}, {{6, 300}, 1, {4, 500}},    {{50, 70}, 0, {90, 33}},
-                           {{4, 5, 33}, 1, {3, 8, 20}},    {{3, 2, 200}, 2, {2, 1, 50}}};
+                           {{4, 5, 33}, 1, {3, 8, 20}},    {{3, 2, 200}, 2, {2, 1, 50}},   {{4, 6, 7, 9}, 1, {3, 8, 5, 4}}};
   Handle h;
   for (DType t : kSizes)
     for (DType it : {DType::kI32, DType::kI64}) {
@@ -447,9 +447,11 @@ TEST(Indexing, DenseScatterMatchesTheReferenceBitForBit) {
     Idx idx;
   };
   // Rows; columns in two blocks at 2 threads (300x200 along axis 0); 9 rows hit 500 times each
-  // (duplicates: their order decides the result); a middle axis.
-  const Case cases[] = {{{6, 300}, 1, {6, 200}}, {{300, 200}, 0, {400, 200}}, {{9, 250}, 0, {500, 250}},
-                        {{3, 40, 129}, 1, {3, 60, 129}}};
+  // (duplicates: their order decides the result); a middle axis; then indices smaller than x off
+  // the axis (y = x first, updates through a column table).
+  const Case cases[] = {{{6, 300}, 1, {6, 200}},       {{300, 200}, 0, {400, 200}}, {{9, 250}, 0, {500, 250}},
+                        {{3, 40, 129}, 1, {3, 60, 129}}, {{6, 300}, 1, {4, 200}},     {{9, 250}, 0, {500, 150}},
+                        {{3, 40, 129}, 1, {2, 60, 100}}, {{4, 6, 7, 9}, 1, {3, 8, 5, 4}}};
   Handle h;
   for (DType t : {DType::kF32, DType::kF64, DType::kI32, DType::kI64, DType::kU8, DType::kF16})
     for (ScatterReduce r : {ScatterReduce::kNone, ScatterReduce::kAdd, ScatterReduce::kMul, ScatterReduce::kMax, ScatterReduce::kMin})

@@ -290,6 +290,7 @@ TEST(BenchDnn, MoveOpsReportAgainstACopyAndTheirLoggedLinesReplay) {
            "--op gather_elements --dims 6x40 --axis 0 --index-dims 9x20",
            "--op scatter_elements --dims 6x40 --axis 0 --reduce add",
            "--op scatter_elements --dims 6x40 --axis 1 --dtype i32",
+           "--op scatter_elements --dims 6x40x5 --axis 1 --index-dims 4x50x3 --reduce add",
            "--op gather_nd --dims 6x40x3 --index-dims 50x2",
            "--op gather_nd --dims 6x40x3 --index-dims 6x7x1 --batch-dims 1 --dtype f16",
            "--op scatter_nd --dims 6x40 --index-dims 30x1 --reduce max",

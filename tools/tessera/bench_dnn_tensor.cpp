@@ -174,11 +174,16 @@ void setup_indexing(const TensorArgs& a, DType dt, Buffer& x, std::vector<Buffer
   } else if (a.op == "scatter_elements") {
     const auto red = dnn::parse_scatter_reduce(a.reduce);
     if (!red) bad("--reduce: none, add, mul, max or min");
-    Buffer& idx = bufs.emplace_back(DType::kI64, x.desc.dims, "indices", false);
+    const auto id = a.index_dims.empty() ? x.desc.dims : dims_of("--index-dims", a.index_dims);  // (default: x's dims)
+    Buffer& idx = bufs.emplace_back(DType::kI64, id, "indices", false);
     fill_indices(idx, n);
-    Buffer& u = bufs.emplace_back(dt, x.desc.dims, "updates", true);
+    Buffer& u = bufs.emplace_back(dt, id, "updates", true);
     Buffer& y = bufs.emplace_back(dt, x.desc.dims, "y", false);
     traffic += bytes(idx) + bytes(u) + bytes(y);
+    if (!a.index_dims.empty()) {
+      traffic += 2 * bytes(u);  // y = x, then the elements updated read and written again
+      what += " --index-dims " + a.index_dims;
+    }
     what += " --reduce " + a.reduce;
     call = [&, red](dnn::Handle& h) {
       return dnn::scatter_elements(h, a.axis, *red, x.desc, x.mem.data(), idx.desc, idx.mem.data(), u.desc, u.mem.data(), y.desc, y.mem.data());
@@ -485,7 +490,7 @@ void add_tensor_commands(CLI::App& dnn) {
       cmd->add_option("--to", args->to, "cast: the output dtype");
       cmd->add_option("--axis", args->axis, "concat/split: the axis x is cut in two along; cumsum: the axis summed; gather, scatter, top_k: the indexed axis (default 0)");
       cmd->add_option("--mode", args->mode, "pad: constant, reflect, edge (default) or wrap");
-      cmd->add_option("--index-dims", args->index_dims, "gather: the indices' dims (default: x's dim along --axis); gather_elements: (default: x's dims); gather_nd, scatter_nd: the indices' dims, the last one the tuples' length");
+      cmd->add_option("--index-dims", args->index_dims, "gather: the indices' dims (default: x's dim along --axis); gather_elements, scatter_elements: (default: x's dims); gather_nd, scatter_nd: the indices' dims, the last one the tuples' length");
       cmd->add_option("--batch-dims", args->batch_dims, "gather_nd: the leading dims x and the indices share (default 0)");
       cmd->add_option("--reduce", args->reduce, "scatter_elements, scatter_nd: none (default), add, mul, max or min");
       cmd->add_option("--k", args->k, "top_k: how many (default 8)");

@@ -344,37 +344,89 @@ void visit_scatter_type(ScatterReduce r, DType t, F&& f) {
   }
 }
 
+// Rows j in [0, m) of updates (row stride ld) into y: update (j, i) combined into
+// y[w(idx[j, i]) * ly + col(i)], col(i) = cols[i] (or i without a table).
 template <typename T, ScatterReduce kR>
-void scatter_cols(i64 m, i64 inner, i64 w, const void* ip, bool wide, i64 n, const T* u, T* y) {
+void scatter_cols(i64 m, i64 ld, i64 w, const void* ip, bool wide, i64 n, i64 ly, const i64* cols, const T* u, T* y) {
   for (i64 j = 0; j < m; ++j) {
-    for (i64 i = 0; i < w; ++i) {
-      reduce_into<T, kR>(y[wrap_index(index_at(ip, wide, j * inner + i), n) * inner + i], u[j * inner + i]);
+    if (cols == nullptr) {
+      for (i64 i = 0; i < w; ++i)
+        reduce_into<T, kR>(y[wrap_index(index_at(ip, wide, j * ld + i), n) * ly + i], u[j * ld + i]);
+    } else {
+      for (i64 i = 0; i < w; ++i)
+        reduce_into<T, kR>(y[wrap_index(index_at(ip, wide, j * ld + i), n) * ly + cols[i]], u[j * ld + i]);
     }
   }
 }
+template <typename T, ScatterReduce kR>
+void scatter_slab(i64 w, const T* u, T* y) {
+  if constexpr (kR == ScatterReduce::kNone) std::memcpy(y, u, static_cast<std::size_t>(w) * sizeof(T));
+  else
+    for (i64 i = 0; i < w; ++i) reduce_into<T, kR>(y[i], u[i]);
+}
 
-template <typename T>
-using ScatterFn = void (*)(i64, i64, i64, const void*, bool, i64, const T*, T*);
-
-template <typename T>
-ScatterFn<T> scatter_fn(ScatterReduce r) {
+// K<T, kR>::fn, the kernel K instantiated for reduction r (scatter_cols or scatter_slab).
+template <typename T, ScatterReduce kR>
+struct Cols {
+  static constexpr auto fn = &scatter_cols<T, kR>;
+};
+template <typename T, ScatterReduce kR>
+struct Slab {
+  static constexpr auto fn = &scatter_slab<T, kR>;
+};
+template <template <typename, ScatterReduce> class K, typename T>
+auto for_reduction(ScatterReduce r) {
   switch (r) {
-    case ScatterReduce::kAdd: return &scatter_cols<T, ScatterReduce::kAdd>;
-    case ScatterReduce::kMul: return &scatter_cols<T, ScatterReduce::kMul>;
-    case ScatterReduce::kMax: return &scatter_cols<T, ScatterReduce::kMax>;
-    case ScatterReduce::kMin: return &scatter_cols<T, ScatterReduce::kMin>;
+    case ScatterReduce::kAdd: return K<T, ScatterReduce::kAdd>::fn;
+    case ScatterReduce::kMul: return K<T, ScatterReduce::kMul>::fn;
+    case ScatterReduce::kMax: return K<T, ScatterReduce::kMax>::fn;
+    case ScatterReduce::kMin: return K<T, ScatterReduce::kMin>::fn;
     case ScatterReduce::kNone: break;
   }
-  return &scatter_cols<T, ScatterReduce::kNone>;
+  return K<T, ScatterReduce::kNone>::fn;
+}
+
+// Indices smaller than x off the axis: y = x first, then units of (outer index of the indices,
+// block of their inner columns), each column's x offset from a table. Distinct units reach
+// distinct elements of y, and each element gets its updates in the reference's order (rows
+// ascending).
+template <typename T>
+void scatter_smaller(Handle& h, const ScatterCall& c) {
+  const int a = c.axis;
+  const std::vector<i64>& xs = c.x.strides;
+  const i64 n = c.x.dims[static_cast<std::size_t>(a)], m = c.idx.dims[static_cast<std::size_t>(a)];
+  const std::span<const i64> id(c.idx.dims);
+  const std::vector<i64> outer = box_offsets(id.first(static_cast<std::size_t>(a)), std::span<const i64>(xs).first(static_cast<std::size_t>(a)));
+  const std::vector<i64> cols = box_offsets(id.subspan(static_cast<std::size_t>(a) + 1), std::span<const i64>(xs).subspan(static_cast<std::size_t>(a) + 1));
+  // Blocks of columns: at least 64, at most kUnitElements, enough of them to give every thread one.
+  const i64 inner = static_cast<i64>(cols.size()), units = static_cast<i64>(outer.size()), want = std::max(1, max_threads(h));
+  const i64 pieces = units >= want ? 1 : (want + units - 1) / units;
+  const i64 block = std::min(kUnitElements, std::max<i64>(64, (inner / pieces + 63) / 64 * 64)), per = (inner + block - 1) / block;
+  const bool wide = c.idx.dtype == DType::kI64;
+  const auto f = for_reduction<Cols, T>(c.reduction);
+  const T* u = static_cast<const T*>(c.up);
+  T* y = static_cast<T*>(c.yp);
+  parallel_for(h, 0, units * per, 1, [&](i64 u0, i64 u1) {
+    for (i64 unit = u0; unit < u1; ++unit) {
+      const i64 o = unit / per, c0 = (unit % per) * block, w = std::min(inner, c0 + block) - c0;
+      const i64 at = o * m * inner + c0;
+      f(m, inner, w, index_ptr(c.ip, wide, at), wide, n, xs[static_cast<std::size_t>(a)], cols.data() + c0, u + at,
+        y + outer[static_cast<std::size_t>(o)]);
+    }
+  });
 }
 
 template <typename T>
 void scatter_run(Handle& h, const ScatterCall& c) {
+  if (!same_off_axis(c.idx, c.x, c.axis)) {
+    scatter_smaller<T>(h, c);
+    return;
+  }
   const int a = c.axis;
   const i64 n = c.x.dims[static_cast<std::size_t>(a)], m = c.idx.dims[static_cast<std::size_t>(a)];
   const i64 outer = prod(c.x.dims, 0, a), inner = prod(c.x.dims, a + 1, c.x.rank());
   const bool wide = c.idx.dtype == DType::kI64;
-  const ScatterFn<T> f = scatter_fn<T>(c.reduction);
+  const auto f = for_reduction<Cols, T>(c.reduction);
   // Blocks of columns: at least 64, enough of them to give every thread one.
   const i64 want = std::max(1, max_threads(h));
   const i64 pieces = outer >= want ? 1 : (want + outer - 1) / outer;
@@ -392,7 +444,7 @@ void scatter_run(Handle& h, const ScatterCall& c) {
         else
           for (i64 r = 0; r < n; ++r) std::memcpy(y + yo + r * inner, x + yo + r * inner, static_cast<std::size_t>(w) * sizeof(T));
       }
-      f(m, inner, w, index_ptr(c.ip, wide, at), wide, n, u + at, y + yo);
+      f(m, inner, w, index_ptr(c.ip, wide, at), wide, n, inner, nullptr, u + at, y + yo);
     }
   });
 }
@@ -402,40 +454,18 @@ void scatter_run(Handle& h, const ScatterCall& c) {
 Status scatter_elements_dense_accepts(const ScatterCall& c) {
   if (!packed(c.x) || !packed(c.idx) || !packed(c.upd) || !packed(c.y))
     return refuse("x, indices, updates and y are not all packed row-major");
-  if (!same_off_axis(c.idx, c.x, c.axis)) return refuse("indices are smaller than x off the axis");
   return scatter_dtype_allows(c.reduction, c.x.dtype);
 }
 
 Status scatter_elements_dense(Handle& h, const ScatterCall& c) {
   if (c.x.numel() == 0) return Status::ok();  // (no columns would make blocks of 0)
+  if (!same_off_axis(c.idx, c.x, c.axis) && c.xp != c.yp) TESSERA_RETURN_IF_ERROR(run_move(h, Move::of(c.x, c.xp, c.y, c.yp)));
   visit_scatter_type(c.reduction, c.x.dtype, [&](auto tag) { scatter_run<decltype(tag)>(h, c); });
   return Status::ok();
 }
 
 // ---- scatter_nd -------------------------------------------------------------------------------
 namespace {
-
-template <typename T, ScatterReduce kR>
-void scatter_slab(i64 w, const T* u, T* y) {
-  if constexpr (kR == ScatterReduce::kNone) std::memcpy(y, u, static_cast<std::size_t>(w) * sizeof(T));
-  else
-    for (i64 i = 0; i < w; ++i) reduce_into<T, kR>(y[i], u[i]);
-}
-
-template <typename T>
-using SlabFn = void (*)(i64, const T*, T*);
-
-template <typename T>
-SlabFn<T> slab_fn(ScatterReduce r) {
-  switch (r) {
-    case ScatterReduce::kAdd: return &scatter_slab<T, ScatterReduce::kAdd>;
-    case ScatterReduce::kMul: return &scatter_slab<T, ScatterReduce::kMul>;
-    case ScatterReduce::kMax: return &scatter_slab<T, ScatterReduce::kMax>;
-    case ScatterReduce::kMin: return &scatter_slab<T, ScatterReduce::kMin>;
-    case ScatterReduce::kNone: break;
-  }
-  return &scatter_slab<T, ScatterReduce::kNone>;
-}
 
 // Every tuple in order in each unit of work, so each element of y receives its updates in the
 // reference's order: units are blocks of the slabs' columns where slabs are wide, else ranges
@@ -444,7 +474,7 @@ template <typename T>
 void scatter_nd_run(Handle& h, const ScatterNdCall& c) {
   const NdTuples nd(c.y, 0, c.k, c.idx, c.ip);
   const i64 count = nd.count(c.idx), S = nd.slab;
-  const SlabFn<T> f = slab_fn<T>(c.reduction);
+  const auto f = for_reduction<Slab, T>(c.reduction);
   const T* u = static_cast<const T*>(c.up);
   T* y = static_cast<T*>(c.yp);
   const i64 want = std::max(1, max_threads(h));

@@ -427,7 +427,8 @@ Status scatter_elements(Handle& h, int axis, ScatterReduce reduction, const Tens
   TESSERA_RETURN_IF_ERROR(check_indices(fn, idx_desc, indices, {x_desc.dims[z(a)]}));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, "scatter_elements"));
   detail::log_move_bench(h, "scatter_elements", x_desc, x_desc.dtype, [&] {
-    return " --axis " + to_string(a) + " --reduce " + std::string(scatter_reduce_name(reduction));
+    return " --axis " + to_string(a) + (idx_desc.dims != x_desc.dims ? " --index-dims " + detail::dims_x(idx_desc) : "") +
+           " --reduce " + std::string(scatter_reduce_name(reduction));
   });
   const detail::ScatterCall c{a, reduction, x_desc, x, idx_desc, indices, upd_desc, updates, y_desc, y};
   return detail::run_first_accepting(h, "scatter_elements", kScatterElementsImpls, c);
