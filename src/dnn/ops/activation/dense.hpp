@@ -49,6 +49,13 @@ bool stream_output(std::int64_t bytes);
 
 // ok when cpu_info().isa() (capped by TESSERA_MAX_ISA) reaches `needs`, else a refusal.
 Status isa_allows(Isa needs);
+// The kernel table of the best ISA allowed, for code outside the ordered lists.
+template <typename K>
+const K& best_allowed(const K& avx512, const K& avx2, const K& generic) {
+  if (isa_allows(Isa::kAvx512).is_ok()) return avx512;
+  if (isa_allows(Isa::kAvx2).is_ok()) return avx2;
+  return generic;
+}
 
 // Runs fn(unit, segment, begin, end) over `segments` segments of `len` elements each, cut into
 // units of at most kUnitElements (a segment has ceil(len / kUnitElements) units, numbered

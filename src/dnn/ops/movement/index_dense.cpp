@@ -214,10 +214,10 @@ namespace {
 struct NdTuples {
   const void* ip;
   bool wide;
-  i64 k, per_batch, batch_stride, slab;
+  i64 k, count, per_batch, batch_stride, slab;
   i64 lim[kMaxTensorRank] = {}, stride[kMaxTensorRank] = {};
   NdTuples(const TensorDesc& t, int b, i64 k_, const TensorDesc& idx, const void* ip_)
-      : ip(ip_), wide(idx.dtype == DType::kI64), k(k_) {
+      : ip(ip_), wide(idx.dtype == DType::kI64), k(k_), count(idx.numel() / k_) {
     const int r = t.rank();
     per_batch = prod(idx.dims, b, idx.rank() - 1);
     batch_stride = b == 0 ? 0 : prod(t.dims, b, r);
@@ -227,7 +227,6 @@ struct NdTuples {
       stride[j] = prod(t.dims, b + static_cast<int>(j) + 1, r);
     }
   }
-  i64 count(const TensorDesc& idx) const { return idx.numel() / k; }
   i64 offset(i64 j) const {
     i64 off = batch_stride == 0 ? 0 : j / per_batch * batch_stride;
     for (i64 i = 0; i < k; ++i) off += wrap_index(index_at(ip, wide, j * k + i), lim[i]) * stride[i];
@@ -277,7 +276,7 @@ Status gather_nd_dense_accepts(const GatherNdCall& c) {
 // Single elements (the tuples index every dim) by a typed copy, slabs by memcpy.
 Status gather_nd_dense(Handle& h, const GatherNdCall& c) {
   const NdTuples nd(c.x, c.batch_dims, c.k, c.idx, c.ip);
-  const i64 count = nd.count(c.idx), e = static_cast<i64>(dtype_size(c.x.dtype));
+  const i64 count = nd.count, e = static_cast<i64>(dtype_size(c.x.dtype));
   const char* x = static_cast<const char*>(c.xp);
   char* y = static_cast<char*>(c.yp);
   if (nd.slab == 1) {
@@ -473,7 +472,7 @@ namespace {
 template <typename T>
 void scatter_nd_run(Handle& h, const ScatterNdCall& c) {
   const NdTuples nd(c.y, 0, c.k, c.idx, c.ip);
-  const i64 count = nd.count(c.idx), S = nd.slab;
+  const i64 count = nd.count, S = nd.slab;
   const auto f = for_reduction<Slab, T>(c.reduction);
   const T* u = static_cast<const T*>(c.up);
   T* y = static_cast<T*>(c.yp);

@@ -94,14 +94,11 @@ i64 first_bad_periodic(const I* p, i64 n, const std::vector<i64>& limits) {
   }
   return -1;
 }
-const mk::Kernels& best_kernels() {
-  return detail::isa_allows(Isa::kAvx512).is_ok() ? mk::kAvx512 : detail::isa_allows(Isa::kAvx2).is_ok() ? mk::kAvx2 : mk::kGeneric;
-}
 Status check_indices(const std::string& fn, const TensorDesc& d, const void* p, const std::vector<i64>& limits) {
   if (!d.is_packed(Layout::kNCHW)) return load_indices(fn, d, p, limits).status();
   const i64 n = d.numel();
   const bool wide = d.dtype == DType::kI64;
-  const i64 bad = limits.size() == 1 ? best_kernels().first_bad_index[wide](n, p, limits[0])
+  const i64 bad = limits.size() == 1 ? detail::best_allowed(mk::kAvx512, mk::kAvx2, mk::kGeneric).first_bad_index[wide](n, p, limits[0])
                   : wide             ? first_bad_periodic(static_cast<const i64*>(p), n, limits)
                                      : first_bad_periodic(static_cast<const std::int32_t*>(p), n, limits);
   if (bad < 0) return Status::ok();

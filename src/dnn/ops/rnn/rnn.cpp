@@ -31,11 +31,7 @@ namespace ak = act_kernels;
 using namespace rnn;  // Dims, Reserve, time_of, the calls
 
 // The activations' vector math (sigmoid, tanh on rows) of the best ISA allowed.
-const ak::Kernels& math_table() {
-  if (detail::isa_allows(Isa::kAvx512).is_ok()) return ak::kAvx512;
-  if (detail::isa_allows(Isa::kAvx2).is_ok()) return ak::kAvx2;
-  return ak::kGeneric;
-}
+const ak::Kernels& math_table() { return detail::best_allowed(ak::kAvx512, ak::kAvx2, ak::kGeneric); }
 
 // Row-major C[M, N] = alpha op(A) op(B) + beta C through column-major BLAS (C^T = op(B)^T op(A)^T).
 Status mm(Handle& h, bool ta, bool tb, i64 M, i64 N, i64 K, float alpha, const float* A, i64 lda, const float* B,
