@@ -193,6 +193,28 @@ Status gather_grad_kernel(KernelCall& c) {
   return Status::ok();
 }
 
+// The class losses' backward parameters as their forward (kernels_loss.cpp) reads the node:
+// without ignore_index no label is ignored (the one i64 no valid label holds), and ONNX's
+// mean over every sample (ignore_index -1, no weights: the gradient nodes take none) is the
+// sum's gradient with dLoss divided by N * d1 * ...
+struct ClassLossGrad {
+  dnn::ClassLossParams p;
+  Tensor dloss;
+  static Result<ClassLossGrad> make(KernelCall& c, dnn::LossReduction r, const Tensor& x, const Tensor& dloss) {
+    ClassLossGrad g;
+    g.p.reduction = r;
+    g.p.ignore_index = c.attr_int("ignore_index", std::numeric_limits<std::int64_t>::min());
+    g.dloss = dloss;
+    const std::int64_t samples = x.rank() < 2 || x.shape()[1] == 0 ? 0 : x.numel() / x.shape()[1];
+    if (r == dnn::LossReduction::kMean && g.p.ignore_index == -1 && samples > 0 && dloss.numel() == 1) {
+      g.p.reduction = dnn::LossReduction::kSum;
+      TESSERA_ASSIGN_OR_RETURN(const Tensor d, dloss.contiguous());
+      TESSERA_ASSIGN_OR_RETURN(g.dloss, Tensor::from_vector<float>(dloss.shape(), {d.data<float>()[0] / static_cast<float>(samples)}));
+    }
+    return g;
+  }
+};
+
 // NLLLossGrad(dLoss, X, Target) {reduction, ignore_index} -> dX of NegativeLogLikelihoodLoss
 // (no class weights): X [N, C, d...], Target [N, d...]; -dLoss at each target class (over the
 // count of targets not ignored for "mean"), zero elsewhere: dnn::nll_loss_backward.
@@ -202,12 +224,10 @@ Status nll_loss_grad_kernel(KernelCall& c) {
   if (x.rank() < 2 || t.rank() != x.rank() - 1) return invalid_argument("NLLLossGrad: X " + x.shape().to_string() + " and target " + t.shape().to_string());
   const std::optional<dnn::LossReduction> r = dnn::parse_loss_reduction(c.attr_string("reduction", "mean"));
   if (!r) return invalid_argument("NLLLossGrad: reduction '" + c.attr_string("reduction", "mean") + "'");
-  dnn::ClassLossParams p;
-  p.reduction = *r;
-  p.ignore_index = c.attr_int("ignore_index", std::numeric_limits<std::int64_t>::min());
+  TESSERA_ASSIGN_OR_RETURN(const ClassLossGrad g, ClassLossGrad::make(c, *r, x, dl));
   TESSERA_ASSIGN_OR_RETURN(const Tensor tc, as_i64(c.h, t));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
-  return dnn::nll_loss_backward(c.h, p, desc(x), desc(tc), tc.data(), desc(dl), dl.data(), desc(c.out[0]), c.out[0].data());
+  return dnn::nll_loss_backward(c.h, g.p, desc(x), desc(tc), tc.data(), desc(g.dloss), g.dloss.data(), desc(c.out[0]), c.out[0].data());
 }
 
 // InstanceNormGrad(X, dY, Scale) {epsilon} -> dX, dScale, dBias: the statistics recomputed by
@@ -236,12 +256,10 @@ Status softmax_cross_entropy_grad_kernel(KernelCall& c) {
   if (dloss.dtype() != DType::kF32 || x.dtype() != DType::kF32) return unsupported("SoftmaxCrossEntropyLossGrad of non-f32 scores");
   const std::optional<dnn::LossReduction> r = dnn::parse_loss_reduction(c.attr_string("reduction", "mean"));
   if (!r) return invalid_argument("SoftmaxCrossEntropyLossGrad: reduction '" + c.attr_string("reduction", "mean") + "'");
-  dnn::ClassLossParams p;
-  p.reduction = *r;
-  p.ignore_index = c.attr_int("ignore_index", -100);
+  TESSERA_ASSIGN_OR_RETURN(const ClassLossGrad g, ClassLossGrad::make(c, *r, x, dloss));
   TESSERA_ASSIGN_OR_RETURN(Tensor l, as_i64(c.h, labels));
   TESSERA_ASSIGN_OR_RETURN(c.out[0], c.output(0, x.shape().dims(), DType::kF32));
-  return dnn::softmax_cross_entropy_backward(c.h, p, desc(x), x.data(), desc(l), l.data(), desc(dloss), dloss.data(), desc(c.out[0]), c.out[0].data());
+  return dnn::softmax_cross_entropy_backward(c.h, g.p, desc(x), x.data(), desc(l), l.data(), desc(g.dloss), g.dloss.data(), desc(c.out[0]), c.out[0].data());
 }
 
 }  // namespace tessera::exec::detail

@@ -281,6 +281,27 @@ TEST(Autodiff, EmbeddingsNormsExtremesAndNllMatchFiniteDifferences) {
   check_gradients(b, {"E", "scale", "bias"}, {{"ids", ids}, {"target", labels({2, 0})}});
 }
 
+// The class losses with ignored labels: SoftmaxCrossEntropyLoss with ignore_index 2 (the mean
+// over the labels counted) and LogSoftmax -> NegativeLogLikelihoodLoss with ignore_index -1
+// (ONNX's mean over every sample, the ignored ones included), against finite differences: the
+// gradient nodes divide as the forward does.
+TEST(Autodiff, IgnoredLabelsDivideTheMeanAsTheForwardDoes) {
+  for (const std::int64_t ignore : {std::int64_t{2}, std::int64_t{-1}}) {
+    OnnxBuilder b(17);
+    b.input("x", {"5", "3"});
+    b.input("labels", {"5"}, onnx::TensorProto::INT64);
+    b.floats("W", {4, 3}, testing::random_floats(12, 61));
+    OnnxBuilder::attr(b.node("Gemm", {"x", "W"}, {"scores"}), "transB", std::int64_t{1});
+    OnnxBuilder::attr(b.node("SoftmaxCrossEntropyLoss", {"scores", "labels"}, {"sce"}), "ignore_index", ignore);
+    OnnxBuilder::attr(b.node("LogSoftmax", {"scores"}, {"ls"}), "axis", std::int64_t{1});
+    OnnxBuilder::attr(b.node("NegativeLogLikelihoodLoss", {"ls", "labels"}, {"nll"}), "ignore_index", ignore);
+    b.node("Add", {"sce", "nll"}, {"loss"});
+    b.output("loss");
+    SCOPED_TRACE("ignore_index " + std::to_string(ignore));
+    check_gradients(b, {"W"}, {{"x", f32({5, 3}, testing::random_floats(15, 62))}, {"labels", labels({0, ignore, 3, ignore, 1})}});
+  }
+}
+
 // Broadcasting: Mul by a row, Div by a column, Tanh, Sub of a scalar, a transposed MatMul of a
 // batch with a shared matrix, ReduceSum over one axis, then over all.
 TEST(Autodiff, BroadcastingAndReductionsMatchFiniteDifferences) {
