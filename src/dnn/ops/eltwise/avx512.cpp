@@ -1,4 +1,8 @@
-// Elementwise tensor-operation kernels compiled for avx512 (body.inc over scalar.inc).
+// Elementwise tensor-operation kernels compiled for avx512 (body.inc over scalar.inc; f32 pow
+// on intrinsics, pow_avx512.inc).
+// GCC 12's AVX-512 intrinsics pass _mm*_undefined_*() (a self-initialised variable) as the
+// unused merge source of some conversions; once inlined, -Wuninitialized may flag it.
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include <algorithm>
