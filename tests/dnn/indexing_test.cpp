@@ -281,8 +281,9 @@ TEST(Indexing, CumSumEveryDirection) {
 }
 
 // cumsum_dense_* (packed tensors: f32 rows eight at a time in transposed 8 x 8 blocks with a
-// tail of columns, other rows interleaved four at a time, columns in blocks, f32 column rows on
-// AVX-512 streamed where aligned (4112 columns: every row, and a block tail of 16); every ISA)
+// tail of columns, other rows interleaved four at a time, columns in blocks (16400: a tail of
+// 16 past one block), rows of y streamed on AVX-512 where aligned (4112 columns: every row);
+// every ISA)
 // against the reference (the same values with gaps), bit for bit: both add each line in its
 // order, floats in f64 rounded once. NaN and infinities included; in place too; 1 and 2 threads.
 TEST(Indexing, CumSumDenseMatchesTheReferenceBitForBit) {
@@ -292,6 +293,7 @@ TEST(Indexing, CumSumDenseMatchesTheReferenceBitForBit) {
                                      std::pair<Idx, int>{{17, 64}, -1}, std::pair<Idx, int>{{300, 9}, 0},
                                      std::pair<Idx, int>{{2, 5, 700}, 1}, std::pair<Idx, int>{{1}, 0},
                                      std::pair<Idx, int>{{3, 4500}, 0}, std::pair<Idx, int>{{5, 4112}, 0},
+                                     std::pair<Idx, int>{{2, 16400}, 0},
                                      std::pair<Idx, int>{{20, 333}, 1}})
       for (bool exclusive : {false, true})
         for (bool reverse : {false, true}) {
