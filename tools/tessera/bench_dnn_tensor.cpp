@@ -370,9 +370,9 @@ void setup_train(const TensorArgs& a, DType dt, Buffer& x, std::vector<Buffer>& 
 }
 
 // The inputs of a unary operation lie in its domain: a log over [-2, 2) would time the NaN
-// path for half of them.
+// path for half of them. So does pow's base (its exponent keeps [-2, 2)).
 std::pair<float, float> input_range(const std::string& op) {
-  if (op == "log" || op == "sqrt" || op == "rsqrt") return {1.0f / 64, 4.0f};
+  if (op == "log" || op == "sqrt" || op == "rsqrt" || op == "pow") return {1.0f / 64, 4.0f};
   if (op == "asin" || op == "acos") return {-1.0f, 1.0f};
   return {-2.0f, 2.0f};
 }
