@@ -113,9 +113,8 @@ TEST(TensorOps, BinaryInPlace) {
 // f32 pow (the kernels' vectorised pow_f32): C's special cases bit for bit against powf over
 // a grid of signed zeros, ones, integers odd and even, halves, infinities, NaN, subnormals and
 // extremes; and over 2^20 random pairs (x over 2^-40..2^40, positive in the first half, of both
-// signs in the second, y over +-2^-6..2^8,
-// half of them integral) within one ulp of the f64 result rounded to f32, at least 99.9% of
-// them correctly rounded. Every ISA path, each giving the same bits (the AVX-512 intrinsics
+// signs in the second; y over +-2^-6..2^8, half of them integral) within one ulp of the f64
+// result rounded to f32, at least 99.9% of them correctly rounded. Every ISA path, each giving the same bits (the AVX-512 intrinsics
 // and the compiler's vectorisation of one arithmetic).
 TEST(TensorOps, PowWithinOneUlpAndCSpecialCases) {
   Handle h;
