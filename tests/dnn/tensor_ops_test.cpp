@@ -218,6 +218,45 @@ TEST(TensorOps, ModAndFmodExactOnEveryPath) {
       }
 }
 
+// Float mod and fmod by one divisor for the whole tensor (the kernels multiply by its f64
+// reciprocal instead of dividing, then fix up a quotient that rounded below an integer): bit
+// for bit against the reference over exact multiples k d (k up to 2^26), their neighbours one
+// ulp away, and values within 2^+-40 of d, for divisors with short and full mantissas, a
+// subnormal, huge and negative ones; f32, bf16 and f16, every ISA path.
+TEST(TensorOps, ModAndFmodByOneDivisorExact) {
+  Handle h;
+  std::mt19937 rng(47);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  // 3.953125: (k d)(1 / d) rounds below k in f64 for 739 of the k <= 3000 (the fix-up's case).
+  const float divisors[] = {3.0f, 0.1f, -7.5f, 1e-45f, 0x1.fffffep-100f, 1e30f, 0x1.8p-20f, 1.0f, 3.953125f};
+  for (const float d : divisors) {
+    std::vector<double> xs;
+    for (int k = 1; k <= 3000; ++k) {
+      const auto m = static_cast<float>(static_cast<double>(k) * d);
+      xs.insert(xs.end(), {m, std::nextafter(m, 0.0f), std::nextafter(m, 2.0f * m), -m});
+    }
+    for (int e = 20; e <= 26; ++e)
+      for (int k = -3; k <= 3; ++k) xs.push_back(static_cast<float>(std::ldexp(1.0, e) + k) * d);
+    for (int i = 0; i < 4000; ++i) xs.push_back(std::ldexp(u(rng), static_cast<int>(rng() % 81) - 40) * d);
+    const i64 n = static_cast<i64>(xs.size());
+    for (DType t : {DType::kF32, DType::kBF16, DType::kF16})
+      for (BinaryOp op : {BinaryOp::kMod, BinaryOp::kFmod}) {
+        T a = make(t, {n}), b = make(t, {1});
+        for (i64 i = 0; i < n; ++i)
+          detail::convert_element(DType::kF64, &xs[static_cast<std::size_t>(i)], t, a.mem.data() + i * static_cast<i64>(dtype_size(t)));
+        const double dd = d;
+        detail::convert_element(DType::kF64, &dd, t, b.mem.data());
+        T want = make(t, {n});
+        ref::binary(op, a.d, a.p(), b.d, b.p(), want.d, want.p());
+        for_each_isa([&](Isa) {
+          T got = make(t, {n});
+          ASSERT_TRUE(binary(h, op, a.d, a.p(), b.d, b.p(), got.d, got.p()).is_ok());
+          expect_same(got, want, std::string(binary_name(op)) + " " + std::string(dtype_name(t)) + " by " + std::to_string(d));
+        });
+      }
+  }
+}
+
 TEST(TensorOps, IntegerAndNanRules) {
   Handle h;
   auto run = [&](BinaryOp op, DType t, const std::vector<double>& av, const std::vector<double>& bv) {
