@@ -625,26 +625,34 @@ TEST(TensorOps, VectorTrigWithinBounds) {
   }
 }
 
+// The condition along the last dim (strided), or packed with the last dim 1 (broadcast along
+// the kernels' runs); with kPairs' scalars and broadcasts every pattern of the kernels' loops
+// (each operand a run or one value) is reached.
 TEST(TensorOps, WhereMatchesReference) {
   std::mt19937 rng(5);
   Handle h;
   for (DType t : {DType::kBool, DType::kI8, DType::kF16, DType::kF32, DType::kI64, DType::kF64})
-    for (const ShapePair& sp : kPairs) {
-      const std::vector<i64> ab = testing::value_or_fail(broadcast_dims(sp.a, sp.b));
-      const std::vector<i64> cd = ab.empty() ? std::vector<i64>{} : std::vector<i64>{ab.back()};
-      const std::vector<i64> dims = testing::value_or_fail(broadcast_dims(cd, ab));
-      T c = make(DType::kBool, cd, Lay::kGaps), a = make(t, sp.a, Lay::kReversed), b = make(t, sp.b);
-      fill(c, rng);
-      fill(a, rng);
-      fill(b, rng);
-      T want = make(t, dims);
-      ref::where(c.d, c.p(), a.d, a.p(), b.d, b.p(), want.d, want.p());
-      for_each_isa([&](Isa) {
-        T got = make(t, dims);
-        ASSERT_TRUE(where(h, c.d, c.p(), a.d, a.p(), b.d, b.p(), got.d, got.p()).is_ok());
-        expect_same(got, want, "where " + std::string(dtype_name(t)) + " " + a.d.to_string());
-      });
-    }
+    for (const ShapePair& sp : kPairs)
+      for (bool c_run : {true, false}) {
+        const std::vector<i64> ab = testing::value_or_fail(broadcast_dims(sp.a, sp.b));
+        std::vector<i64> cd = ab.empty() ? std::vector<i64>{} : std::vector<i64>{ab.back()};
+        if (!c_run && !ab.empty()) {
+          cd = ab;
+          cd.back() = 1;
+        }
+        const std::vector<i64> dims = testing::value_or_fail(broadcast_dims(cd, ab));
+        T c = make(DType::kBool, cd, c_run ? Lay::kGaps : Lay::kPacked), a = make(t, sp.a, Lay::kReversed), b = make(t, sp.b);
+        fill(c, rng);
+        fill(a, rng);
+        fill(b, rng);
+        T want = make(t, dims);
+        ref::where(c.d, c.p(), a.d, a.p(), b.d, b.p(), want.d, want.p());
+        for_each_isa([&](Isa) {
+          T got = make(t, dims);
+          ASSERT_TRUE(where(h, c.d, c.p(), a.d, a.p(), b.d, b.p(), got.d, got.p()).is_ok());
+          expect_same(got, want, "where " + std::string(dtype_name(t)) + " c " + c.d.to_string() + " a " + a.d.to_string() + " b " + b.d.to_string());
+        });
+      }
 }
 
 // ---- reductions -------------------------------------------------------------------------------

@@ -407,6 +407,17 @@ void run(const TensorArgs& a, const BenchOptions& o, Kind kind) {
     traffic += y->desc.numel() * static_cast<std::int64_t>(dtype_size(*dt));
     what += (a.axes.empty() ? "" : " --axes " + a.axes) + (a.keepdims ? " --keepdims" : "");
     call = [&, op, axes](dnn::Handle& h) { return dnn::reduce(h, *op, axes, a.keepdims, x.desc, x.mem.data(), y->desc, y->mem.data()); };
+  } else if (kind == Kind::kEltwise && a.op == "where") {  // y = c ? x : b, c random bools shaped as x
+    parts.emplace_back(DType::kBool, x.desc.dims, "c", true);
+    b.emplace(*dt, a.dims_b.empty() ? x.desc.dims : dims_of("--dims-b", a.dims_b), "b", true);
+    auto od = dnn::broadcast_dims(x.desc.dims, b->desc.dims);
+    if (!od.is_ok()) bad(od.status().message());
+    y.emplace(*dt, od.value(), "y", false);
+    traffic += parts[0].desc.numel() + (b->desc.numel() + y->desc.numel()) * static_cast<std::int64_t>(dtype_size(*dt));
+    if (!a.dims_b.empty()) what += " --dims-b " + a.dims_b;
+    call = [&](dnn::Handle& h) {
+      return dnn::where(h, parts[0].desc, parts[0].mem.data(), x.desc, x.mem.data(), b->desc, b->mem.data(), y->desc, y->mem.data());
+    };
   } else if (const auto bop = dnn::parse_binary(a.op)) {
     b.emplace(*dt, a.dims_b.empty() ? x.desc.dims : dims_of("--dims-b", a.dims_b), "b", true);
     auto od = dnn::broadcast_dims(x.desc.dims, b->desc.dims);
@@ -479,7 +490,7 @@ void add_tensor_commands(CLI::App& dnn) {
     cmd->add_option("--op", args->op, is_reduce ? "sum, mean, prod, max, min, l1, l2, sum_square, log_sum, log_sum_exp"
                                       : kind == Kind::kMove ? "transpose, cast, copy, concat, split, pad, cumsum, gather, gather_elements, gather_nd, scatter_elements, scatter_nd, one_hot, top_k"
                                       : kind == Kind::kTrain ? "dropout, softmax_ce, nll, mse, l1, smooth_l1, bce_with_logits"
-                                                 : "add, mul, ..., greater, ... (binary) or exp, sqrt, ... (unary)")->required();
+                                                 : "add, mul, ..., greater, ... (binary), exp, sqrt, ... (unary) or where (c ? x : b, c random)")->required();
     cmd->add_option("--dims", args->dims, "Dims of x (a): 4096x4096")->required();
     cmd->add_option("--dtype", args->dtype, "f32 (default), f64, f16, bf16, i8, u8, i32, i64, bool");
     if (is_reduce) {
