@@ -257,10 +257,11 @@ TEST(TensorOps, ModAndFmodByOneDivisorExact) {
   }
 }
 
-// Integer div, mod and fmod (the kernels divide 8- and 32-bit values as f32 or f64) against
-// the reference's integer arithmetic on every ISA: every pair of the extremes, -1, 0, 1 and
-// small values of both signs (zero divisors, min / -1 wrapping), and 2^16 random pairs.
-TEST(TensorOps, IntegerDivisionMatchesTheReferenceOnEveryPath) {
+// Integer div, mod and fmod (the kernels divide 8- and 32-bit values as f32 or f64) and pow
+// (squaring over the block's widest exponent) against the reference's integer arithmetic on
+// every ISA: every pair of the extremes, -1, 0, 1 and small values of both signs (zero
+// divisors, min / -1 wrapping, negative and huge exponents), and 2^16 random pairs.
+TEST(TensorOps, IntegerDivisionAndPowMatchTheReferenceOnEveryPath) {
   Handle h;
   std::mt19937 rng(53);
   for (DType t : {DType::kI8, DType::kU8, DType::kI32, DType::kI64}) {
@@ -282,7 +283,7 @@ TEST(TensorOps, IntegerDivisionMatchesTheReferenceOnEveryPath) {
       detail::convert_element(DType::kF64, &xs[static_cast<std::size_t>(i)], t, a.mem.data() + i * static_cast<i64>(dtype_size(t)));
       detail::convert_element(DType::kF64, &ys[static_cast<std::size_t>(i)], t, b.mem.data() + i * static_cast<i64>(dtype_size(t)));
     }
-    for (BinaryOp op : {BinaryOp::kDiv, BinaryOp::kMod, BinaryOp::kFmod}) {
+    for (BinaryOp op : {BinaryOp::kDiv, BinaryOp::kMod, BinaryOp::kFmod, BinaryOp::kPow}) {
       T want = make(t, {n});
       ref::binary(op, a.d, a.p(), b.d, b.p(), want.d, want.p());
       for_each_isa([&](Isa) {

@@ -370,9 +370,10 @@ void setup_train(const TensorArgs& a, DType dt, Buffer& x, std::vector<Buffer>& 
 }
 
 // The inputs of a unary operation lie in its domain: a log over [-2, 2) would time the NaN
-// path for half of them. So does pow's base (its exponent keeps [-2, 2)).
-std::pair<float, float> input_range(const std::string& op) {
-  if (op == "log" || op == "sqrt" || op == "rsqrt" || op == "pow") return {1.0f / 64, 4.0f};
+// path for half of them. So does pow's float base (its exponent keeps [-2, 2); integer bases
+// keep the range, which fill_random scales into each integer type's).
+std::pair<float, float> input_range(const std::string& op, DType t) {
+  if (op == "log" || op == "sqrt" || op == "rsqrt" || (op == "pow" && is_floating(t))) return {1.0f / 64, 4.0f};
   if (op == "asin" || op == "acos") return {-1.0f, 1.0f};
   return {-2.0f, 2.0f};
 }
@@ -383,7 +384,7 @@ void run(const TensorArgs& a, const BenchOptions& o, Kind kind) {
   const std::optional<DType> dt = parse_dtype(a.dtype);
   if (!dt) bad("--dtype: '" + a.dtype + "' is not a dtype");
   if (a.dims.empty()) bad("give --dims, e.g. --dims 4096x4096");
-  Buffer x(*dt, dims_of("--dims", a.dims), "x", true, input_range(a.op));
+  Buffer x(*dt, dims_of("--dims", a.dims), "x", true, input_range(a.op, *dt));
   std::optional<Buffer> b, y;
   std::vector<Buffer> parts;
   std::function<Status(dnn::Handle&)> call;
