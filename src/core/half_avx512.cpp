@@ -38,7 +38,7 @@ void f32_to_bf16_avx512bf16(const float* src, std::uint16_t* dst, std::size_t n)
   const __m512i exp_mask = _mm512_set1_epi32(0x7f800000);
   for (std::size_t i = 0; i < n; i += 16) {
     __mmask16 m = tail_mask(n - i);
-    __m512 v = _mm512_maskz_loadu_ps(m, src + i);
+    __m512 v = m == 0xffff ? _mm512_loadu_ps(src + i) : _mm512_maskz_loadu_ps(m, src + i);
     __m256i r = (__m256i)_mm512_cvtneps_pbh(v);
     // VCVTNEPS2BF16 treats f32 subnormals as zero; those lanes take integer rounding instead.
     __m512i x = _mm512_castps_si512(v);

@@ -131,6 +131,49 @@ TEST(DataMovement, CastFollowsTheWrittenRules) {
   });
 }
 
+// f64, i32 and i64 to f16 and bf16 (the kernels round to odd at f32's precision without
+// branches, i64 beyond 2^53 by a second scalar pass, then once to the half type) against the
+// element rule on every ISA: doubles of every exponent and both signs, halfway and
+// just-off-halfway values of both half types, NaN, infinities, overflow past FLT_MAX, f32
+// subnormals; i64 on both sides of 2^53 and the extremes; i32 extremes and random values.
+TEST(DataMovement, CastToHalfRoundsOnceAsTheElementRule) {
+  std::mt19937_64 rng(17);
+  std::vector<double> f64;
+  for (int e = -160; e <= 140; ++e)
+    for (int k = 0; k < 6; ++k) {
+      const double m = 1.0 + static_cast<double>(rng() >> 11) * 0x1p-53;
+      f64.push_back((k % 2 ? -1 : 1) * std::ldexp(m, e));
+    }
+  for (double base : {1.0, 3.0, 1000.0, 65504.0})
+    for (double off : {0x1p-11, 0x1p-8, 0x1p-11 + 0x1p-40, 0x1p-8 + 0x1p-45, 0x1p-11 - 0x1p-40, 0x1p-8 - 0x1p-45})
+      f64.insert(f64.end(), {base * (1 + off), -base * (1 + off)});
+  f64.insert(f64.end(), {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                         -std::numeric_limits<double>::infinity(), 3.4028235677973366e38, 3.5e38, -3.5e38, 1e300,
+                         0x1p-149, 0x1.8p-149, 0x1p-150, 0.0, -0.0});
+  std::vector<std::int64_t> w64 = {INT64_MIN, INT64_MAX, -1, 0, 1, (std::int64_t{1} << 53), (std::int64_t{1} << 53) + 1,
+                                   -(std::int64_t{1} << 53) - 1, (std::int64_t{1} << 62) + 12345,
+                                   (std::int64_t{1} << 60) + (std::int64_t{1} << 52) + 1,  // f64 would round it to a bf16 tie
+                                   -(std::int64_t{1} << 60) - (std::int64_t{1} << 52) - 1};
+  for (int i = 0; i < 3000; ++i) w64.push_back(static_cast<std::int64_t>(rng()) >> (rng() % 64));
+  std::vector<std::int32_t> w32 = {INT32_MIN, INT32_MAX, -1, 0, 1, (1 << 24) + 1, (1 << 24) + (1 << 16) + 1};
+  for (int i = 0; i < 3000; ++i) w32.push_back(static_cast<std::int32_t>(rng() >> (32 + rng() % 32)));
+  const auto check = [&](DType from, const void* data, i64 n) {
+    for (DType to : {DType::kF16, DType::kBF16})
+      for_each_isa([&](Isa isa) {
+        Handle h;
+        T x = make(from, {n}), y = make(to, {n}), want = make(to, {n});
+        std::memcpy(x.mem.data(), data, static_cast<std::size_t>(n) * dtype_size(from));
+        ASSERT_TRUE(cast(h, x.d, x.p(), y.d, y.p()).is_ok());
+        for (i64 i = 0; i < n; ++i)
+          detail::convert_element(from, x.mem.data() + i * static_cast<i64>(dtype_size(from)), to, want.mem.data() + i * 2);
+        expect_same(y, want, std::string("cast ") + std::string(dtype_name(from)) + " to " + std::string(dtype_name(to)) + " on " + std::string(isa_name(isa)));
+      });
+  };
+  check(DType::kF64, f64.data(), static_cast<i64>(f64.size()));
+  check(DType::kI64, w64.data(), static_cast<i64>(w64.size()));
+  check(DType::kI32, w32.data(), static_cast<i64>(w32.size()));
+}
+
 TEST(DataMovement, CastEveryPairOnEveryLayout) {
   std::mt19937 rng(7);
   struct L {

@@ -56,6 +56,9 @@ using IndexCheckFn = std::int64_t (*)(std::int64_t n, const void* idx, std::int6
 struct Kernels {
   const char* isa;
   ConvertFn convert[kNumTypes][kNumTypes];  // [from][to]
+  // dst (f32) = src rounded to odd at f32's precision (to_half_source: the f16/bf16 casts of
+  // values f32 does not hold exactly round once from it); f64, i32 and i64 sources, null else.
+  ConvertFn odd_f32[kNumTypes];
   TransposeFn transpose[4];                 // elements of 1, 2, 4, 8 bytes
   CumsumRowsFn cumsum_rows[kNumCumTypes];
   CumsumColsFn cumsum_cols[kNumCumTypes];

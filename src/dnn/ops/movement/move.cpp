@@ -125,11 +125,7 @@ void convert_row(const mk::Kernels& K, DType xt, const void* s, DType yt, void* 
     for (i64 i = 0; i < n; ++i) convert_element(xt, at_elem(s, xt, i), yt, at_elem(d, yt, i));
     return;
   }
-  if (yi < 0 && (xt == DType::kI32 || xt == DType::kI64 || xt == DType::kF64)) {
-    // Not exact in f32: rounded once, element by element (convert.inc's round-to-odd).
-    for (i64 i = 0; i < n; ++i) convert_element(xt, at_elem(s, xt, i), yt, at_elem(d, yt, i));
-    return;
-  }
+  const bool odd = yi < 0 && (xt == DType::kI32 || xt == DType::kI64 || xt == DType::kF64);
   for (i64 i = 0; i < n; i += kBlock) {
     const i64 nb = std::min(kBlock, n - i);
     const void* si = at_elem(s, xt, i);
@@ -138,6 +134,7 @@ void convert_row(const mk::Kernels& K, DType xt, const void* s, DType yt, void* 
     if (xt == DType::kF16) convert_f16_to_f32(static_cast<const f16*>(si), stage, static_cast<std::size_t>(nb));
     else if (xt == DType::kBF16) convert_bf16_to_f32(static_cast<const bf16*>(si), stage, static_cast<std::size_t>(nb));
     else if (xt == DType::kF32) f = static_cast<const float*>(si);
+    else if (odd) K.odd_f32[xi](nb, si, stage);  // not exact in f32: rounded to odd, then once to the half type
     else K.convert[xi][mk::kF32](nb, si, stage);
     if (yt == DType::kF16) convert_f32_to_f16(f, static_cast<f16*>(di), static_cast<std::size_t>(nb));
     else if (yt == DType::kBF16) convert_f32_to_bf16(f, static_cast<bf16*>(di), static_cast<std::size_t>(nb));
