@@ -856,6 +856,40 @@ TEST(TensorOps, ReduceOfNothingAndSpecialValues) {
   EXPECT_NEAR(value(y, 0), 1000.0 + std::log(3.0), 1e-3);
 }
 
+// log_sum_exp over columns (axis 0) and rows (axis 1) where a line's max is not finite: all
+// -inf gives -inf, a +inf gives +inf, a NaN gives NaN (the sum pass's exponentials of such a
+// line are not used); the other lines as log(sum e^x), on every ISA.
+TEST(TensorOps, LogSumExpOfInfiniteAndNaNLines) {
+  Handle h;
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int axis : {0, 1}) {
+    const i64 lines = 40, len = 37;
+    T x = make(DType::kF32, axis == 0 ? std::vector<i64>{len, lines} : std::vector<i64>{lines, len});
+    auto at = [&](i64 line, i64 k) -> float& { return static_cast<float*>(x.p())[axis == 0 ? k * lines + line : line * len + k]; };
+    for (i64 l = 0; l < lines; ++l)
+      for (i64 k = 0; k < len; ++k) at(l, k) = std::sin(static_cast<float>(l * len + k)) * 3.0f;
+    for (i64 k = 0; k < len; ++k) at(3, k) = -inf;
+    at(7, 5) = inf;
+    at(11, 20) = std::numeric_limits<float>::quiet_NaN();
+    at(13, 0) = -inf;  // one -inf among finite values: it adds nothing
+    for_each_isa([&](Isa isa) {
+      T y = make(DType::kF32, {lines});
+      const int ax[1] = {axis};
+      ASSERT_TRUE(reduce(h, ReduceOp::kLogSumExp, ax, false, x.d, x.p(), y.d, y.p()).is_ok());
+      for (i64 l = 0; l < lines; ++l) {
+        const double got = value(y, l);
+        if (l == 3) { EXPECT_EQ(got, -inf) << isa_name(isa) << " axis " << axis; continue; }
+        if (l == 7) { EXPECT_EQ(got, inf) << isa_name(isa) << " axis " << axis; continue; }
+        if (l == 11) { EXPECT_TRUE(std::isnan(got)) << isa_name(isa) << " axis " << axis; continue; }
+        double m = -INFINITY, sum = 0;
+        for (i64 k = 0; k < len; ++k) m = std::max(m, static_cast<double>(at(l, k)));
+        for (i64 k = 0; k < len; ++k) sum += std::exp(static_cast<double>(at(l, k)) - m);
+        EXPECT_NEAR(got, m + std::log(sum), 1e-5) << isa_name(isa) << " axis " << axis << " line " << l;
+      }
+    });
+  }
+}
+
 TEST(TensorOps, ArgMaxArgMin) {
   Handle h;
   T x = make(DType::kF32, {2, 5});
