@@ -222,7 +222,9 @@ TEST(DataMovement, TransposeMatchesIndexFormula) {
                      {{3, 64, 66}, {0, 2, 1}},
                      {{2, 3, 17, 19}, {0, 2, 3, 1}},
                      {{2, 19, 17, 5}, {0, 3, 1, 2}},
-                     {{300, 270}, {1, 0}}};  // past a tile edge (256 bytes, 64 elements) with ragged blocks
+                     {{300, 270}, {1, 0}},   // past a tile edge (256 bytes, 64 elements) with ragged blocks
+                     {{40, 4096}, {1, 0}},   // 1-byte rows of 4 KiB: staged tiles
+                     {{4096, 24}, {1, 0}}};  // written rows of 4 KiB
   for_each_isa([&](Isa) {
     for (int threads : {1, 2}) {
       Handle h;
