@@ -258,13 +258,15 @@ Status move_run(Handle& h, const Move& m) {
     // 1- and 4-byte elements with strides of a multiple of 4 KiB on either side: a kernel's
     // rows fall in one L1 set and evict each other half-used (u8 4096x4096 ran at 0.05 of a
     // copy, 4000x4000 at 0.3); staged, the tile's rows are read and written whole. (f32
-    // 4096x4096 8.2-9.0 -> 6.7-7.0 ms; f16 and f64 measured slower staged and are not.)
+    // 4096x4096 8.0-9.0 -> 6.7-7.3 ms; f16 and f64 measured slower staged and are not.)
     const bool staged = (xe == 1 || xe == 4) && ((xsL * xe) % 4096 == 0 || (ysK * ye) % 4096 == 0);
     parallel_for(h, 0, units, 1, [&](i64 u0, i64 u1) {
       std::unique_ptr<unsigned char[]> tmp;
       if (!same || stream || staged)
         tmp = std::make_unique_for_overwrite<unsigned char[]>(static_cast<std::size_t>(2 * tb * tb * xe + kBlock * 4));
-      auto* stage = reinterpret_cast<float*>(tmp.get() + tb * tb * xe);
+      // [transposed tile | conversion stage | the staged tile's rows] (none on the direct path)
+      auto* stage = tmp ? reinterpret_cast<float*>(tmp.get() + tb * tb * xe) : nullptr;
+      unsigned char* const rows_in = tmp ? tmp.get() + tb * tb * xe + kBlock * 4 : nullptr;
       for (i64 u = u0; u < u1; ++u) {
         i64 o = u / (sk * sl), ox = 0, oy = 0;
         for (int i = outer_rank - 1; i >= 0; --i) {
@@ -300,8 +302,8 @@ Status move_run(Handle& h, const Move& m) {
           }
           if (staged) {  // the tile's rows copied together first: x's stride leaves the kernel's reads
             for (i64 r = 0; r < lb; ++r)
-              std::memcpy(tmp.get() + tb * tb * xe + kBlock * 4 + r * kb * xe, static_cast<const char*>(xs) + r * xsL * xe, static_cast<std::size_t>(kb * xe));
-            kK->transpose[lg](lb, kb, tmp.get() + tb * tb * xe + kBlock * 4, kb, tmp.get(), lb);
+              std::memcpy(rows_in + r * kb * xe, static_cast<const char*>(xs) + r * xsL * xe, static_cast<std::size_t>(kb * xe));
+            kK->transpose[lg](lb, kb, rows_in, kb, tmp.get(), lb);
           } else {
             kK->transpose[lg](lb, kb, xs, xsL, tmp.get(), lb);
           }
