@@ -75,7 +75,7 @@ TEST(TensorOps, BinaryMatchesReferenceOnEveryPath) {
     const auto op = static_cast<BinaryOp>(k);
     for (DType t : kTypes) {
       if (!takes_binary(op, t)) continue;
-      // f32 pow: the kernels' vectorised pow_f32 against glibc's powf, both within one ulp.
+      // f32 pow: the kernels' vectorised pow against glibc's powf, both within one ulp.
       const bool float_pow = op == BinaryOp::kPow && (t == DType::kF32 || t == DType::kF16 || t == DType::kBF16);
       const double pow_ulps = float_pow ? 1 : 0;
       for (const ShapePair& sp : kPairs) {
@@ -110,7 +110,7 @@ TEST(TensorOps, BinaryInPlace) {
   expect_same(a, want, "in place");
 }
 
-// f32 pow (the kernels' vectorised pow_f32): C's special cases bit for bit against powf over
+// f32 pow (the kernels' vectorised pow): C's special cases bit for bit against powf over
 // a grid of signed zeros, ones, integers odd and even, halves, infinities, NaN, subnormals and
 // extremes; and over 2^20 random pairs (x over 2^-40..2^40, positive in the first half, of both
 // signs in the second; y over +-2^-6..2^8, half of them integral) within one ulp of the f64

@@ -262,9 +262,9 @@ struct Engine {
     std::vector<Part> parts(static_cast<std::size_t>(pieces > 1 ? units : 0));
     std::vector<double> maxes(static_cast<std::size_t>(lse ? p.n_out : 0));
     const double kNoShift = std::numeric_limits<double>::quiet_NaN();
-    // One pass over all units with accumulator `a`: returns the combined part per output
-    // through `out(o, part)`.
-    auto pass = [&](int a, auto&& out) {
+    // One pass over all units: part(o, xoff, piece, tmp, tmp2) is a unit's part, the parts of
+    // an output combined with accumulator `a` and handed to out(o, yoff, part).
+    auto pass = [&](int a, auto&& part, auto&& out) {
       // Output o is element o % L of kept row o / L.
       const i64 L = p.kept.inner(), xs = p.kept.inner_stride(0), ys = p.kept.inner_stride(1);
       detail::parallel_for(*handle, 0, units, grain, [&](i64 u0, i64 u1) {
@@ -273,8 +273,7 @@ struct Engine {
         for (i64 u = u0; u < u1; ++u) {
           const i64 o = u / pieces, j = o % L;
           if (u != u0 && u % pieces == 0 && j == 0) cur.next();
-          const double sh = a == rk::kSum && lse ? maxes[static_cast<std::size_t>(o)] : kNoShift;
-          const Part q = row_part(a, cur.offset[0] + j * xs, u % pieces, !single, sh, tmp.get(), tmp.get() + kChunk);
+          const Part q = part(o, cur.offset[0] + j * xs, u % pieces, tmp.get(), tmp.get() + kChunk);
           if (pieces > 1) parts[static_cast<std::size_t>(u)] = q;
           else out(o, cur.offset[1] + j * ys, q);
         }
@@ -289,34 +288,33 @@ struct Engine {
         }
       }
     };
+    // A unit's part with accumulator a, x shifted by shift(o) before exp (log_sum_exp's sums).
+    auto part_of = [&](int a, auto&& shift) {
+      return [&, a](i64 o, i64 xoff, i64 piece, void* t, void* t2) { return row_part(a, xoff, piece, !single, shift(o), t, t2); };
+    };
+    const auto no_shift = [&](i64) { return kNoShift; };
     if (!lse) {
-      pass(acc, [&](i64, i64 yoff, Part q) { finish(c.op, c.y, c.yp, yoff, q, p.n_red); });
+      pass(acc, part_of(acc, no_shift), [&](i64, i64 yoff, Part q) { finish(c.op, c.y, c.yp, yoff, q, p.n_red); });
       return;
     }
     // Infinite or NaN maxima give themselves (+inf, NaN) or -inf (all -inf) directly.
-    auto lse_out = [&](double m, i64 yoff, Part q) {
+    auto lse_out = [&](i64 o, i64 yoff, Part q) {
+      const double m = maxes[static_cast<std::size_t>(o)];
       finish(ReduceOp::kSum, c.y, c.yp, yoff, {std::isfinite(m) ? m + std::log(q.d) : m, 0}, p.n_red);
     };
     if (pieces == 1) {
       // One output per unit: its sum of e^(x - max) right after its max, while its elements
       // are still in the caches (two passes over all outputs read x from memory twice:
       // [4096, 8192] f32 over axis 1 ran at 0.19 of a copy). The same operations per output.
-      const i64 L = p.kept.inner(), xs = p.kept.inner_stride(0), ys = p.kept.inner_stride(1);
-      detail::parallel_for(*handle, 0, units, grain, [&](i64 u0, i64 u1) {
-        auto tmp = std::make_unique_for_overwrite<double[]>(2 * kChunk);
-        detail::RowCursor cur(p.kept, u0 / L);
-        for (i64 o = u0; o < u1; ++o) {
-          const i64 j = o % L;
-          if (o != u0 && j == 0) cur.next();
-          const i64 xoff = cur.offset[0] + j * xs;
-          const double m = row_part(rk::kMax, xoff, 0, !single, kNoShift, tmp.get(), tmp.get() + kChunk).d;
-          lse_out(m, cur.offset[1] + j * ys, row_part(rk::kSum, xoff, 0, !single, m, tmp.get(), tmp.get() + kChunk));
-        }
-      });
+      pass(rk::kSum, [&](i64 o, i64 xoff, i64 piece, void* t, void* t2) {
+        const double m = row_part(rk::kMax, xoff, piece, !single, kNoShift, t, t2).d;
+        maxes[static_cast<std::size_t>(o)] = m;
+        return row_part(rk::kSum, xoff, piece, !single, m, t, t2);
+      }, lse_out);
       return;
     }
-    pass(rk::kMax, [&](i64 o, i64, Part q) { maxes[static_cast<std::size_t>(o)] = q.d; });
-    pass(rk::kSum, [&](i64 o, i64 yoff, Part q) { lse_out(maxes[static_cast<std::size_t>(o)], yoff, q); });
+    pass(rk::kMax, part_of(rk::kMax, no_shift), [&](i64 o, i64, Part q) { maxes[static_cast<std::size_t>(o)] = q.d; });
+    pass(rk::kSum, part_of(rk::kSum, [&](i64 o) { return maxes[static_cast<std::size_t>(o)]; }), lse_out);
   }
 
   void columns() const {
@@ -386,12 +384,16 @@ struct Engine {
           }
           std::fill(reinterpret_cast<std::uint32_t*>(a), reinterpret_cast<std::uint32_t*>(a) + n, 0u);
         };
+        // cnt blocks into dst: the group kernel for a whole group, else one at a time.
+        auto into = [&](int k_acc, const void* const* g, int cnt, void* dst) {
+          if (cnt == rk::kColGroup) kK->colg[k_acc][kt](n, g, dst);
+          else
+            for (int q = 0; q < cnt; ++q) kK->col[k_acc][kt](n, g[q], dst);
+        };
         auto combine = [&](int k_acc, void* dst) {
           i64 seen = 0;
           each_group([&](const void* const* g, int cnt) {
-            if (cnt == rk::kColGroup) kK->colg[k_acc][kt](n, g, dst);
-            else
-              for (int q = 0; q < cnt; ++q) kK->col[k_acc][kt](n, g[q], dst);
+            into(k_acc, g, cnt, dst);
             seen += cnt;
             if (narrow && seen % rk::kMaxPartialCols == 0) fold();
           });
@@ -437,9 +439,7 @@ struct Engine {
                   for (i64 j = 0; j < n; ++j) o[j] = std::exp(f[j] - mx[j]);
                 }
               }
-              if (cnt == rk::kColGroup) kK->colg[rk::kSum][ti](n, e, a);
-              else
-                for (int q = 0; q < cnt; ++q) kK->col[rk::kSum][ti](n, e[q], a);
+              into(rk::kSum, e, cnt, a);  // (kt is ti for log_sum_exp)
             });
           }
         }
