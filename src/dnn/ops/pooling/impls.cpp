@@ -7,12 +7,14 @@
 // same bits for any thread count.
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include <tessera/core/cpu.hpp>
 
+#include "../activation/dense.hpp"
 #include "kernels.hpp"
 #include "pool.hpp"
 
@@ -159,7 +161,8 @@ std::vector<float> count_w_of(const Geom& g) {
 // average divisor factor of the D and H dims. The same for every plane, so built once a call.
 struct WindowRows {
   i64 max_rows = 0;
-  std::vector<i64> count, offset, row_index;  // offset/row_index: max_rows per output row
+  // offset/row_index/flat: max_rows per output row; flat is the row's index id * in_h + ih.
+  std::vector<i64> count, offset, row_index, flat;
   std::vector<float> row_count;
 
   WindowRows(const Geom& g, const Strides5& st) : max_rows(g.k[0] * g.k[1]) {
@@ -167,6 +170,7 @@ struct WindowRows {
     count.resize(static_cast<std::size_t>(rows));
     offset.resize(static_cast<std::size_t>(rows * max_rows));
     row_index.resize(offset.size());
+    flat.resize(offset.size());
     row_count.resize(count.size());
     for (i64 od = 0; od < g.out[0]; ++od)
       for (i64 oh = 0; oh < g.out[1]; ++oh) {
@@ -181,6 +185,7 @@ struct WindowRows {
             const i64 ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
             offset[static_cast<std::size_t>(w * max_rows + n)] = id * st.v[2] + ih * st.v[3];
             row_index[static_cast<std::size_t>(w * max_rows + n)] = (id * g.in[1] + ih) * g.in[2];
+            flat[static_cast<std::size_t>(w * max_rows + n)] = id * g.in[1] + ih;
             ++n;
           }
         }
@@ -191,6 +196,7 @@ struct WindowRows {
   }
   const i64* offsets(i64 w) const { return offset.data() + w * max_rows; }
   const i64* indices(i64 w) const { return row_index.data() + w * max_rows; }
+  const i64* rows(i64 w) const { return flat.data() + w * max_rows; }
 };
 
 // The innermost dim's geometry with its tap ranges (per output position, the taps inside the
@@ -274,95 +280,140 @@ i64 channel_block(const Handle& h, const Geom& g) {
   return std::min(g.c, (cb + 15) / 16 * 16);
 }
 
-Status run_backward(Handle& h, const BwdProblem& p, const PoolKernels& K, Layout layout) {
+// Max backward with the forward's indices: each thread zeroes its slices of dx and adds every
+// gradient at its index, in output order.
+Status run_backward_indices(Handle& h, const BwdProblem& p, Layout layout) {
   const Geom& g = p.g;
   const bool nhwc = layout == Layout::kNHWC;
-  const bool recompute = g.is_max() && p.indices == nullptr;
+  detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);
+  detail::StagedOut dxs = detail::stage_out(p.dx_desc, p.dx, false);
+  const Strides5 dyst = strides5(p.dy_desc), dxst = strides5(p.dx_desc);
+  const i64 cb = nhwc ? channel_block(h, g) : 1;
+  const i64 blocks = nhwc ? (g.c + cb - 1) / cb : g.c;
+  const i64 plane = g.in_plane(), px = nhwc ? g.c : 1;
+  detail::parallel_for(h, 0, g.n * blocks, 1, [&](i64 begin, i64 end) {
+    for (i64 item = begin; item < end; ++item) {
+      const i64 n = item / blocks, blk = item % blocks;
+      const i64 c0 = nhwc ? blk * cb : blk, nc = nhwc ? std::min(g.c, c0 + cb) - c0 : 1;
+      float* dxb = dxs.data + n * dxst.v[0] + c0 * dxst.v[1];
+      for (i64 q = 0; q < (nhwc ? plane : 1); ++q)
+        std::memset(dxb + q * px, 0, static_cast<std::size_t>(nhwc ? nc : plane) * sizeof(float));
+      for (i64 od = 0; od < g.out[0]; ++od)
+        for (i64 oh = 0; oh < g.out[1]; ++oh) {
+          const i64 yo = n * dyst.v[0] + c0 * dyst.v[1] + od * dyst.v[2] + oh * dyst.v[3];
+          const float* dy = dys.data + yo;
+          const std::int64_t* idx = p.indices + yo;
+          for (i64 ow = 0; ow < g.out[2]; ++ow)
+            for (i64 c = 0; c < nc; ++c) {
+              const std::int64_t i = idx[ow * px + c];
+              if (i >= 0) dxb[i * px + c] += dy[ow * px + c];
+            }
+        }
+    }
+  });
+  dxs.commit();
+  return Status::ok();
+}
+
+// Average and max backward. Each (n, channel block) slice of dx is accumulated in a per-thread
+// buffer and then written out whole rows at a time (streamed past the last-level cache), so dx
+// is written once and never read: the rows go through a ring as deep as the windows are tall
+// when windows only move down (in_d == out_d == 1), else the buffer holds the whole slice.
+Status run_backward(Handle& h, const BwdProblem& p, const PoolKernels& K, Layout layout) {
+  const Geom& g = p.g;
+  if (g.is_max() && p.indices != nullptr) return run_backward_indices(h, p, layout);
+  const bool nhwc = layout == Layout::kNHWC, max = g.is_max();
   detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);
   detail::Staged xs;
-  if (recompute) xs = detail::stage_in(p.x_desc, p.x);
+  if (max) xs = detail::stage_in(p.x_desc, p.x);
   detail::StagedOut dxs = detail::stage_out(p.dx_desc, p.dx, false);
-  const Strides5 xst = recompute ? strides5(p.x_desc) : Strides5{};
+  const Strides5 xst = max ? strides5(p.x_desc) : Strides5{};
   const Strides5 dyst = strides5(p.dy_desc), dxst = strides5(p.dx_desc);
   const std::vector<float> count_w = count_w_of(g);
   const i64 cb = nhwc ? channel_block(h, g) : 1;
   const i64 blocks = nhwc ? (g.c + cb - 1) / cb : g.c;
-  const i64 plane = g.in_plane();
-  const i64 ow_n = g.out[2];
+  const i64 in_rows = g.in[0] * g.in[1], in_w = g.in[2], ow_n = g.out[2];
+  const i64 px = nhwc ? g.c : 1;
   const WindowRows dx_win(g, dxst);
-  const WindowRows x_win(g, xst);  // recompute only
+  const WindowRows x_win(g, xst);  // max only
   std::vector<i64> taps;
   const RowGeom full_rg = row_geom(g, nhwc, taps);
+  const bool ring = g.in[0] == 1 && g.out[0] == 1;
+  const float* const x_end = max ? xs.data + p.x_desc.span() : nullptr;
+  // Buffer rows hold in_w pixels of up to cb channels, padded by two vectors (the NCHW kernels
+  // run past a row's end) and to whole cache lines.
+  constexpr i64 kPad = 32;
+  const i64 depth = ring ? std::min((g.k[1] - 1) * g.d[1] + 1, in_rows) : in_rows;
+  auto row_len_of = [&](i64 nc) { return (in_w * nc + kPad + 15) / 16 * 16; };
+  // The per-tap gradient arrays of the NCHW kernels and their zero padding (kernels.hpp).
+  const i64 tap_lead = (g.k[2] - 1) * g.d[2] + 2;
+  const i64 tap_stride = tap_lead + std::max(ow_n, in_w + g.pb[2] + 2 * kPad + 1);
+  const bool stream = detail::stream_output(
+      p.dx_desc.numel() * static_cast<i64>(dtype_size(p.dx_desc.dtype)));
   detail::parallel_for(h, 0, g.n * blocks, 1, [&](i64 begin, i64 end) {
+    std::vector<float> buf(static_cast<std::size_t>(depth * row_len_of(cb) + kPad + 16));
+    float* const base = buf.data() + (16 - reinterpret_cast<std::uintptr_t>(buf.data()) / 4 % 16) % 16;
     std::vector<float*> dx_rows(static_cast<std::size_t>(dx_win.max_rows));
     std::vector<const float*> x_rows(dx_rows.size());
-    const i64 px = nhwc ? g.c : 1;
-    std::vector<float> scratch(static_cast<std::size_t>(ow_n * px));
-    std::vector<std::int64_t> index_scratch(recompute ? static_cast<std::size_t>(ow_n * px) : 0);
+    std::vector<float> scratch(
+        nhwc ? 0 : static_cast<std::size_t>(dx_win.max_rows * g.k[2] * tap_stride + tap_lead));
     for (i64 item = begin; item < end; ++item) {
       const i64 n = item / blocks, blk = item % blocks;
-      const i64 c0 = nhwc ? blk * cb : blk, c1 = nhwc ? std::min(g.c, c0 + cb) : blk + 1;
-      const i64 nc = c1 - c0;
-      // dx slice base (channel c0 of the plane or image) and its zeroing.
-      float* dxb = dxs.data + n * dxst.v[0] + c0 * dxst.v[1];
-      if (nhwc) {
-        for (i64 q = 0; q < plane; ++q)
-          std::memset(dxb + q * g.c, 0, static_cast<std::size_t>(nc) * sizeof(float));
-      } else {
-        std::memset(dxb, 0, static_cast<std::size_t>(plane) * sizeof(float));
-      }
-      const float* xb = recompute ? xs.data + n * xst.v[0] + c0 * xst.v[1] : nullptr;
+      const i64 c0 = nhwc ? blk * cb : blk, nc = nhwc ? std::min(g.c, c0 + cb) - c0 : 1;
+      float* const dxb = dxs.data + n * dxst.v[0] + c0 * dxst.v[1];
+      const float* const xb = max ? xs.data + n * xst.v[0] + c0 * xst.v[1] : nullptr;
+      const i64 row_len = row_len_of(nc);
+      auto slot = [&](i64 row) { return base + (ring ? row % depth : row) * row_len; };
+      auto put = [&](i64 row, const float* from) {
+        K.put_row(dxb + row * in_w * px, px, from, nc, in_w, nc, stream);
+      };
       RowGeom rg = full_rg;
       rg.channels = nc;
+      i64 flushed = 0, next = 0;  // rows below flushed are in dx, [flushed, next) in the buffer
+      if (!ring) {
+        std::memset(base, 0, static_cast<std::size_t>(depth * row_len) * sizeof(float));
+        next = in_rows;
+      }
       for (i64 w = 0; w < g.out[0] * g.out[1]; ++w) {
-        const i64 od = w / g.out[1], oh = w % g.out[1];
         const i64 nrows = dx_win.count[static_cast<std::size_t>(w)];
-        const i64 yo = n * dyst.v[0] + c0 * dyst.v[1] + od * dyst.v[2] + oh * dyst.v[3];
-        const float* dy = dys.data + yo;
-        if (!g.is_max()) {
-          const i64* off = dx_win.offsets(w);
-          for (i64 i = 0; i < nrows; ++i) dx_rows[static_cast<std::size_t>(i)] = dxb + off[i];
-          const PoolAvgBwdRow row{rg,
-                                  dx_rows.data(),
-                                  nrows,
-                                  dx_win.row_count[static_cast<std::size_t>(w)],
-                                  count_w.data(),
-                                  dy,
-                                  scratch.data()};
-          if (nhwc)
-            K.avg_backward_nhwc(row);
-          else
-            K.avg_backward_nchw(row);
-          continue;
+        if (nrows == 0) continue;
+        const i64* rows = dx_win.rows(w);
+        if (ring) {
+          // Windows start at increasing rows (their first valid row need not: dilation), so
+          // rows above this one's start are complete.
+          const i64 start = std::min(w * g.s[1] - g.pb[1], in_rows);
+          for (; flushed < start; ++flushed) put(flushed, flushed < next ? slot(flushed) : nullptr);
+          next = std::max(next, flushed);
+          for (; next <= rows[nrows - 1]; ++next)
+            std::memset(slot(next), 0, static_cast<std::size_t>(row_len) * sizeof(float));
         }
-        const std::int64_t* idx = p.indices != nullptr ? p.indices + yo : nullptr;
-        if (recompute) {
-          // The forward row kernel finds the windows' maxima (same rule as forward).
+        for (i64 i = 0; i < nrows; ++i) dx_rows[static_cast<std::size_t>(i)] = slot(rows[i]);
+        if (max) {
           const i64* off = x_win.offsets(w);
           for (i64 i = 0; i < nrows; ++i) x_rows[static_cast<std::size_t>(i)] = xb + off[i];
-          PoolFwdRow row{};
-          row.op = RowOp::kMax;
-          row.g = rg;
-          row.rows = x_rows.data();
-          row.row_index = x_win.indices(w);
-          row.nrows = nrows;
-          row.row_count = 1.0f;
-          row.count_w = count_w.data();
-          row.y = scratch.data();
-          row.indices = index_scratch.data();
-          if (nhwc)
-            K.forward_nhwc(row);
-          else
-            K.forward_nchw(row);
-          idx = index_scratch.data();
         }
-        for (i64 ow = 0; ow < ow_n; ++ow)
-          for (i64 c = 0; c < nc; ++c) {
-            const std::int64_t i = idx[ow * px + c];
-            if (i >= 0) dxb[i * px + c] += dy[ow * px + c];
-          }
+        const i64 od = w / g.out[1], oh = w % g.out[1];
+        const PoolBwdRow row{rg,
+                             nc,
+                             dx_rows.data(),
+                             x_rows.data(),
+                             x_end,
+                             nrows,
+                             dx_win.row_count[static_cast<std::size_t>(w)],
+                             count_w.data(),
+                             dys.data + n * dyst.v[0] + c0 * dyst.v[1] + od * dyst.v[2] +
+                                 oh * dyst.v[3],
+                             scratch.data(),
+                             tap_lead,
+                             tap_stride};
+        if (max)
+          (nhwc ? K.max_backward_nhwc : K.max_backward_nchw)(row);
+        else
+          (nhwc ? K.avg_backward_nhwc : K.avg_backward_nchw)(row);
       }
+      for (; flushed < in_rows; ++flushed) put(flushed, flushed < next ? slot(flushed) : nullptr);
     }
+    if (stream) K.fence();
   });
   dxs.commit();
   return Status::ok();

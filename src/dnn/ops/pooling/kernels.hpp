@@ -46,25 +46,47 @@ struct PoolFwdRow {
   std::int64_t* indices;  // max only; null when not wanted
 };
 
-// Average backward: adds dy[ow] / (row_count * count_w[ow]) to every input element of each
-// window (dx rows, as in PoolFwdRow), in the reference's order (outputs in row-major order).
-// `scratch` holds out_w * channels floats.
-struct PoolAvgBwdRow {
+// Backward of one output row into the dx rows its windows cover, in the reference's order:
+// every dx element receives its outputs' gradients in increasing output order (the dx rows
+// start at +0, so adding +0 to an element never changes it).
+//  - Average adds dy[ow] / (row_count * count_w[ow]) to every input element of each window.
+//  - Max (no indices) adds dy[ow] to the first maximum of each window (x_rows, in window order
+//    as PoolFwdRow.rows; NaN counts as the largest value, the first NaN wins).
+// dx rows have dx_pixel_stride elements between pixels (g.pixel_stride is x's and dy's); NCHW
+// rows may be read and written up to 2 * kW elements past their end (the values there are
+// not used).
+// NCHW `scratch` holds the per-tap gradients: tap t's out_w values at scratch + tap_lead +
+// t * tap_stride, with zeros (written once by the caller) in the tap_lead elements before each
+// array and from out_w up to tap_stride - tap_lead after it. tap_lead >= (k_w - 1) * d_w + 2,
+// tap_stride >= tap_lead + max(out_w, in_w + pb_w + 2 * kW + 1). NHWC: unused.
+struct PoolBwdRow {
   RowGeom g;
+  std::int64_t dx_pixel_stride;
   float* const* rows;
+  const float* const* x_rows;  // max only
+  const float* x_end;          // max only: the end of x, which may be read up to it
   std::int64_t nrows;
   float row_count;
   const float* count_w;
   const float* dy;
   float* scratch;
+  std::int64_t tap_lead, tap_stride;
 };
 
 struct PoolKernels {
   const char* isa;                          // "avx512", "avx2", "generic"
   void (*forward_nhwc)(const PoolFwdRow&);  // vectorised over channels
   void (*forward_nchw)(const PoolFwdRow&);  // channels == 1; vectorised over output positions
-  void (*avg_backward_nhwc)(const PoolAvgBwdRow&);
-  void (*avg_backward_nchw)(const PoolAvgBwdRow&);
+  void (*avg_backward_nhwc)(const PoolBwdRow&);
+  void (*avg_backward_nchw)(const PoolBwdRow&);
+  void (*max_backward_nhwc)(const PoolBwdRow&);
+  void (*max_backward_nchw)(const PoolBwdRow&);
+  // dx rows out of the ring: `pixels` pixels of `channels` floats from src (pixel stride
+  // src_ps; null: zeros) to dst (pixel stride dst_ps); with non-temporal stores when `stream`
+  // (then call fence before the data is read elsewhere).
+  void (*put_row)(float* dst, std::int64_t dst_ps, const float* src, std::int64_t src_ps,
+                  std::int64_t pixels, std::int64_t channels, bool stream);
+  void (*fence)();
 };
 
 extern const PoolKernels kPoolGeneric;  // generic.cpp
