@@ -391,6 +391,11 @@ Status run_backward(Handle& h, const BwdProblem& p, const PoolKernels& K, Layout
         if (max) {
           const i64* off = x_win.offsets(w);
           for (i64 i = 0; i < nrows; ++i) x_rows[static_cast<std::size_t>(i)] = xb + off[i];
+          if (!nhwc && w + 2 < g.out[0] * g.out[1]) {
+            const i64* ahead = x_win.offsets(w + 2);
+            for (i64 i = 0; i < x_win.count[static_cast<std::size_t>(w + 2)]; ++i)
+              for (i64 e = 0; e < in_w; e += 16) __builtin_prefetch(xb + ahead[i] + e);
+          }
         }
         const i64 od = w / g.out[1], oh = w % g.out[1];
         const PoolBwdRow row{rg,
