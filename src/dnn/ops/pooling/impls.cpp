@@ -245,6 +245,7 @@ Status run_forward(Handle& h, const FwdProblem& p, const PoolKernels& K, Layout 
     row.op = g.is_max() ? RowOp::kMax : RowOp::kAvg;
     row.g = rg;
     row.rows = rows.data();
+    row.x_end = xs.data + p.x_desc.span();
     row.count_w = count_w.data();
     for (i64 r = begin; r < end; ++r) {
       const i64 plane = r / rows_per_plane, w = r % rows_per_plane;

@@ -38,6 +38,7 @@ struct PoolFwdRow {
   RowOp op;
   RowGeom g;
   const float* const* rows;
+  const float* x_end;  // the end of x: the kernels may read past a row's taps up to it
   const std::int64_t* row_index;
   std::int64_t nrows;
   float row_count;
