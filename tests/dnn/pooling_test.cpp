@@ -469,6 +469,50 @@ TEST(Pooling, NanAndEmptyWindows) {
       });
 }
 
+// Max backward without indices finds each window's first maximum itself (vectors over output
+// positions for NCHW, over channels for NHWC). On values full of ties, signed zeros, infinities
+// and NaN it must route every gradient as the reference does: rows wide enough for whole
+// vectors and a tail, every stride class the kernels treat apart (stride 1, stride 2 with
+// kernel 3 and with other windows, stride 3), dx rows streamed out or not.
+TEST(Pooling, MaxBackwardTiesAndNanMatchReference) {
+  Handle h;
+  std::mt19937_64 gen(7);
+  const float pool_values[] = {0.0f, -0.0f, 1.0f, 1.0f, 2.0f, 2.0f, INFINITY, -INFINITY, NAN};
+  std::uniform_int_distribution<int> pick(0, 8);
+  const std::vector<PoolDesc> descs = {
+      desc(PoolKind::kMax, {3, 3}, {2, 2}, {1, 1}, {1, 1}),
+      desc(PoolKind::kMax, {3, 3}, {1, 1}, {1, 1}, {1, 1}),
+      desc(PoolKind::kMax, {2, 2}, {2, 2}),
+      desc(PoolKind::kMax, {3, 3}, {2, 2}, {1, 2}, {1, 2}, {1, 2}),
+      desc(PoolKind::kMax, {3, 3}, {3, 3}, {1, 1}, {1, 1}),
+  };
+  for (const PoolDesc& p : descs)
+    for (int64_t c : {1, 17})
+      for (int nan_share : {0, 1}) {
+        const std::vector<int64_t> xdims = {2, c, 7, 75};
+        SCOPED_TRACE(describe(p, xdims) + (nan_share ? " with NaN" : " no NaN"));
+        const TensorDesc xref = strided(DType::kF32, xdims);
+        const TensorDesc ydims = value_or_fail(pooling_output_desc(p, xref));
+        const TensorDesc yref = strided(DType::kF32, ydims.dims);
+        std::vector<float> xv(static_cast<std::size_t>(xref.numel()));
+        for (float& v : xv) {
+          int i = pick(gen);
+          if (!nan_share && i == 8) i = 2;
+          v = pool_values[i];
+        }
+        const auto dyv = random_values(static_cast<std::size_t>(yref.numel()), gen);
+        const std::vector<float> dref = backward(h, p, xref, &xv, {}, yref, dyv);
+        for_each_isa([&](Isa) {
+          for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
+            SCOPED_TRACE(std::string(layout_name(l)));
+            const TensorDesc xd = TensorDesc::make(DType::kF32, xdims, l);
+            const TensorDesc yd = TensorDesc::make(DType::kF32, ydims.dims, l);
+            ASSERT_TRUE(identical(backward(h, p, xd, &xv, {}, yd, dyv), dref));
+          }
+        });
+      }
+}
+
 // d/dx of sum(w * y) by central differences against backward(dy = w): average pooling is linear;
 // max pooling on distinct values spaced wider than the step keeps every window's winner.
 TEST(Pooling, BackwardMatchesFiniteDifferences) {
