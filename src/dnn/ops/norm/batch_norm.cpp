@@ -8,6 +8,7 @@
 // or whole blocks and combine afterwards in order.
 #include <algorithm>
 
+#include "../activation/dense.hpp"
 #include "norm.hpp"
 
 namespace tessera::dnn {
@@ -103,6 +104,7 @@ void run_spatial_inner(Handle& h, const BnProblem& p, const NormKernels& K, cons
   const i64 cs = c_ * sp;
   const Params prm;
   const FeatureOut fo{p, prm, n_ * sp};
+  const bool stream = detail::stream_output(p.x_desc.numel() * static_cast<i64>(sizeof(float)));
   if (p.dir == Dir::kForwardInference) {
     std::vector<float> a(static_cast<std::size_t>(c_));
     for (i64 c = 0; c < c_; ++c)
@@ -112,8 +114,9 @@ void run_spatial_inner(Handle& h, const BnProblem& p, const NormKernels& K, cons
       for (i64 i = b0; i < b1; ++i) {
         const i64 c = i % c_;
         K.row_affine(x + i * sp, sp, p.mean[c], a[static_cast<std::size_t>(c)], p.bias[c],
-                     out + i * sp);
+                     out + i * sp, stream);
       }
+      if (stream) K.fence();
     });
     return;
   }
@@ -132,7 +135,7 @@ void run_spatial_inner(Handle& h, const BnProblem& p, const NormKernels& K, cons
         float a, b;
         fo.train(m, shift, t[0], t[1], p.scale[c], p.bias[c], &a, &b);
         for (i64 n = 0; n < n_; ++n)
-          K.row_affine(x + n * cs + c * sp, sp, shift, a, b, out + n * cs + c * sp);
+          K.row_affine(x + n * cs + c * sp, sp, shift, a, b, out + n * cs + c * sp, stream);
       } else {
         for (i64 n = 0; n < n_; ++n) {
           double seg[2] = {0.0, 0.0};
@@ -144,10 +147,11 @@ void run_spatial_inner(Handle& h, const BnProblem& p, const NormKernels& K, cons
         fo.grad(m, t[0], t[1], p.scale[c], p.mean[c], p.invstd[c], &a, &b, &mm, &cc);
         for (i64 n = 0; n < n_; ++n) {
           const i64 o = n * cs + c * sp;
-          K.row_affine2(dy + o, x + o, sp, a, b, mm, cc, out + o);
+          K.row_affine2(dy + o, x + o, sp, a, b, mm, cc, out + o, stream);
         }
       }
     }
+    if (stream) K.fence();
   });
 }
 
@@ -191,6 +195,7 @@ void run_columns(Handle& h, const BnProblem& p, const NormKernels& K, Arrangemen
   const float* invstd = prm.get(p.invstd, prm.invstd);
   const FeatureOut fo{p, prm, rows};
   const auto fs = static_cast<std::size_t>(f);
+  const bool stream = detail::stream_output(p.x_desc.numel() * static_cast<i64>(sizeof(float)));
   std::vector<float> a(fs), b(fs), m(fs), c(fs);
   // y = (x - center) * a + b: training centres on the first row (the moments' shift),
   // inference on the running mean.
@@ -210,9 +215,10 @@ void run_columns(Handle& h, const BnProblem& p, const NormKernels& K, Arrangemen
     const i64 o = r0 * f + j0;
     if (p.dir == Dir::kBackward)
       K.col_affine2(dy + o, x + o, nr, cols, f, a.data() + j0, b.data() + j0, m.data() + j0,
-                    c.data() + j0, out + o);
+                    c.data() + j0, out + o, stream);
     else
-      K.col_affine(x + o, nr, cols, f, center + j0, a.data() + j0, b.data() + j0, out + o);
+      K.col_affine(x + o, nr, cols, f, center + j0, a.data() + j0, b.data() + j0, out + o,
+                   stream);
   };
   const bool dot = p.dir == Dir::kBackward;
   if (p.dir == Dir::kForwardInference) {
@@ -252,17 +258,22 @@ void run_columns(Handle& h, const BnProblem& p, const NormKernels& K, Arrangemen
         coefficients(j0, cols, s1.data(), s2.data());
         apply(0, rows, j0, cols);
       }
+      if (stream) K.fence();
     });
     return;
   }
   if (spatial) {
     const i64 grain = std::max<i64>(1, 16384 / f);
-    detail::parallel_for(h, 0, rows, grain, [&](i64 r0, i64 r1) { apply(r0, r1 - r0, 0, f); });
+    detail::parallel_for(h, 0, rows, grain, [&](i64 r0, i64 r1) {
+      apply(r0, r1 - r0, 0, f);
+      if (stream) K.fence();
+    });
   } else {
     const i64 chunks = (f + kChunkCols - 1) / kChunkCols;
     detail::parallel_for(h, 0, chunks, 1, [&](i64 k0, i64 k1) {
       for (i64 k = k0; k < k1; ++k)
         apply(0, rows, k * kChunkCols, std::min(kChunkCols, f - k * kChunkCols));
+      if (stream) K.fence();
     });
   }
 }

@@ -8,6 +8,7 @@
 // are the same bits for any thread count.
 #include <algorithm>
 
+#include "../activation/dense.hpp"
 #include "norm.hpp"
 
 namespace tessera::dnn {
@@ -66,6 +67,7 @@ void run_spatial_inner(Handle& h, const GnProblem& p, const NormKernels& K, cons
                        const float* dy, float* out) {
   const i64 n_ = p.x_desc.dims[0], c_ = p.x_desc.dims[1], sp = spatial_size(p.x_desc);
   const i64 g_ = p.groups, cg = c_ / g_;
+  const bool stream = detail::stream_output(p.x_desc.numel() * static_cast<i64>(sizeof(float)));
   std::vector<double> dsc(p.backward ? static_cast<std::size_t>(n_ * c_) : 0);
   std::vector<double> dbi(dsc.size());
   detail::parallel_for(h, 0, n_ * g_, 1, [&](i64 i0, i64 i1) {
@@ -89,7 +91,7 @@ void run_spatial_inner(Handle& h, const GnProblem& p, const NormKernels& K, cons
           const double a = p.scale[c0 + c] * st.invstd;
           K.row_affine(xc, sp, xc[0], static_cast<float>(a),
                        static_cast<float>(p.bias[c0 + c] - (st.mean - xc[0]) * a),
-                       out + base + c * sp);
+                       out + base + c * sp, stream);
         }
         continue;
       }
@@ -107,9 +109,10 @@ void run_spatial_inner(Handle& h, const GnProblem& p, const NormKernels& K, cons
       for (i64 c = 0; c < cg; ++c) {
         const Grad g = grad_coefficients(p.scale[c0 + c], mean, invstd, s1, s2, cg * sp);
         const i64 o = base + c * sp;
-        K.row_affine2(dy + o, x + o, sp, g.a, g.b, g.m, g.c, out + o);
+        K.row_affine2(dy + o, x + o, sp, g.a, g.b, g.m, g.c, out + o, stream);
       }
     }
+    if (stream) K.fence();
   });
   if (!p.backward) return;
   for (i64 c = 0; c < c_; ++c) {
@@ -200,6 +203,7 @@ void run_channels_inner(Handle& h, const GnProblem& p, const NormKernels& K, con
     }
   const i64 grain = std::max<i64>(1, 16384 / c_);
   const i64 chunks = (sp + grain - 1) / grain;
+  const bool stream = detail::stream_output(p.x_desc.numel() * static_cast<i64>(sizeof(float)));
   detail::parallel_for(h, 0, n_ * chunks, 1, [&](i64 i0, i64 i1) {
     for (i64 i = i0; i < i1; ++i) {
       const i64 n = i / chunks, r0 = (i % chunks) * grain, nr = std::min(grain, sp - r0);
@@ -207,10 +211,12 @@ void run_channels_inner(Handle& h, const GnProblem& p, const NormKernels& K, con
       const std::size_t po = static_cast<std::size_t>(n * c_);
       if (p.backward)
         K.col_affine2(dy + o, x + o, nr, c_, c_, a.data() + po, b.data() + po, m.data() + po,
-                      cc.data() + po, out + o);
+                      cc.data() + po, out + o, stream);
       else
-        K.col_affine(x + o, nr, c_, c_, x + n * img, a.data() + po, b.data() + po, out + o);
+        K.col_affine(x + o, nr, c_, c_, x + n * img, a.data() + po, b.data() + po, out + o,
+                     stream);
     }
+    if (stream) K.fence();
   });
 }
 

@@ -32,15 +32,19 @@ struct NormKernels {
   // y = (x - c) * a + b over n contiguous elements (scalars), or over a block with one c, a, b
   // per column. c is an element of the data (the moments' shift) or the mean, so x - c stays
   // small and the result does not cancel when |mean| >> std.
-  void (*row_affine)(const float* x, std::int64_t n, float c, float a, float b, float* y);
+  // `stream`: full vectors aligned to their width go out with non-temporal stores (for
+  // outputs past the last-level cache, which then skip the read for ownership); the caller
+  // calls fence() on the same thread before the output is read elsewhere.
+  void (*row_affine)(const float* x, std::int64_t n, float c, float a, float b, float* y,
+                     bool stream);
   void (*col_affine)(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                     const float* c, const float* a, const float* b, float* y);
+                     const float* c, const float* a, const float* b, float* y, bool stream);
   // dx = a * dy + b * (x - m) + c (scalars), or one a, b, m, c per column.
   void (*row_affine2)(const float* dy, const float* x, std::int64_t n, float a, float b, float m,
-                      float c, float* dx);
+                      float c, float* dx, bool stream);
   void (*col_affine2)(const float* dy, const float* x, std::int64_t rows, std::int64_t cols,
                       std::int64_t ld, const float* a, const float* b, const float* m,
-                      const float* c, float* dx);
+                      const float* c, float* dx, bool stream);
   // Layer norm, one row of k: xhat = (x - c) * invstd + t, y = xhat * scale + bias (bias may
   // be null); c is the row's shift and t = -(mean - c) * invstd. When `next` is not null,
   // also adds the moments of the row `next` (k elements) around next[0] to next_moments,
@@ -53,6 +57,7 @@ struct NormKernels {
   // dbias_acc += dy when not null.
   void (*ln_backward)(const float* x, const float* dy, std::int64_t k, float mean, float invstd,
                       const float* scale, float* dscale_acc, float* dbias_acc, float* dx);
+  void (*fence)();  // orders this thread's non-temporal stores
 };
 
 extern const NormKernels kNormGeneric;  // generic.cpp
