@@ -3,10 +3,9 @@
 tessera_test(tessera_dnn_pooling_test pooling_test.cpp)
 tessera_test(tessera_dnn_norm_test norm_test.cpp)
 tessera_test(tessera_dnn_lrn_test lrn_test.cpp)
-# The pooling paths that stream their outputs past the last-level cache (dx rows written out
-# with non-temporal stores), on the bit-for-bit sweeps: TESSERA_STREAM_BYTES=0 streams all.
-add_test(NAME tessera_dnn_pooling_test_streamed
-         COMMAND tessera_dnn_pooling_test
-                 --gtest_filter=Pooling.*MatchReference*:Pooling.*MatchesReference*)
-set_tests_properties(tessera_dnn_pooling_test_streamed PROPERTIES ENVIRONMENT
-                     "TESSERA_STREAM_BYTES=0")
+# The paths that stream their outputs past the last-level cache (non-temporal stores: pooling's
+# dx rows, the norms' and LRN's outputs) on the same sweeps: TESSERA_STREAM_BYTES=0 streams all.
+foreach(exe IN ITEMS tessera_dnn_pooling_test tessera_dnn_norm_test tessera_dnn_lrn_test)
+  add_test(NAME ${exe}_streamed COMMAND ${exe})
+  set_tests_properties(${exe}_streamed PROPERTIES ENVIRONMENT "TESSERA_STREAM_BYTES=0")
+endforeach()

@@ -9,6 +9,7 @@
 
 #include <tessera/core/cpu.hpp>
 
+#include "../activation/dense.hpp"
 #include "kernels.hpp"
 #include "lrn.hpp"
 
@@ -78,7 +79,8 @@ AcrossParams params_of(const LrnProblem& p) {
 template <Isa kIsa>
 Status run(Handle& h, const LrnProblem& p) {
   const LrnKernels& K = kernels_for(kIsa);
-  const AcrossParams a = params_of(p);
+  AcrossParams a = params_of(p);
+  a.stream = detail::stream_output(p.x_desc.numel() * static_cast<i64>(sizeof(float)));
   const i64 n_ = p.x_desc.dims[0], c_ = a.channels, sp = spatial_size(p.x_desc);
   const bool nchw = *common_layout(p) == Layout::kNCHW;
   detail::Staged xs = detail::stage_in(p.x_desc, p.x);
@@ -102,6 +104,7 @@ Status run(Handle& h, const LrnProblem& p) {
         else
           K.forward_nchw(a, x + o, sp, s0, s1, y + o);
       }
+      if (a.stream) K.fence();
     });
   } else {
     const i64 pixels = n_ * sp;
@@ -112,6 +115,7 @@ Status run(Handle& h, const LrnProblem& p) {
         K.backward_nhwc(a, x + o, dy + o, q1 - q0, y + o, scratch.data());
       else
         K.forward_nhwc(a, x + o, q1 - q0, y + o, scratch.data());
+      if (a.stream) K.fence();
     });
   }
   out.commit();

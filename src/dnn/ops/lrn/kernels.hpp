@@ -21,6 +21,9 @@ struct AcrossParams {
   std::int64_t lo, hi;  // window [c - lo, c + hi]
   float k, alpha_over_n, beta;
   PowKind pow;
+  // Full aligned vectors of the output with non-temporal stores (outputs past the last-level
+  // cache); the caller then calls fence() on the same thread.
+  bool stream;
 };
 
 struct LrnKernels {
@@ -36,6 +39,7 @@ struct LrnKernels {
                         std::int64_t s0, std::int64_t s1, float* dx, float* scratch);
   void (*backward_nhwc)(const AcrossParams& p, const float* x, const float* dy, std::int64_t pixels,
                         float* dx, float* scratch);
+  void (*fence)();
 };
 
 // Spatial positions of one NCHW backward call at most.
