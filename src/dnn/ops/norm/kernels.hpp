@@ -51,12 +51,13 @@ struct NormKernels {
   // exactly as row_moments(next, k, next[0], ...) would.
   void (*ln_forward)(const float* x, std::int64_t k, float c, float t, float invstd,
                      const float* scale, const float* bias, float* y, const float* next,
-                     double* next_moments);
+                     double* next_moments, bool stream);
   // Layer norm backward, one row: with xhat = (x - mean) * invstd and g = dy * scale,
   // dx = invstd * (g - mean(g) - xhat * mean(g * xhat)); dscale_acc += dy * xhat and
   // dbias_acc += dy when not null.
   void (*ln_backward)(const float* x, const float* dy, std::int64_t k, float mean, float invstd,
-                      const float* scale, float* dscale_acc, float* dbias_acc, float* dx);
+                      const float* scale, float* dscale_acc, float* dbias_acc, float* dx,
+                      bool stream);
   void (*fence)();  // orders this thread's non-temporal stores
 };
 

@@ -8,6 +8,7 @@
 // partials, combined in f64 in block order: the same bits for any thread count.
 #include <algorithm>
 
+#include "../activation/dense.hpp"
 #include "norm.hpp"
 
 namespace tessera::dnn {
@@ -71,6 +72,7 @@ Status run(Handle& h, const LnProblem& p) {
   const float* scale = gather(p.scale, scale_buf);
   const float* bias = gather(p.bias, bias_buf);
   detail::Staged xs = detail::stage_in(xd, p.x);
+  const bool stream = detail::stream_output(xd.numel() * static_cast<i64>(sizeof(float)));
   if (!p.backward) {
     detail::StagedOut ys = detail::stage_out(p.y_desc, p.y, false);
     const float* x = xs.data;
@@ -87,12 +89,13 @@ Status run(Handle& h, const LnProblem& p) {
         double next[2] = {0.0, 0.0};
         K.ln_forward(xr, k, xr[0], static_cast<float>(-(mean - xr[0]) * invstd),
                      static_cast<float>(invstd), scale, bias, y + r * k,
-                     r + 1 < r1 ? xr + k : nullptr, next);
+                     r + 1 < r1 ? xr + k : nullptr, next, stream);
         s[0] = next[0];
         s[1] = next[1];
         if (p.mean_out != nullptr) p.mean_out[r] = static_cast<float>(mean);
         if (p.invstd_out != nullptr) p.invstd_out[r] = static_cast<float>(invstd);
       }
+      if (stream) K.fence();
     });
     ys.commit();
     return Status::ok();
@@ -113,8 +116,9 @@ Status run(Handle& h, const LnProblem& p) {
       float* ds = grads ? part.data() + b * 2 * k : nullptr;
       for (i64 r = b * rpb; r < std::min(rows, (b + 1) * rpb); ++r)
         K.ln_backward(x + r * k, dy + r * k, k, p.mean[r], p.invstd[r], scale, ds,
-                      ds != nullptr ? ds + k : nullptr, dx + r * k);
+                      ds != nullptr ? ds + k : nullptr, dx + r * k, stream);
     }
+    if (stream) K.fence();
   });
   if (grads) {
     for (i64 m = 0; m < k; ++m) {
