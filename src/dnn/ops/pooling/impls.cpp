@@ -3,8 +3,9 @@
 //
 // Work split: forward runs output rows in parallel (each written by one thread); backward gives
 // each thread whole (n, c) planes (NCHW) or (n, channel block) slices (NHWC) of dx, which it
-// zeroes and then accumulates in the output order of the reference. Results are therefore the
-// same bits for any thread count.
+// accumulates from +0 in the output order of the reference (in a buffer of its own, written
+// out row by row; max with indices directly in dx). Results are therefore the same bits for
+// any thread count.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
