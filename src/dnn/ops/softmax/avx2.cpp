@@ -1,5 +1,6 @@
 // Softmax kernels for AVX2 + FMA + F16C, compiled with those flags only.
 #include <cstdint>
+#include <type_traits>
 
 #include <immintrin.h>
 

@@ -1,6 +1,7 @@
 // Softmax kernels in plain C++: the reference's row arithmetic (row_math.hpp) on contiguous
 // rows and columns, so results equal the reference's bit for bit.
 #include <cstdint>
+#include <type_traits>
 
 #include "../activation/generic_storage.hpp"
 #include "kernels.hpp"
