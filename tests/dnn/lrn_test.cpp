@@ -63,6 +63,8 @@ std::string describe(const LrnDesc& d, const std::vector<int64_t>& dims) {
 const std::vector<std::vector<int64_t>> kShapes = {
     {2, 1, 5, 7},  {2, 3, 5, 7}, {2, 15, 5, 7}, {2, 16, 5, 7},   {2, 17, 5, 7},
     {2, 33, 5, 7}, {4, 17},      {2, 17, 19},   {2, 5, 3, 4, 5}, {1, 6, 20, 30},
+    // One, two and three pixels: the NHWC kernels work a pixel ahead.
+    {1, 17},       {1, 33, 2},   {3, 17},
 };
 
 TEST(Lrn, AcrossChannelsMatchesReference) {

@@ -109,7 +109,7 @@ Status run(Handle& h, const LrnProblem& p) {
   } else {
     const i64 pixels = n_ * sp;
     detail::parallel_for(h, 0, pixels, std::max<i64>(1, 16384 / c_), [&](i64 q0, i64 q1) {
-      std::vector<float> scratch(static_cast<std::size_t>(3 * (c_ + a.lo + a.hi + kScratchPad)));
+      std::vector<float> scratch(static_cast<std::size_t>(6 * (c_ + a.lo + a.hi + kScratchPad)));
       const i64 o = q0 * c_;
       if (p.backward)
         K.backward_nhwc(a, x + o, dy + o, q1 - q0, y + o, scratch.data());

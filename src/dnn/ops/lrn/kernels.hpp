@@ -44,7 +44,7 @@ struct LrnKernels {
 
 // Spatial positions of one NCHW backward call at most.
 constexpr std::int64_t kTile = 512;
-// Scratch of the NHWC kernels: 3 * (channels + lo + hi + kScratchPad) floats.
+// Scratch of the NHWC kernels: 6 * (channels + lo + hi + kScratchPad) floats.
 constexpr std::int64_t kScratchPad = 64;
 
 extern const LrnKernels kLrnGeneric;  // generic.cpp
