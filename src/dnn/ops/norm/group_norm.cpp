@@ -126,6 +126,8 @@ void run_spatial_inner(Handle& h, const GnProblem& p, const NormKernels& K, cons
   }
 }
 
+constexpr i64 kWaveBytes = i64{4} << 20;
+
 // Channels-inner: each image is an S x C matrix. Row blocks of every image are reduced in
 // parallel, combined per (n, channel) in block order, then rows are normalised in parallel.
 void run_channels_inner(Handle& h, const GnProblem& p, const NormKernels& K, const float* x,
@@ -139,85 +141,94 @@ void run_channels_inner(Handle& h, const GnProblem& p, const NormKernels& K, con
   std::vector<float> center(p.backward ? nc : 0);
   for (i64 i = 0; p.backward && i < n_ * c_; ++i)
     center[static_cast<std::size_t>(i)] = p.mean[(i / c_) * g_ + (i % c_) / cg];
-  std::vector<float> part(static_cast<std::size_t>(n_ * blocks * 2 * c_));
-  detail::parallel_for(h, 0, n_ * blocks, 1, [&](i64 i0, i64 i1) {
-    for (i64 i = i0; i < i1; ++i) {
-      const i64 n = i / blocks, r0 = (i % blocks) * rb, nr = std::min(rb, sp - r0);
-      float* p1 = part.data() + i * 2 * c_;
-      const float* xb = x + n * img + r0 * c_;
-      if (p.backward)
-        K.col_dot(xb, dy + n * img + r0 * c_, nr, c_, c_, center.data() + n * c_, p1, p1 + c_);
-      else
-        K.col_moments(xb, nr, c_, c_, x + n * img, p1, p1 + c_);
-    }
-  });
+  // Images go in waves of about kWaveBytes, so the normalising pass reads them (and dy) from
+  // the cache rather than from memory a second time. Blocks, sums and their order are those
+  // of one wave for all images, so the bits do not depend on the waves.
+  const i64 img_bytes = img * static_cast<i64>(sizeof(float)) * (p.backward ? 2 : 1);
+  const i64 wave = std::clamp<i64>(kWaveBytes / std::max<i64>(img_bytes, 1), 1, n_);
+  std::vector<float> part(static_cast<std::size_t>(wave * blocks * 2 * c_));
   std::vector<double> s1(nc, 0.0), s2(nc, 0.0);
-  for (i64 n = 0; n < n_; ++n)
-    for (i64 b = 0; b < blocks; ++b)
-      for (i64 c = 0; c < c_; ++c) {
-        const auto o = static_cast<std::size_t>(((n * blocks + b) * 2) * c_ + c);
-        s1[static_cast<std::size_t>(n * c_ + c)] += part[o];
-        s2[static_cast<std::size_t>(n * c_ + c)] += part[o + static_cast<std::size_t>(c_)];
-      }
   std::vector<float> a(nc), b(nc), m(nc), cc(nc);
   std::vector<double> mean_c(static_cast<std::size_t>(cg)), m2_c(mean_c.size());
   std::vector<double> dsc(static_cast<std::size_t>(c_), 0.0), dbi(dsc.size(), 0.0);
-  for (i64 n = 0; n < n_; ++n)
-    for (i64 g = 0; g < g_; ++g) {
-      const i64 c0 = g * cg, ng = n * g_ + g;
-      const auto at = [&](i64 c) { return static_cast<std::size_t>(n * c_ + c0 + c); };
-      if (!p.backward) {
-        for (i64 c = 0; c < cg; ++c)
-          channel_moments(x[n * img + c0 + c], s1[at(c)], s2[at(c)], sp,
-                          &mean_c[static_cast<std::size_t>(c)], &m2_c[static_cast<std::size_t>(c)]);
-        const GroupStats st = combine(mean_c.data(), m2_c.data(), cg, sp, p.epsilon);
-        if (p.mean_out != nullptr) p.mean_out[ng] = static_cast<float>(st.mean);
-        if (p.invstd_out != nullptr) p.invstd_out[ng] = static_cast<float>(st.invstd);
-        for (i64 c = 0; c < cg; ++c) {
-          const double sa = p.scale[c0 + c] * st.invstd;
-          a[at(c)] = static_cast<float>(sa);
-          b[at(c)] = static_cast<float>(p.bias[c0 + c] - (st.mean - x[n * img + c0 + c]) * sa);
+  const i64 grain = std::max<i64>(1, 16384 / c_);
+  const i64 chunks = (sp + grain - 1) / grain;
+  const bool stream = detail::stream_output(p.x_desc.numel() * static_cast<i64>(sizeof(float)));
+  for (i64 n0 = 0; n0 < n_; n0 += wave) {
+    const i64 n1 = std::min(n_, n0 + wave);
+    detail::parallel_for(h, 0, (n1 - n0) * blocks, 1, [&](i64 i0, i64 i1) {
+      for (i64 i = i0; i < i1; ++i) {
+        const i64 n = n0 + i / blocks, r0 = (i % blocks) * rb, nr = std::min(rb, sp - r0);
+        float* p1 = part.data() + i * 2 * c_;
+        const float* xb = x + n * img + r0 * c_;
+        if (p.backward)
+          K.col_dot(xb, dy + n * img + r0 * c_, nr, c_, c_, center.data() + n * c_, p1, p1 + c_);
+        else
+          K.col_moments(xb, nr, c_, c_, x + n * img, p1, p1 + c_);
+      }
+    });
+    for (i64 n = n0; n < n1; ++n)
+      for (i64 bl = 0; bl < blocks; ++bl)
+        for (i64 c = 0; c < c_; ++c) {
+          const auto o = static_cast<std::size_t>((((n - n0) * blocks + bl) * 2) * c_ + c);
+          s1[static_cast<std::size_t>(n * c_ + c)] += part[o];
+          s2[static_cast<std::size_t>(n * c_ + c)] += part[o + static_cast<std::size_t>(c_)];
         }
-        continue;
+    for (i64 n = n0; n < n1; ++n)
+      for (i64 g = 0; g < g_; ++g) {
+        const i64 c0 = g * cg, ng = n * g_ + g;
+        const auto at = [&](i64 c) { return static_cast<std::size_t>(n * c_ + c0 + c); };
+        if (!p.backward) {
+          for (i64 c = 0; c < cg; ++c)
+            channel_moments(x[n * img + c0 + c], s1[at(c)], s2[at(c)], sp,
+                            &mean_c[static_cast<std::size_t>(c)],
+                            &m2_c[static_cast<std::size_t>(c)]);
+          const GroupStats st = combine(mean_c.data(), m2_c.data(), cg, sp, p.epsilon);
+          if (p.mean_out != nullptr) p.mean_out[ng] = static_cast<float>(st.mean);
+          if (p.invstd_out != nullptr) p.invstd_out[ng] = static_cast<float>(st.invstd);
+          for (i64 c = 0; c < cg; ++c) {
+            const double sa = p.scale[c0 + c] * st.invstd;
+            a[at(c)] = static_cast<float>(sa);
+            b[at(c)] = static_cast<float>(p.bias[c0 + c] - (st.mean - x[n * img + c0 + c]) * sa);
+          }
+          continue;
+        }
+        const double invstd = p.invstd[ng];
+        double t1 = 0.0, t2 = 0.0;
+        for (i64 c = 0; c < cg; ++c) {
+          dbi[static_cast<std::size_t>(c0 + c)] += s1[at(c)];
+          dsc[static_cast<std::size_t>(c0 + c)] += s2[at(c)] * invstd;
+          t1 += p.scale[c0 + c] * s1[at(c)];
+          t2 += p.scale[c0 + c] * s2[at(c)] * invstd;
+        }
+        for (i64 c = 0; c < cg; ++c) {
+          const Grad gr = grad_coefficients(p.scale[c0 + c], p.mean[ng], invstd, t1, t2, cg * sp);
+          a[at(c)] = gr.a;
+          b[at(c)] = gr.b;
+          m[at(c)] = gr.m;
+          cc[at(c)] = gr.c;
+        }
       }
-      const double invstd = p.invstd[ng];
-      double t1 = 0.0, t2 = 0.0;
-      for (i64 c = 0; c < cg; ++c) {
-        dbi[static_cast<std::size_t>(c0 + c)] += s1[at(c)];
-        dsc[static_cast<std::size_t>(c0 + c)] += s2[at(c)] * invstd;
-        t1 += p.scale[c0 + c] * s1[at(c)];
-        t2 += p.scale[c0 + c] * s2[at(c)] * invstd;
+    detail::parallel_for(h, 0, (n1 - n0) * chunks, 1, [&](i64 i0, i64 i1) {
+      for (i64 i = i0; i < i1; ++i) {
+        const i64 n = n0 + i / chunks, r0 = (i % chunks) * grain, nr = std::min(grain, sp - r0);
+        const i64 o = n * img + r0 * c_;
+        const std::size_t po = static_cast<std::size_t>(n * c_);
+        if (p.backward)
+          K.col_affine2(dy + o, x + o, nr, c_, c_, a.data() + po, b.data() + po, m.data() + po,
+                        cc.data() + po, out + o, stream);
+        else
+          K.col_affine(x + o, nr, c_, c_, x + n * img, a.data() + po, b.data() + po, out + o,
+                       stream);
       }
-      for (i64 c = 0; c < cg; ++c) {
-        const Grad gr = grad_coefficients(p.scale[c0 + c], p.mean[ng], invstd, t1, t2, cg * sp);
-        a[at(c)] = gr.a;
-        b[at(c)] = gr.b;
-        m[at(c)] = gr.m;
-        cc[at(c)] = gr.c;
-      }
-    }
+      if (stream) K.fence();
+    });
+  }
   if (p.backward)
     for (i64 c = 0; c < c_; ++c) {
       if (p.dscale != nullptr) p.dscale[c] = static_cast<float>(dsc[static_cast<std::size_t>(c)]);
       if (p.dbias != nullptr) p.dbias[c] = static_cast<float>(dbi[static_cast<std::size_t>(c)]);
     }
-  const i64 grain = std::max<i64>(1, 16384 / c_);
-  const i64 chunks = (sp + grain - 1) / grain;
-  const bool stream = detail::stream_output(p.x_desc.numel() * static_cast<i64>(sizeof(float)));
-  detail::parallel_for(h, 0, n_ * chunks, 1, [&](i64 i0, i64 i1) {
-    for (i64 i = i0; i < i1; ++i) {
-      const i64 n = i / chunks, r0 = (i % chunks) * grain, nr = std::min(grain, sp - r0);
-      const i64 o = n * img + r0 * c_;
-      const std::size_t po = static_cast<std::size_t>(n * c_);
-      if (p.backward)
-        K.col_affine2(dy + o, x + o, nr, c_, c_, a.data() + po, b.data() + po, m.data() + po,
-                      cc.data() + po, out + o, stream);
-      else
-        K.col_affine(x + o, nr, c_, c_, x + n * img, a.data() + po, b.data() + po, out + o,
-                     stream);
-    }
-    if (stream) K.fence();
-  });
 }
 
 template <Isa kIsa>
