@@ -322,6 +322,10 @@ class Inferer {
     y.elem = in(0).elem;
     if (!in(0).shape) return Status::ok();  // the rest need x's rank
     const Shape& x = *in(0).shape;
+    // Convolution and pooling index x's N and C dims before anything else checks the rank.
+    if ((op == "Conv" || op.find("Pool") != std::string::npos) && x.size() < 2)
+      return invalid_argument(op + " needs an input with N and C dims; it has rank " +
+                              std::to_string(x.size()));
     if (op == "Conv") {
       if (!in(1).shape || in(1).shape->size() != x.size()) return Status::ok();
       const Shape& w = *in(1).shape;
