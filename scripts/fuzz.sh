@@ -5,8 +5,8 @@
 #   scripts/fuzz.sh                      a random campaign of 600 s (before landing a change)
 #   scripts/fuzz.sh --seconds 3600       a longer one
 #   scripts/fuzz.sh --seed 1 --runs N    N inputs from a fixed seed: what CI runs (.ci/run)
-# A crash leaves its input in build/fuzz/crash-*; add it to tests/fuzz/corpus/onnx_import/ with
-# the fix. Inputs that found new coverage collect in build/fuzz/found.
+# A crash leaves its input in build/fuzz/crash-*; add it to tests/fuzz/corpus/onnx_import/crashes/
+# with the fix (the replay tests feed it to the target; the top level holds valid models only). Inputs that found new coverage collect in build/fuzz/found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=600 seed="" runs=""
@@ -23,7 +23,8 @@ cmake --build --preset fuzz --target fuzz_onnx_import seed_models
 rm -rf build/fuzz/seeds build/fuzz/found && mkdir -p build/fuzz/seeds build/fuzz/found
 shopt -s nullglob
 build/fuzz/bin/seed_models build/fuzz/seeds build/release/tests/models/exported/*/model.onnx
-cp tests/fuzz/corpus/onnx_import/* examples/models/small_cnn.onnx build/fuzz/seeds/
+cp tests/fuzz/corpus/onnx_import/*.onnx tests/fuzz/corpus/onnx_import/crashes/* \
+  examples/models/small_cnn.onnx build/fuzz/seeds/
 limits=(-max_total_time="$seconds")
 [ -n "$seed" ] && limits+=(-seed="$seed")
 [ -n "$runs" ] && limits=(-seed="${seed:-1}" -runs="$runs" -max_total_time=900)

@@ -20,7 +20,8 @@ using Bytes = std::vector<std::uint8_t>;
 std::vector<Bytes> load_corpus() {
   std::vector<Bytes> seeds;
   std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(TESSERA_FUZZ_CORPUS))
+  // Subdirectories too: crashes/ holds inputs that once crashed a target (not valid models).
+  for (const auto& e : std::filesystem::recursive_directory_iterator(TESSERA_FUZZ_CORPUS))
     if (e.is_regular_file()) files.push_back(e.path());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {

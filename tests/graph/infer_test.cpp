@@ -176,5 +176,33 @@ TEST(InferTypes, ContradictionsNameTheNode) {
   EXPECT_NE(s.message().find("(Conv): kernel extent 3 exceeds the padded input"), std::string::npos) << s.to_string();
 }
 
+// Convolution and pooling need x's N and C dims; a scalar or 1-D input is an error naming the
+// node, not a read past the shape (a fuzz input found the read: corpus/onnx_import/crashes/).
+TEST(InferTypes, PoolingAndConvolutionNeedNAndC) {
+  for (const char* op : {"MaxPool", "AveragePool", "GlobalMaxPool", "Conv"}) {
+    for (const std::vector<std::string>& dims : {std::vector<std::string>{}, {"5"}}) {
+      SCOPED_TRACE(std::string(op) + " rank " + std::to_string(dims.size()));
+      Builder b(17);
+      b.input("x", dims);
+      std::vector<std::string> inputs = {"x"};
+      if (std::string(op) == "Conv") {
+        b.input("w", dims);
+        inputs.push_back("w");
+      }
+      auto* n = b.node(op, inputs, {"y"});
+      if (std::string(op) != "GlobalMaxPool") Builder::attr(n, "kernel_shape", {1});
+      b.output("y");
+      Result<Model> r = b.import();
+      ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+      const Status st = infer_types(r.value());
+      ASSERT_FALSE(st.is_ok());
+      EXPECT_NE(st.message().find(std::string(op) + " needs an input with N and C dims; it has rank " +
+                                  std::to_string(dims.size())),
+                std::string::npos)
+          << st.to_string();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::graph

@@ -34,6 +34,7 @@ Model import_bytes(const std::string& s) {
 TEST(OnnxExport, RoundTripsTheSeedModels) {
   int models = 0;
   for (const auto& e : std::filesystem::directory_iterator(corpus())) {
+    if (!e.is_regular_file()) continue;  // crashes/: fuzz inputs, not valid models
     SCOPED_TRACE(e.path().string());
     Result<Model> first = import_onnx(e.path());
     ASSERT_TRUE(first.is_ok()) << first.status().to_string();
