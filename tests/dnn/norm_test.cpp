@@ -492,6 +492,8 @@ const LnCase kLnCases[] = {
     {{3, 5, 17}, 2},    {{3, 5, 17}, 1},    {{2, 3, 4, 5}, 1},  {{2, 3, 4, 5}, 3},
     {{2, 17, 3, 5}, 1}, {{2, 17, 3, 5}, 0}, {{2, 17, 3, 5}, 2}, {{3, 2, 2049}, 2},
     {{40, 3}, 1},
+    // Long rows: in chunks, with a short last chunk; more than 64 rows (f64 gradient sums)
+    {{19, 3, 41, 97}, 1}, {{70, 2, 47, 93}, 1},
 };
 
 TEST(LayerNorm, FastPathsMatchReference) {
@@ -551,7 +553,8 @@ TEST(LayerNorm, SameBitsForAnyThreadCount) {
   ASSERT_TRUE(h1.set_num_threads(1).is_ok());
   ASSERT_TRUE(h2.set_num_threads(2).is_ok());
   std::mt19937_64 gen(12);
-  for (const LnCase& c : {LnCase{{300, 257}, 1}, LnCase{{6, 16, 9, 9}, 1}})
+  for (const LnCase& c :
+       {LnCase{{300, 257}, 1}, LnCase{{6, 16, 9, 9}, 1}, LnCase{{20, 3, 47, 61}, 1}})
     for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
       const TensorDesc td = TensorDesc::make(DType::kF32, c.dims, l);
       const auto k = static_cast<std::size_t>(td.numel() / c.dims[0]);

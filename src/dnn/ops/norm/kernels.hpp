@@ -52,12 +52,21 @@ struct NormKernels {
   void (*ln_forward)(const float* x, std::int64_t k, float c, float t, float invstd,
                      const float* scale, const float* bias, float* y, const float* next,
                      double* next_moments, bool stream);
-  // Layer norm backward, one row: with xhat = (x - mean) * invstd and g = dy * scale,
-  // dx = invstd * (g - mean(g) - xhat * mean(g * xhat)); dscale_acc += dy * xhat and
-  // dbias_acc += dy when not null.
-  void (*ln_backward)(const float* x, const float* dy, std::int64_t k, float mean, float invstd,
-                      const float* scale, float* dscale_acc, float* dbias_acc, float* dx,
-                      bool stream);
+  // Layer norm backward over n elements of a row (a whole row, or a piece starting at a multiple
+  // of kRowFlush from the row's start), with xhat = (x - mean) * invstd and g = dy * scale:
+  // s[0] += sum(g), s[1] += sum(g * xhat) (f32 lanes flushed to f64 every kRowFlush);
+  // dscale_acc += dy * xhat and dbias_acc += dy when not null. Both take the start of the
+  // piece the caller reads next (ahead_x, ahead_dy; null for none) and prefetch its lines into
+  // L2 as they go: pieces of long rows are short streams far apart, and the hardware
+  // prefetcher has to find each anew.
+  void (*ln_bwd_reduce)(const float* x, const float* dy, std::int64_t n, float mean,
+                        float invstd, const float* scale, float* dscale_acc, float* dbias_acc,
+                        double* s, const float* ahead_x, const float* ahead_dy);
+  // Then dx = g * invstd + xhat * c1 + c0 with c0 = -invstd * mean(g) and
+  // c1 = -invstd * mean(g * xhat) over the whole row.
+  void (*ln_bwd_dx)(const float* x, const float* dy, std::int64_t n, float mean, float invstd,
+                    const float* scale, float c0, float c1, float* dx, bool stream,
+                    const float* ahead_x, const float* ahead_dy);
   void (*fence)();  // orders this thread's non-temporal stores
 };
 
