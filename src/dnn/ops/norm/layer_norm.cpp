@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "../activation/dense.hpp"
+#include "../movement/kernels.hpp"
 #include "norm.hpp"
 
 namespace tessera::dnn {
@@ -37,18 +38,22 @@ BlockPerm block_perm(const LnProblem& p) {
   return b;
 }
 
-// dst[(n * cols + j) * rows + i] = src[(n * rows + i) * cols + j] for n < lead, in 32 x 32
-// tiles over the threads.
+// dst[(n * cols + j) * rows + i] = src[(n * rows + i) * cols + j] for n < lead: 64 x 64 tiles
+// over the threads, each by the data-movement kernels' tile transpose.
+template <Isa kIsa>
 void transpose(Handle& h, const float* src, float* dst, i64 lead, i64 rows, i64 cols) {
-  constexpr i64 kT = 32;
+  const move_kernels::Kernels& mk = kIsa == Isa::kAvx512 ? move_kernels::kAvx512
+                                    : kIsa == Isa::kAvx2 ? move_kernels::kAvx2
+                                                         : move_kernels::kGeneric;
+  constexpr i64 kT = 64;
   const i64 ti = (rows + kT - 1) / kT, tj = (cols + kT - 1) / kT;
-  detail::parallel_for(h, 0, lead * ti * tj, 16, [&](i64 t0, i64 t1) {
+  detail::parallel_for(h, 0, lead * ti * tj, 4, [&](i64 t0, i64 t1) {
     for (i64 t = t0; t < t1; ++t) {
       const i64 n = t / (ti * tj), i0 = t / tj % ti * kT, j0 = t % tj * kT;
       const float* sn = src + n * rows * cols;
       float* dn = dst + n * rows * cols;
-      for (i64 j = j0; j < std::min(cols, j0 + kT); ++j)
-        for (i64 i = i0; i < std::min(rows, i0 + kT); ++i) dn[j * rows + i] = sn[i * cols + j];
+      mk.transpose[2](std::min(kT, rows - i0), std::min(kT, cols - j0), sn + i0 * cols + j0,
+                      cols, dn + j0 * rows + i0, rows);
     }
   });
 }
@@ -103,7 +108,7 @@ Status run(Handle& h, const LnProblem& p) {
   float* wsf = static_cast<float*>(ws);
   auto gather = [&](const float* v, float* buf) -> const float* {
     if (perm.lead == 0 || v == nullptr) return v;
-    transpose(h, v, buf, perm.lead, perm.c, perm.s);
+    transpose<kIsa>(h, v, buf, perm.lead, perm.c, perm.s);
     return buf;
   };
   const float* scale = gather(p.scale, wsf);
@@ -267,8 +272,8 @@ Status run(Handle& h, const LnProblem& p) {
     }
   }
   if (perm.lead != 0) {
-    if (p.dscale != nullptr) transpose(h, gs, p.dscale, perm.lead, perm.s, perm.c);
-    if (p.dbias != nullptr) transpose(h, gb, p.dbias, perm.lead, perm.s, perm.c);
+    if (p.dscale != nullptr) transpose<kIsa>(h, gs, p.dscale, perm.lead, perm.s, perm.c);
+    if (p.dbias != nullptr) transpose<kIsa>(h, gb, p.dbias, perm.lead, perm.s, perm.c);
   }
   dxs.commit();
   return Status::ok();
