@@ -513,6 +513,44 @@ TEST(Pooling, MaxBackwardTiesAndNanMatchReference) {
       }
 }
 
+// Max pooling 3x3 stride 2 over NCHW planes takes a kernel of its own (each input row's
+// window maxima computed once): against the reference, bit for bit, on values full of ties,
+// signed zeros, infinities and NaN, for row widths around the vector widths (partial blocks,
+// taps reaching the row's end), one to seven rows, every begin/end padding the kernel takes,
+// floor and ceil mode.
+TEST(Pooling, MaxK3S2PlanesMatchReference) {
+  Handle h;
+  std::mt19937_64 gen(8);
+  const float pool_values[] = {0.0f, -0.0f, 1.0f, 1.0f, 2.0f, 2.0f, INFINITY, -INFINITY, NAN};
+  std::uniform_int_distribution<int> pick(0, 8);
+  for (int64_t rows : {1, 2, 3, 6, 7})
+    for (int64_t width : {1, 2, 3, 17, 31, 32, 33, 34, 35, 64, 65, 97})
+      for (int64_t pb : {0, 1})
+        for (int64_t pe : {0, 1})
+          for (bool ceil : {false, true})
+            for (int nan_share : {0, 1}) {
+              const std::vector<int64_t> xdims = {2, 3, rows, width};
+              const PoolDesc p = desc(PoolKind::kMax, {3, 3}, {2, 2}, {pb, pb}, {pe, pe}, {}, ceil);
+              const TensorDesc xref = strided(DType::kF32, xdims);
+              const auto ydims = pooling_output_desc(p, xref);
+              if (!ydims.is_ok()) continue;  // a window past the input
+              SCOPED_TRACE(describe(p, xdims) + (nan_share ? " with NaN" : " no NaN"));
+              const TensorDesc yref = strided(DType::kF32, ydims.value().dims);
+              std::vector<float> xv(static_cast<std::size_t>(xref.numel()));
+              for (float& v : xv) {
+                int i = pick(gen);
+                if (!nan_share && i == 8) i = 2;
+                v = pool_values[i];
+              }
+              const Fwd ref = forward(h, p, xref, xv, yref, true);
+              for_each_isa([&](Isa) {
+                const TensorDesc xd = TensorDesc::make(DType::kF32, xdims);
+                const TensorDesc yd = TensorDesc::make(DType::kF32, ydims.value().dims);
+                ASSERT_TRUE(identical(forward(h, p, xd, xv, yd, false).y, ref.y));
+              });
+            }
+}
+
 // d/dx of sum(w * y) by central differences against backward(dy = w): average pooling is linear;
 // max pooling on distinct values spaced wider than the step keeps every window's winner.
 TEST(Pooling, BackwardMatchesFiniteDifferences) {
