@@ -514,10 +514,10 @@ TEST(Pooling, MaxBackwardTiesAndNanMatchReference) {
 }
 
 // Max pooling 3x3 stride 2 over NCHW planes takes a kernel of its own (each input row's
-// window maxima computed once): against the reference, bit for bit, on values full of ties,
-// signed zeros, infinities and NaN, for row widths around the vector widths (partial blocks,
-// taps reaching the row's end), one to seven rows, every begin/end padding the kernel takes,
-// floor and ceil mode.
+// window maxima computed once): against the reference, bit for bit (values and indices), on
+// values full of ties, signed zeros, infinities and NaN, for row widths around the vector
+// widths (partial blocks, taps reaching the row's end), one to seven rows, every begin/end
+// padding the kernel takes, floor and ceil mode.
 TEST(Pooling, MaxK3S2PlanesMatchReference) {
   Handle h;
   std::mt19937_64 gen(8);
@@ -547,6 +547,9 @@ TEST(Pooling, MaxK3S2PlanesMatchReference) {
                 const TensorDesc xd = TensorDesc::make(DType::kF32, xdims);
                 const TensorDesc yd = TensorDesc::make(DType::kF32, ydims.value().dims);
                 ASSERT_TRUE(identical(forward(h, p, xd, xv, yd, false).y, ref.y));
+                const Fwd f = forward(h, p, xd, xv, yd, true);
+                ASSERT_TRUE(identical(f.y, ref.y));
+                ASSERT_EQ(f.idx, ref.idx);
               });
             }
 }

@@ -227,11 +227,11 @@ RowGeom row_geom(const Geom& g, bool nhwc, std::vector<i64>& taps) {
 }
 
 // Whether the forward takes PoolKernels::max_k3s2_planes: 2-D max pooling 3x3, stride 2,
-// dilation 1, begin padding 0 or 1, without indices, packed NCHW, every window holding an
-// input element (so no output is -inf for want of one).
+// dilation 1, begin padding 0 or 1, packed NCHW, every window holding an input element (so no
+// output is -inf for want of one).
 bool k3s2_planes(const FwdProblem& p) {
   const Geom& g = p.g;
-  if (!g.is_max() || p.indices != nullptr || g.in[0] != 1 || g.k[0] != 1) return false;
+  if (!g.is_max() || g.in[0] != 1 || g.k[0] != 1) return false;
   if (!p.x_desc.is_packed(Layout::kNCHW) || !p.y_desc.is_packed(Layout::kNCHW)) return false;
   for (int i = 1; i < 3; ++i)
     if (g.k[i] != 3 || g.s[i] != 2 || g.d[i] != 1 || g.pb[i] < 0 || g.pb[i] > 1 ||
@@ -251,7 +251,9 @@ Status run_forward(Handle& h, const FwdProblem& p, const PoolKernels& K, Layout 
     const float* x_end = xs.data + p.x_desc.span();
     detail::parallel_for(h, 0, planes, std::max<i64>(1, 65536 / in_plane), [&](i64 a, i64 b) {
       K.max_k3s2_planes(xs.data + a * in_plane, b - a, g.in[1], g.in[2], g.pb[1], g.pb[2],
-                        g.out[1], g.out[2], ys.data + a * out_plane, xs.data, x_end);
+                        g.out[1], g.out[2], ys.data + a * out_plane,
+                        p.indices != nullptr ? p.indices + a * out_plane : nullptr, xs.data,
+                        x_end);
     });
     ys.commit();
     return Status::ok();

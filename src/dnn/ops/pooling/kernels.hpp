@@ -84,13 +84,14 @@ struct PoolKernels {
   void (*avg_backward_nchw)(const PoolBwdRow&);
   void (*max_backward_nhwc)(const PoolBwdRow&);
   void (*max_backward_nchw)(const PoolBwdRow&);
-  // Max pooling 3x3, stride 2, dilation 1, no indices, of `planes` packed NCHW planes (h x w
-  // from x, oh x ow to y, consecutive), begin padding pt and pl of 0 or 1, every window
-  // holding at least one input element, ow <= kMaxPlaneW. The same results as forward_nchw.
-  // x_begin and x_end bound the memory that may be read.
+  // Max pooling 3x3, stride 2, dilation 1 of `planes` packed NCHW planes (h x w from x, oh x
+  // ow to y and indices when not null, consecutive), begin padding pt and pl of 0 or 1, every
+  // window holding at least one input element, ow <= kMaxPlaneW. The same results as
+  // forward_nchw. x_begin and x_end bound the memory that may be read.
   void (*max_k3s2_planes)(const float* x, std::int64_t planes, std::int64_t h, std::int64_t w,
                           std::int64_t pt, std::int64_t pl, std::int64_t oh, std::int64_t ow,
-                          float* y, const float* x_begin, const float* x_end);
+                          float* y, std::int64_t* indices, const float* x_begin,
+                          const float* x_end);
   // dx rows out of the ring: `pixels` pixels of `channels` floats from src (pixel stride
   // src_ps; null: zeros) to dst (pixel stride dst_ps); with non-temporal stores when `stream`
   // (then call fence before the data is read elsewhere).
