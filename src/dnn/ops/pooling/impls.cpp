@@ -226,13 +226,12 @@ RowGeom row_geom(const Geom& g, bool nhwc, std::vector<i64>& taps) {
           first,          last};
 }
 
-// Whether the forward takes PoolKernels::max_k3s2_planes: 2-D max pooling 3x3, stride 2,
-// dilation 1, begin padding 0 or 1, packed NCHW, every window holding an input element (so no
-// output is -inf for want of one).
-bool k3s2_planes(const FwdProblem& p) {
-  const Geom& g = p.g;
+// Whether PoolKernels::max_k3s2_planes applies: 2-D max pooling 3x3, stride 2, dilation 1,
+// begin padding 0 or 1, packed NCHW (x and `out`: y or dy), every window holding an input
+// element (so no output is -inf for want of one).
+bool k3s2_planes(const Geom& g, const TensorDesc& x_desc, const TensorDesc& out_desc) {
   if (!g.is_max() || g.in[0] != 1 || g.k[0] != 1) return false;
-  if (!p.x_desc.is_packed(Layout::kNCHW) || !p.y_desc.is_packed(Layout::kNCHW)) return false;
+  if (!x_desc.is_packed(Layout::kNCHW) || !out_desc.is_packed(Layout::kNCHW)) return false;
   for (int i = 1; i < 3; ++i)
     if (g.k[i] != 3 || g.s[i] != 2 || g.d[i] != 1 || g.pb[i] < 0 || g.pb[i] > 1 ||
         (g.out[i] - 1) * 2 - g.pb[i] > g.in[i] - 1)
@@ -245,7 +244,7 @@ Status run_forward(Handle& h, const FwdProblem& p, const PoolKernels& K, Layout 
   const bool nhwc = layout == Layout::kNHWC;
   detail::Staged xs = detail::stage_in(p.x_desc, p.x);
   detail::StagedOut ys = detail::stage_out(p.y_desc, p.y, false);
-  if (!nhwc && k3s2_planes(p)) {
+  if (!nhwc && k3s2_planes(g, p.x_desc, p.y_desc)) {
     // Whole planes: each input row's taps are shuffled out once, not once per output row.
     const i64 planes = g.n * g.c, in_plane = g.in[1] * g.in[2], out_plane = g.out[1] * g.out[2];
     const float* x_end = xs.data + p.x_desc.span();
@@ -309,8 +308,54 @@ i64 channel_block(const Handle& h, const Geom& g) {
   return std::min(g.c, (cb + 15) / 16 * 16);
 }
 
-// Max backward with the forward's indices: each thread zeroes its slices of dx and adds every
-// gradient at its index, in output order.
+// Max backward by NCHW planes of at most kPlaneBuffer elements: each plane's gradients added,
+// in output order, at the indices (the forward's, or for 3x3 stride 2 windows those found
+// again by max_k3s2_planes) into a zeroed per-thread buffer, which then goes out whole
+// (streamed past the last-level cache): dx is written once and never read.
+constexpr i64 kPlaneBuffer = 1 << 17;
+
+Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K) {
+  const Geom& g = p.g;
+  const bool recompute = p.indices == nullptr;
+  detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);
+  detail::Staged xs;
+  if (recompute) xs = detail::stage_in(p.x_desc, p.x);
+  detail::StagedOut dxs = detail::stage_out(p.dx_desc, p.dx, false);
+  const i64 plane = g.in_plane(), out_plane = g.out_plane();
+  const float* const x_end = recompute ? xs.data + p.x_desc.span() : nullptr;
+  const bool stream = detail::stream_output(
+      p.dx_desc.numel() * static_cast<i64>(dtype_size(p.dx_desc.dtype)));
+  // Indices are found for kBatch planes in one call: x streams in as in the forward.
+  constexpr i64 kBatch = 4;
+  detail::parallel_for(h, 0, g.n * g.c, 1, [&](i64 begin, i64 end) {
+    std::vector<float> buf(static_cast<std::size_t>(plane + 16));
+    float* const base = buf.data() + (16 - reinterpret_cast<std::uintptr_t>(buf.data()) / 4 % 16) % 16;
+    std::vector<std::int64_t> found(recompute ? static_cast<std::size_t>(kBatch * out_plane) : 0);
+    std::vector<float> y(found.size());
+    for (i64 item = begin; item < end; ++item) {
+      const float* dy = dys.data + item * out_plane;
+      const std::int64_t* idx = p.indices + item * out_plane;
+      if (recompute) {
+        const i64 k = (item - begin) % kBatch;
+        if (k == 0)
+          K.max_k3s2_planes(xs.data + item * plane, std::min(kBatch, end - item), g.in[1],
+                            g.in[2], g.pb[1], g.pb[2], g.out[1], g.out[2], y.data(),
+                            found.data(), xs.data, x_end);
+        idx = found.data() + k * out_plane;
+      }
+      std::memset(base, 0, static_cast<std::size_t>(plane) * sizeof(float));
+      for (i64 o = 0; o < out_plane; ++o)
+        if (idx[o] >= 0) base[idx[o]] += dy[o];
+      K.put_row(dxs.data + item * plane, 1, base, 1, plane, 1, stream);
+    }
+    if (stream) K.fence();
+  });
+  dxs.commit();
+  return Status::ok();
+}
+
+// Max backward with the forward's indices otherwise: each thread zeroes its slices of dx and
+// adds every gradient at its index, in output order.
 Status run_backward_indices(Handle& h, const BwdProblem& p, Layout layout) {
   const Geom& g = p.g;
   const bool nhwc = layout == Layout::kNHWC;
@@ -350,6 +395,10 @@ Status run_backward_indices(Handle& h, const BwdProblem& p, Layout layout) {
 // when windows only move down (in_d == out_d == 1), else the buffer holds the whole slice.
 Status run_backward(Handle& h, const BwdProblem& p, const PoolKernels& K, Layout layout) {
   const Geom& g = p.g;
+  if (layout == Layout::kNCHW && g.is_max() && g.in_plane() <= kPlaneBuffer &&
+      (p.indices != nullptr ? p.dy_desc.is_packed(Layout::kNCHW)
+                            : k3s2_planes(g, p.x_desc, p.dy_desc)))
+    return run_backward_planes(h, p, K);
   if (g.is_max() && p.indices != nullptr) return run_backward_indices(h, p, layout);
   const bool nhwc = layout == Layout::kNHWC, max = g.is_max();
   detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);
