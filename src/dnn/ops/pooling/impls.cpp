@@ -266,6 +266,12 @@ Status run_forward(Handle& h, const FwdProblem& p, const PoolKernels& K, Layout 
   const i64 total = (nhwc ? g.n : g.n * g.c) * rows_per_plane;
   const i64 row_work = g.out[2] * (nhwc ? g.c : 1) * g.k[0] * g.k[1] * g.k[2];
   const i64 grain = std::max<i64>(1, 32768 / std::max<i64>(row_work, 1));
+  // NCHW windows that do not overlap down the plane read each row once, a stream cut into
+  // short rows the hardware prefetcher follows late: they prefetch the rows two windows ahead
+  // (max 2x2 stride 2 on [32,64,112,112]: 9.8 -> 6.3 ms). Overlapping ones reread rows and lost
+  // by it (average 3x3 stride 2: 6.5 -> 7.1 ms).
+  const bool prefetch_rows = !nhwc && g.s[1] >= (g.k[1] - 1) * g.d[1] + 1 &&
+                             g.s[0] >= (g.k[0] - 1) * g.d[0] + 1;
   detail::parallel_for(h, 0, total, grain, [&](i64 begin, i64 end) {
     std::vector<const float*> rows(static_cast<std::size_t>(win.max_rows));
     PoolFwdRow row{};
@@ -284,6 +290,11 @@ Status run_forward(Handle& h, const FwdProblem& p, const PoolKernels& K, Layout 
       row.row_index = win.indices(w);
       row.row_count = win.row_count[static_cast<std::size_t>(w)];
       for (i64 i = 0; i < row.nrows; ++i) rows[static_cast<std::size_t>(i)] = xb + off[i];
+      if (prefetch_rows && w + 2 < rows_per_plane) {  // the rows two windows ahead
+        const i64* ahead = win.offsets(w + 2);
+        for (i64 i = 0; i < win.count[static_cast<std::size_t>(w + 2)]; ++i)
+          for (i64 e = 0; e < g.in[2]; e += 16) __builtin_prefetch(xb + ahead[i] + e);
+      }
       const i64 yo = n * yst.v[0] + c * yst.v[1] + od * yst.v[2] + oh * yst.v[3];
       row.y = ys.data + yo;
       row.indices = p.indices != nullptr ? p.indices + yo : nullptr;
