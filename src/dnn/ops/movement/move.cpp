@@ -325,6 +325,9 @@ Status move_run(Handle& h, const Move& m) {
   const i64 units = rows * segs;
   const bool direct = ysL == 1 && (xsL == 0 || xsL == 1);
   const bool stream = direct && same && xsL == 1 && stream_output(total * ye);
+  // Conversions too: each block converted into L1, then streamed (a plain store reads the
+  // output line first: f32 -> u8 of 4096x8192 went 5.2 -> 4.3 ms at 1 thread).
+  const bool stream_cast = direct && !same && xsL == 1 && stream_output(total * ye);
   // Short rows of one dtype (a transformer's [8, 32, 32] -> [32, 8, 32]: 256 rows of 128 bytes)
   // copy inline: a memmove call and the per-row dtype lookups cost more than the bytes.
   const bool short_copy = direct && same && xsL == 1 && !stream && L * ye <= 256;
@@ -365,6 +368,12 @@ Status move_run(Handle& h, const Move& m) {
         replicate(ys, len, ye);
       } else if (stream) {
         kE->stream(ys, xs, len * ye);
+      } else if (stream_cast) {
+        for (i64 j = 0; j < len; j += kBlock) {
+          const i64 nb = std::min(kBlock, len - j);
+          convert_row(*kK, m.xt, at_elem(xs, m.xt, j), m.yt, tb, nb, stage);
+          kE->stream(at_elem(ys, m.yt, j), tb, nb * ye);
+        }
       } else if (direct) {
         convert_row(*kK, m.xt, xs, m.yt, ys, len, stage);
       } else {
@@ -381,7 +390,7 @@ Status move_run(Handle& h, const Move& m) {
         }
       }
     }
-    if (stream) kE->fence();
+    if (stream || stream_cast) kE->fence();
   });
   return Status::ok();
 }
