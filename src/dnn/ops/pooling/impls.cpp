@@ -345,7 +345,7 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K)
     std::vector<float> y(found.size());
     for (i64 item = begin; item < end; ++item) {
       const float* dy = dys.data + item * out_plane;
-      const std::int64_t* idx = p.indices + item * out_plane;
+      const std::int64_t* idx = nullptr;
       if (recompute) {
         const i64 k = (item - begin) % kBatch;
         if (k == 0)
@@ -353,6 +353,8 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K)
                             g.in[2], g.pb[1], g.pb[2], g.out[1], g.out[2], y.data(),
                             found.data(), xs.data, x_end);
         idx = found.data() + k * out_plane;
+      } else {
+        idx = p.indices + item * out_plane;
       }
       std::memset(base, 0, static_cast<std::size_t>(plane) * sizeof(float));
       for (i64 o = 0; o < out_plane; ++o)
