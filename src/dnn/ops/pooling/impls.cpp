@@ -7,6 +7,7 @@
 // out row by row; max with indices directly in dx). Results are therefore the same bits for
 // any thread count.
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -367,6 +368,106 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K)
   return Status::ok();
 }
 
+// Max backward without indices, 2-D NHWC: per (n, channel block) slice, each output row's
+// winners are found as the forward finds its indices (int32, into a ring of the output rows
+// one dx row can take gradients from), and each dx row is gathered once all of its windows are
+// known: every pixel sums, in output order, the gradients of the windows covering it that it
+// won, and is written once (streamed past the last-level cache). dx is never read, and the
+// windows' taps are not revisited.
+Status run_backward_nhwc_gather(Handle& h, const BwdProblem& p, const PoolKernels& K) {
+  const Geom& g = p.g;
+  detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);
+  detail::Staged xs = detail::stage_in(p.x_desc, p.x);
+  detail::StagedOut dxs = detail::stage_out(p.dx_desc, p.dx, false);
+  const Strides5 xst = strides5(p.x_desc), dyst = strides5(p.dy_desc), dxst = strides5(p.dx_desc);
+  const i64 cb = channel_block(h, g), blocks = (g.c + cb - 1) / cb;
+  const i64 in_h = g.in[1], in_w = g.in[2], oh_n = g.out[1], ow_n = g.out[2];
+  const WindowRows x_win(g, xst);
+  std::vector<i64> taps;
+  const RowGeom full_rg = row_geom(g, true, taps);
+  // The output rows (columns) whose windows reach input row (column) i: [lo, hi).
+  // Window o starts at o * s - pb and ends (k - 1) * d later; i + pb >= 0.
+  auto cover = [&](int dim, i64 i, i64 n_out) {
+    const i64 reach = i + g.pb[dim] - (g.k[dim] - 1) * g.d[dim];
+    const i64 lo = reach <= 0 ? 0 : (reach + g.s[dim] - 1) / g.s[dim];
+    const i64 hi = std::min(n_out, (i + g.pb[dim]) / g.s[dim] + 1);
+    return std::array<i64, 2>{lo, std::max(lo, hi)};
+  };
+  std::vector<i64> col_lo(static_cast<std::size_t>(in_w)), col_hi(col_lo.size());
+  for (i64 iw = 0; iw < in_w; ++iw) {
+    const auto [lo, hi] = cover(2, iw, ow_n);
+    col_lo[static_cast<std::size_t>(iw)] = lo;
+    col_hi[static_cast<std::size_t>(iw)] = hi;
+  }
+  const i64 depth = (g.k[1] - 1) * g.d[1] / g.s[1] + 1;  // output rows reaching one dx row
+  const i64 codes_ps = (cb + 15) / 16 * 16, ring_row = ow_n * codes_ps;
+  const bool stream = detail::stream_output(
+      p.dx_desc.numel() * static_cast<i64>(dtype_size(p.dx_desc.dtype)));
+  detail::parallel_for(h, 0, g.n * blocks, 1, [&](i64 begin, i64 end) {
+    std::vector<std::int32_t> ring(static_cast<std::size_t>(depth * ring_row));
+    std::vector<const float*> x_rows(static_cast<std::size_t>(x_win.max_rows)), dy_rows(static_cast<std::size_t>(depth));
+    std::vector<const std::int32_t*> code_rows(dy_rows.size());
+    std::vector<const float*> ahead(x_rows.size() + 1);
+    std::vector<i64> ahead_len(ahead.size());
+    for (i64 item = begin; item < end; ++item) {
+      const i64 n = item / blocks, c0 = item % blocks * cb, nc = std::min(g.c, c0 + cb) - c0;
+      const float* const xb = xs.data + n * xst.v[0] + c0 * xst.v[1];
+      const float* const dyb = dys.data + n * dyst.v[0] + c0 * dyst.v[1];
+      float* const dxb = dxs.data + n * dxst.v[0] + c0 * dxst.v[1];
+      PoolFwdRow win{};
+      win.op = RowOp::kMax;
+      win.g = full_rg;
+      win.g.channels = nc;
+      win.rows = x_rows.data();
+      win.x_end = xs.data + p.x_desc.span();
+      win.codes_ps = codes_ps;
+      auto emit = [&](i64 ih) {
+        const auto [lo, hi] = cover(1, ih, oh_n);
+        float* const dx = dxb + ih * dxst.v[3];
+        if (lo == hi) return K.put_row(dx, dxst.v[4], nullptr, 0, in_w, nc, stream);
+        for (i64 r = lo; r < hi; ++r) {
+          dy_rows[static_cast<std::size_t>(r - lo)] = dyb + r * dyst.v[3];
+          code_rows[static_cast<std::size_t>(r - lo)] = ring.data() + r % depth * ring_row;
+        }
+        K.max_gather_nhwc({in_w, nc, dyst.v[4], dxst.v[4], codes_ps, ih * in_w, hi - lo,
+                           dy_rows.data(), code_rows.data(), col_lo.data(), col_hi.data(), dx,
+                           stream});
+      };
+      i64 next = 0;  // dx rows below it are written
+      for (i64 oh = 0; oh < oh_n; ++oh) {
+        const i64* off = x_win.offsets(oh);
+        win.nrows = x_win.count[static_cast<std::size_t>(oh)];
+        win.row_index = x_win.indices(oh);
+        for (i64 i = 0; i < win.nrows; ++i) x_rows[static_cast<std::size_t>(i)] = xb + off[i];
+        win.codes = ring.data() + oh % depth * ring_row;
+        // Prefetched meanwhile: the next window's new rows and this one's gradients.
+        win.ahead = ahead.data();
+        win.ahead_len = ahead_len.data();
+        win.n_ahead = 0;
+        auto add_ahead = [&](const float* row, i64 len) {
+          ahead[static_cast<std::size_t>(win.n_ahead)] = row;
+          ahead_len[static_cast<std::size_t>(win.n_ahead++)] = len;
+        };
+        add_ahead(dyb + oh * dyst.v[3], ow_n * dyst.v[4]);
+        if (oh + 1 < oh_n) {
+          const i64 last = win.nrows > 0 ? x_win.rows(oh)[win.nrows - 1] : -1;
+          const i64 nn = x_win.count[static_cast<std::size_t>(oh + 1)];
+          for (i64 i = 0; i < nn; ++i)
+            if (x_win.rows(oh + 1)[i] > last) add_ahead(xb + x_win.offsets(oh + 1)[i], in_w * xst.v[4]);
+        }
+        K.forward_nhwc(win);
+        // Rows above the next window's first row take nothing from later windows.
+        const i64 done = oh + 1 == oh_n ? in_h : std::clamp<i64>((oh + 1) * g.s[1] - g.pb[1], 0, in_h);
+        for (; next < done; ++next) emit(next);
+      }
+      for (; next < in_h; ++next) emit(next);
+    }
+    if (stream) K.fence();
+  });
+  dxs.commit();
+  return Status::ok();
+}
+
 // Max backward with the forward's indices otherwise: each thread zeroes its slices of dx and
 // adds every gradient at its index, in output order.
 Status run_backward_indices(Handle& h, const BwdProblem& p, Layout layout) {
@@ -413,6 +514,8 @@ Status run_backward(Handle& h, const BwdProblem& p, const PoolKernels& K, Layout
                             : k3s2_planes(g, p.x_desc, p.dy_desc)))
     return run_backward_planes(h, p, K);
   if (g.is_max() && p.indices != nullptr) return run_backward_indices(h, p, layout);
+  if (g.is_max() && layout == Layout::kNHWC && g.in[0] == 1 && g.out[0] == 1)
+    return run_backward_nhwc_gather(h, p, K);
   const bool nhwc = layout == Layout::kNHWC, max = g.is_max();
   detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);
   detail::Staged xs;

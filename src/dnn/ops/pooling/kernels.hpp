@@ -47,6 +47,14 @@ struct PoolFwdRow {
   const float* count_w;
   float* y;
   std::int64_t* indices;  // max only; null when not wanted
+  // NHWC max only, instead of y and indices: the indices as int32, codes_ps apart per pixel
+  // (whole vectors written: codes_ps is a multiple of the vector width).
+  std::int32_t* codes = nullptr;
+  std::int64_t codes_ps = 0;
+  // NHWC: rows to prefetch (into L1) along the row, a 1 / out_w share of each per position.
+  const float* const* ahead = nullptr;
+  const std::int64_t* ahead_len = nullptr;  // floats
+  std::int64_t n_ahead = 0;
 };
 
 // Backward of one output row into the dx rows its windows cover, in the reference's order:
@@ -76,6 +84,24 @@ struct PoolBwdRow {
   std::int64_t tap_lead, tap_stride;
 };
 
+// Max backward of one NHWC dx row from its windows' winners (PoolFwdRow.codes): each pixel iw
+// of a block of `channels` channels sums, from +0, the gradients of the windows covering it
+// whose winner is it (code == first_code + iw), in increasing output order: the output rows
+// dy_rows/code_rows (increasing), then the columns [col_lo[iw], col_hi[iw]). Written with
+// non-temporal stores where a vector is aligned when `stream`.
+struct PoolGatherRow {
+  std::int64_t in_w, channels;
+  std::int64_t dy_ps, dx_ps, codes_ps;  // pixel strides
+  std::int64_t first_code;
+  std::int64_t nrows;
+  const float* const* dy_rows;
+  const std::int32_t* const* code_rows;
+  const std::int64_t* col_lo;
+  const std::int64_t* col_hi;
+  float* dx;
+  bool stream;
+};
+
 struct PoolKernels {
   const char* isa;                          // "avx512", "avx2", "generic"
   void (*forward_nhwc)(const PoolFwdRow&);  // vectorised over channels
@@ -84,6 +110,7 @@ struct PoolKernels {
   void (*avg_backward_nchw)(const PoolBwdRow&);
   void (*max_backward_nhwc)(const PoolBwdRow&);
   void (*max_backward_nchw)(const PoolBwdRow&);
+  void (*max_gather_nhwc)(const PoolGatherRow&);
   // Max pooling 3x3, stride 2, dilation 1 of `planes` packed NCHW planes (h x w from x, oh x
   // ow to y and indices when not null, consecutive), begin padding pt and pl of 0 or 1, every
   // window holding at least one input element, ow <= kMaxPlaneW. The same results as
