@@ -513,6 +513,45 @@ TEST(Pooling, MaxBackwardTiesAndNanMatchReference) {
       }
 }
 
+// Indices need not come from a forward: any element of the plane (or -1) takes its gradient.
+// NHWC gathers each dx pixel from the windows covering it when every index lies in its
+// window, and must scatter instead when one does not: indices at random, and a forward's
+// indices with one moved out of its window (found after some dx rows were gathered).
+TEST(Pooling, MaxBackwardTakesAnyIndexOfThePlane) {
+  Handle h;
+  std::mt19937_64 gen(11);
+  for (const PoolDesc& p : {desc(PoolKind::kMax, {3, 3}, {2, 2}, {1, 1}, {1, 1}),
+                            desc(PoolKind::kMax, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {2, 2})})
+    for (const std::vector<int64_t>& xdims : std::vector<std::vector<int64_t>>{{2, 17, 9, 11}, {1, 65, 6, 7}})
+      for (int moved : {0, 1}) {
+        SCOPED_TRACE(describe(p, xdims) + (moved ? " one index moved" : " random indices"));
+        const TensorDesc xref = strided(DType::kF32, xdims);
+        const TensorDesc ydims = value_or_fail(pooling_output_desc(p, xref));
+        const TensorDesc yref = strided(DType::kF32, ydims.dims);
+        const int64_t plane = xdims[2] * xdims[3];
+        const auto xv = random_values(static_cast<std::size_t>(xref.numel()), gen);
+        const auto dyv = random_values(static_cast<std::size_t>(yref.numel()), gen);
+        std::vector<int64_t> idx;
+        if (moved) {
+          idx = forward(h, p, xref, xv, yref, true).idx;
+          idx[idx.size() * 3 / 4] = (idx[idx.size() * 3 / 4] + plane / 2) % plane;
+        } else {
+          std::uniform_int_distribution<int64_t> any(-1, plane - 1);
+          idx.resize(static_cast<std::size_t>(yref.numel()));
+          for (int64_t& i : idx) i = any(gen);
+        }
+        const std::vector<float> dref = backward(h, p, xref, nullptr, idx, yref, dyv);
+        for_each_isa([&](Isa) {
+          for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
+            SCOPED_TRACE(std::string(layout_name(l)));
+            const TensorDesc xd = TensorDesc::make(DType::kF32, xdims, l);
+            const TensorDesc yd = TensorDesc::make(DType::kF32, ydims.dims, l);
+            ASSERT_TRUE(identical(backward(h, p, xd, nullptr, idx, yd, dyv), dref));
+          }
+        });
+      }
+}
+
 // Max pooling 3x3 stride 2 over NCHW planes takes a kernel of its own (each input row's
 // window maxima computed once): against the reference, bit for bit (values and indices), on
 // values full of ties, signed zeros, infinities and NaN, for row widths around the vector

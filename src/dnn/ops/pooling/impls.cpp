@@ -8,6 +8,7 @@
 // any thread count.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -368,16 +369,21 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K)
   return Status::ok();
 }
 
-// Max backward without indices, 2-D NHWC: per (n, channel block) slice, each output row's
-// winners are found as the forward finds its indices (int32, into a ring of the output rows
-// one dx row can take gradients from), and each dx row is gathered once all of its windows are
-// known: every pixel sums, in output order, the gradients of the windows covering it that it
-// won, and is written once (streamed past the last-level cache). dx is never read, and the
-// windows' taps are not revisited.
+Status run_backward_indices(Handle& h, const BwdProblem& p, Layout layout);
+
+// Max backward, 2-D NHWC: per (n, channel block) slice, each output row's winners (int32, into
+// a ring of the output rows one dx row can take gradients from) are found as the forward finds
+// its indices, or narrowed from the forward's indices; each dx row is gathered once all of its
+// windows are known: every pixel sums, in output order, the gradients of the windows covering
+// it that it won, and is written once (streamed past the last-level cache). dx is never read,
+// and the windows' taps are not revisited. Indices outside their window's box (not from a
+// forward) are scattered by run_backward_indices instead.
 Status run_backward_nhwc_gather(Handle& h, const BwdProblem& p, const PoolKernels& K) {
   const Geom& g = p.g;
+  const bool given = p.indices != nullptr;
   detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);
-  detail::Staged xs = detail::stage_in(p.x_desc, p.x);
+  detail::Staged xs;
+  if (!given) xs = detail::stage_in(p.x_desc, p.x);
   detail::StagedOut dxs = detail::stage_out(p.dx_desc, p.dx, false);
   const Strides5 xst = strides5(p.x_desc), dyst = strides5(p.dy_desc), dxst = strides5(p.dx_desc);
   const i64 cb = channel_block(h, g), blocks = (g.c + cb - 1) / cb;
@@ -399,6 +405,14 @@ Status run_backward_nhwc_gather(Handle& h, const BwdProblem& p, const PoolKernel
     col_lo[static_cast<std::size_t>(iw)] = lo;
     col_hi[static_cast<std::size_t>(iw)] = hi;
   }
+  // Each window's columns inside the input, [col_min, col_max] (empty: col_max < col_min).
+  std::vector<i64> col_min(static_cast<std::size_t>(ow_n)), col_max(col_min.size());
+  for (i64 ow = 0; ow < ow_n; ++ow) {
+    const i64 lo = full_rg.tap_lo[ow], hi = full_rg.tap_hi[ow], start = ow * g.s[2] - g.pb[2];
+    col_min[static_cast<std::size_t>(ow)] = lo < hi ? start + lo * g.d[2] : 0;
+    col_max[static_cast<std::size_t>(ow)] = lo < hi ? start + (hi - 1) * g.d[2] : -1;
+  }
+  std::atomic<bool> scatter{false};
   const i64 depth = (g.k[1] - 1) * g.d[1] / g.s[1] + 1;  // output rows reaching one dx row
   const i64 codes_ps = (cb + 15) / 16 * 16, ring_row = ow_n * codes_ps;
   const bool stream = detail::stream_output(
@@ -409,9 +423,9 @@ Status run_backward_nhwc_gather(Handle& h, const BwdProblem& p, const PoolKernel
     std::vector<const std::int32_t*> code_rows(dy_rows.size());
     std::vector<const float*> ahead(x_rows.size() + 1);
     std::vector<i64> ahead_len(ahead.size());
-    for (i64 item = begin; item < end; ++item) {
+    for (i64 item = begin; item < end && !scatter.load(std::memory_order_relaxed); ++item) {
       const i64 n = item / blocks, c0 = item % blocks * cb, nc = std::min(g.c, c0 + cb) - c0;
-      const float* const xb = xs.data + n * xst.v[0] + c0 * xst.v[1];
+      const float* const xb = given ? nullptr : xs.data + n * xst.v[0] + c0 * xst.v[1];
       const float* const dyb = dys.data + n * dyst.v[0] + c0 * dyst.v[1];
       float* const dxb = dxs.data + n * dxst.v[0] + c0 * dxst.v[1];
       PoolFwdRow win{};
@@ -419,7 +433,7 @@ Status run_backward_nhwc_gather(Handle& h, const BwdProblem& p, const PoolKernel
       win.g = full_rg;
       win.g.channels = nc;
       win.rows = x_rows.data();
-      win.x_end = xs.data + p.x_desc.span();
+      win.x_end = given ? nullptr : xs.data + p.x_desc.span();
       win.codes_ps = codes_ps;
       auto emit = [&](i64 ih) {
         const auto [lo, hi] = cover(1, ih, oh_n);
@@ -433,14 +447,14 @@ Status run_backward_nhwc_gather(Handle& h, const BwdProblem& p, const PoolKernel
                            dy_rows.data(), code_rows.data(), col_lo.data(), col_hi.data(), dx,
                            stream});
       };
-      i64 next = 0;  // dx rows below it are written
-      for (i64 oh = 0; oh < oh_n; ++oh) {
+      // Output row oh's winners, found in x, with the next window's new rows and this row's
+      // gradients prefetched meanwhile.
+      auto find_codes = [&](i64 oh) {
         const i64* off = x_win.offsets(oh);
         win.nrows = x_win.count[static_cast<std::size_t>(oh)];
         win.row_index = x_win.indices(oh);
         for (i64 i = 0; i < win.nrows; ++i) x_rows[static_cast<std::size_t>(i)] = xb + off[i];
         win.codes = ring.data() + oh % depth * ring_row;
-        // Prefetched meanwhile: the next window's new rows and this one's gradients.
         win.ahead = ahead.data();
         win.ahead_len = ahead_len.data();
         win.n_ahead = 0;
@@ -456,6 +470,21 @@ Status run_backward_nhwc_gather(Handle& h, const BwdProblem& p, const PoolKernel
             if (x_win.rows(oh + 1)[i] > last) add_ahead(xb + x_win.offsets(oh + 1)[i], in_w * xst.v[4]);
         }
         K.forward_nhwc(win);
+      };
+      i64 next = 0;  // dx rows below it are written
+      for (i64 oh = 0; oh < oh_n; ++oh) {
+        if (given) {
+          if (!K.codes_from_indices({p.indices + n * dyst.v[0] + c0 * dyst.v[1] + oh * dyst.v[3],
+                                     dyst.v[4], ow_n, nc, ring.data() + oh % depth * ring_row,
+                                     codes_ps, x_win.indices(oh),
+                                     x_win.count[static_cast<std::size_t>(oh)], col_min.data(),
+                                     col_max.data(), dyb + oh * dyst.v[3], ow_n * dyst.v[4]})) {
+            scatter.store(true, std::memory_order_relaxed);
+            return;
+          }
+        } else {
+          find_codes(oh);
+        }
         // Rows above the next window's first row take nothing from later windows.
         const i64 done = oh + 1 == oh_n ? in_h : std::clamp<i64>((oh + 1) * g.s[1] - g.pb[1], 0, in_h);
         for (; next < done; ++next) emit(next);
@@ -464,6 +493,7 @@ Status run_backward_nhwc_gather(Handle& h, const BwdProblem& p, const PoolKernel
     }
     if (stream) K.fence();
   });
+  if (scatter.load()) return run_backward_indices(h, p, Layout::kNHWC);
   dxs.commit();
   return Status::ok();
 }
@@ -513,9 +543,10 @@ Status run_backward(Handle& h, const BwdProblem& p, const PoolKernels& K, Layout
       (p.indices != nullptr ? p.dy_desc.is_packed(Layout::kNCHW)
                             : k3s2_planes(g, p.x_desc, p.dy_desc)))
     return run_backward_planes(h, p, K);
-  if (g.is_max() && p.indices != nullptr) return run_backward_indices(h, p, layout);
-  if (g.is_max() && layout == Layout::kNHWC && g.in[0] == 1 && g.out[0] == 1)
+  if (g.is_max() && layout == Layout::kNHWC && g.in[0] == 1 && g.out[0] == 1 &&
+      g.in_plane() <= INT32_MAX)
     return run_backward_nhwc_gather(h, p, K);
+  if (g.is_max() && p.indices != nullptr) return run_backward_indices(h, p, layout);
   const bool nhwc = layout == Layout::kNHWC, max = g.is_max();
   detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);
   detail::Staged xs;
@@ -691,10 +722,21 @@ constexpr detail::Impl<BwdProblem> kBackwardImpls[] = {
 };
 
 // Every index must name an element of its input plane (or be -1: a window with no input).
-Status check_indices(const std::string& fn, const Geom& g, const TensorDesc& dy,
+// Dense indices are checked in memory order over the threads; the walk by coordinates names
+// the first bad one.
+Status check_indices(Handle& h, const std::string& fn, const Geom& g, const TensorDesc& dy,
                      const std::int64_t* indices) {
   const Strides5 st = strides5(dy);
   const i64 plane = g.in_plane();
+  if (dy.span() == dy.numel() &&
+      std::all_of(dy.strides.begin(), dy.strides.end(), [](i64 v) { return v >= 0; })) {
+    std::atomic<bool> bad{false};
+    const PoolKernels& K = kernels_for(cpu_info().isa());
+    detail::parallel_for(h, 0, dy.numel(), 1 << 16, [&](i64 a, i64 b) {
+      if (!K.indices_in_range(indices + a, b - a, plane)) bad.store(true, std::memory_order_relaxed);
+    });
+    if (!bad.load()) return Status::ok();
+  }
   for (i64 n = 0; n < g.n; ++n)
     for (i64 c = 0; c < g.c; ++c)
       for (i64 od = 0; od < g.out[0]; ++od)
@@ -782,7 +824,7 @@ Status pooling_backward(Handle& h, const PoolDesc& p, const TensorDesc& x_desc, 
     return invalid_argument(fn + ": indices are for max pooling only");
   }
   if (g.is_max() && indices != nullptr && work)
-    TESSERA_RETURN_IF_ERROR(pool::check_indices(fn, g, dy_desc, indices));
+    TESSERA_RETURN_IF_ERROR(pool::check_indices(h, fn, g, dy_desc, indices));
   TESSERA_RETURN_IF_ERROR(detail::begin_call(h, fn.c_str()));
   pool::log_bench(g, p, x_desc, "bwd", indices != nullptr);
   if (!work) return Status::ok();

@@ -102,6 +102,23 @@ struct PoolGatherRow {
   bool stream;
 };
 
+// The forward's indices of one NHWC output row as PoolFwdRow.codes, each checked to lie in its
+// window's box: -1, or a flat index row_index[r] + col with r < nrows and col in
+// [col_min[ow], col_max[ow]] (the window's rows and its span of columns inside the input).
+// False when one does not (the gather would miss it; the caller scatters instead).
+struct PoolCodesRow {
+  const std::int64_t* indices;
+  std::int64_t indices_ps, out_w, channels;
+  std::int32_t* codes;
+  std::int64_t codes_ps;
+  const std::int64_t* row_index;
+  std::int64_t nrows;
+  const std::int64_t* col_min;
+  const std::int64_t* col_max;
+  const float* ahead;  // prefetched into L1 along the way, ahead_len floats
+  std::int64_t ahead_len;
+};
+
 struct PoolKernels {
   const char* isa;                          // "avx512", "avx2", "generic"
   void (*forward_nhwc)(const PoolFwdRow&);  // vectorised over channels
@@ -111,6 +128,9 @@ struct PoolKernels {
   void (*max_backward_nhwc)(const PoolBwdRow&);
   void (*max_backward_nchw)(const PoolBwdRow&);
   void (*max_gather_nhwc)(const PoolGatherRow&);
+  bool (*codes_from_indices)(const PoolCodesRow&);
+  // Whether every one of n indices is -1 or in [0, plane).
+  bool (*indices_in_range)(const std::int64_t* indices, std::int64_t n, std::int64_t plane);
   // Max pooling 3x3, stride 2, dilation 1 of `planes` packed NCHW planes (h x w from x, oh x
   // ow to y and indices when not null, consecutive), begin padding pt and pl of 0 or 1, every
   // window holding at least one input element, ow <= kMaxPlaneW. The same results as
