@@ -47,6 +47,7 @@ struct PoolFwdRow {
   const float* count_w;
   float* y;
   std::int64_t* indices;  // max only; null when not wanted
+  bool stream_indices = false;  // non-temporal stores where whole vectors are aligned
   // NHWC max only, instead of y and indices: the indices as int32, codes_ps apart per pixel
   // (whole vectors written: codes_ps is a multiple of the vector width).
   std::int32_t* codes = nullptr;
