@@ -399,20 +399,29 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K)
 
 Status run_backward_indices(Handle& h, const BwdProblem& p, Layout layout);
 
-// Max backward, 2-D NHWC: per (n, channel block) slice, each output row's winners (int32, into
-// a ring of the output rows one dx row can take gradients from) are found as the forward finds
-// its indices, or narrowed from the forward's indices; each dx row is gathered once all of its
-// windows are known: every pixel sums, in output order, the gradients of the windows covering
-// it that it won, and is written once (streamed past the last-level cache). dx is never read,
-// and the windows' taps are not revisited. Indices outside their window's box (not from a
-// forward) are scattered by run_backward_indices instead.
+// Backward, 2-D NHWC, max or average with dilation 1: per (n, channel block) slice, a ring
+// holds what the output rows one dx row can take gradients from need:
+//  - max: each row's winners (int32), found as the forward finds its indices, or narrowed from
+//    the forward's indices;
+//  - average: each row's gradients divided by their windows' divisors.
+// Each dx row is gathered once all of its windows are known: every pixel sums, in output
+// order, the gradients of the windows covering it (max: that it won), and is written once
+// (streamed past the last-level cache). dx is never read, and the windows' taps are not
+// revisited. Indices outside their window's box (not from a forward) are scattered by
+// run_backward_indices instead.
+bool nhwc_gather_applies(const Geom& g) {
+  return g.in[0] == 1 && g.out[0] == 1 && g.in_plane() <= INT32_MAX &&
+         (g.is_max() || (g.d[1] == 1 && g.d[2] == 1));
+}
+
 Status run_backward_nhwc_gather(Handle& h, const BwdProblem& p, const PoolKernels& K) {
   const Geom& g = p.g;
-  const bool given = p.indices != nullptr;
+  const bool max = g.is_max(), given = p.indices != nullptr;
   detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);
   detail::Staged xs;
-  if (!given) xs = detail::stage_in(p.x_desc, p.x);
+  if (max && !given) xs = detail::stage_in(p.x_desc, p.x);
   detail::StagedOut dxs = detail::stage_out(p.dx_desc, p.dx, false);
+  const std::vector<float> count_w = count_w_of(g);
   const Strides5 xst = strides5(p.x_desc), dyst = strides5(p.dy_desc), dxst = strides5(p.dx_desc);
   const i64 cb = channel_block(h, g), blocks = (g.c + cb - 1) / cb;
   const i64 in_h = g.in[1], in_w = g.in[2], oh_n = g.out[1], ow_n = g.out[2];
@@ -446,14 +455,15 @@ Status run_backward_nhwc_gather(Handle& h, const BwdProblem& p, const PoolKernel
   const bool stream = detail::stream_output(
       p.dx_desc.numel() * static_cast<i64>(dtype_size(p.dx_desc.dtype)));
   detail::parallel_for(h, 0, g.n * blocks, 1, [&](i64 begin, i64 end) {
-    std::vector<std::int32_t> ring(static_cast<std::size_t>(depth * ring_row));
+    std::vector<std::int32_t> ring(max ? static_cast<std::size_t>(depth * ring_row) : 0);
+    std::vector<float> scaled(max ? 0 : static_cast<std::size_t>(depth * ring_row));
     std::vector<const float*> x_rows(static_cast<std::size_t>(x_win.max_rows)), dy_rows(static_cast<std::size_t>(depth));
     std::vector<const std::int32_t*> code_rows(dy_rows.size());
     std::vector<const float*> ahead(x_rows.size() + 1);
     std::vector<i64> ahead_len(ahead.size());
     for (i64 item = begin; item < end && !scatter.load(std::memory_order_relaxed); ++item) {
       const i64 n = item / blocks, c0 = item % blocks * cb, nc = std::min(g.c, c0 + cb) - c0;
-      const float* const xb = given ? nullptr : xs.data + n * xst.v[0] + c0 * xst.v[1];
+      const float* const xb = !max || given ? nullptr : xs.data + n * xst.v[0] + c0 * xst.v[1];
       const float* const dyb = dys.data + n * dyst.v[0] + c0 * dyst.v[1];
       float* const dxb = dxs.data + n * dxst.v[0] + c0 * dxst.v[1];
       PoolFwdRow win{};
@@ -461,19 +471,20 @@ Status run_backward_nhwc_gather(Handle& h, const BwdProblem& p, const PoolKernel
       win.g = full_rg;
       win.g.channels = nc;
       win.rows = x_rows.data();
-      win.x_end = given ? nullptr : xs.data + p.x_desc.span();
+      win.x_end = xb != nullptr ? xs.data + p.x_desc.span() : nullptr;
       win.codes_ps = codes_ps;
       auto emit = [&](i64 ih) {
         const auto [lo, hi] = cover(1, ih, oh_n);
         float* const dx = dxb + ih * dxst.v[3];
         if (lo == hi) return K.put_row(dx, dxst.v[4], nullptr, 0, in_w, nc, stream);
         for (i64 r = lo; r < hi; ++r) {
-          dy_rows[static_cast<std::size_t>(r - lo)] = dyb + r * dyst.v[3];
-          code_rows[static_cast<std::size_t>(r - lo)] = ring.data() + r % depth * ring_row;
+          const auto i = static_cast<std::size_t>(r - lo);
+          dy_rows[i] = max ? dyb + r * dyst.v[3] : scaled.data() + r % depth * ring_row;
+          code_rows[i] = max ? ring.data() + r % depth * ring_row : nullptr;
         }
-        K.max_gather_nhwc({in_w, nc, dyst.v[4], dxst.v[4], codes_ps, ih * in_w, hi - lo,
-                           dy_rows.data(), code_rows.data(), col_lo.data(), col_hi.data(), dx,
-                           stream});
+        K.gather_nhwc({in_w, nc, max ? dyst.v[4] : codes_ps, dxst.v[4], codes_ps, ih * in_w,
+                       hi - lo, dy_rows.data(), max ? code_rows.data() : nullptr, col_lo.data(),
+                       col_hi.data(), dx, stream});
       };
       // Output row oh's winners, found in x, with the next window's new rows and this row's
       // gradients prefetched meanwhile.
@@ -492,7 +503,13 @@ Status run_backward_nhwc_gather(Handle& h, const BwdProblem& p, const PoolKernel
       };
       i64 next = 0;  // dx rows below it are written
       for (i64 oh = 0; oh < oh_n; ++oh) {
-        if (given) {
+        if (!max) {
+          K.avg_scale_nhwc(dyb + oh * dyst.v[3], dyst.v[4], ow_n, nc,
+                           x_win.row_count[static_cast<std::size_t>(oh)], count_w.data(),
+                           scaled.data() + oh % depth * ring_row, codes_ps,
+                           oh + 1 < oh_n ? dyb + (oh + 1) * dyst.v[3] : nullptr,
+                           oh + 1 < oh_n ? ow_n * dyst.v[4] : 0);
+        } else if (given) {
           if (!K.codes_from_indices({p.indices + n * dyst.v[0] + c0 * dyst.v[1] + oh * dyst.v[3],
                                      dyst.v[4], ow_n, nc, ring.data() + oh % depth * ring_row,
                                      codes_ps, x_win.indices(oh),
@@ -562,9 +579,7 @@ Status run_backward(Handle& h, const BwdProblem& p, const PoolKernels& K, Layout
       (p.indices != nullptr ? p.dy_desc.is_packed(Layout::kNCHW)
                             : k3s2_planes(g, p.x_desc, p.dy_desc)))
     return run_backward_planes(h, p, K);
-  if (g.is_max() && layout == Layout::kNHWC && g.in[0] == 1 && g.out[0] == 1 &&
-      g.in_plane() <= INT32_MAX)
-    return run_backward_nhwc_gather(h, p, K);
+  if (layout == Layout::kNHWC && nhwc_gather_applies(g)) return run_backward_nhwc_gather(h, p, K);
   if (g.is_max() && p.indices != nullptr) return run_backward_indices(h, p, layout);
   const bool nhwc = layout == Layout::kNHWC, max = g.is_max();
   detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);

@@ -85,11 +85,14 @@ struct PoolBwdRow {
   std::int64_t tap_lead, tap_stride;
 };
 
-// Max backward of one NHWC dx row from its windows' winners (PoolFwdRow.codes): each pixel iw
-// of a block of `channels` channels sums, from +0, the gradients of the windows covering it
-// whose winner is it (code == first_code + iw), in increasing output order: the output rows
-// dy_rows/code_rows (increasing), then the columns [col_lo[iw], col_hi[iw]). Written with
-// non-temporal stores where a vector is aligned when `stream`.
+// Backward of one NHWC dx row gathered from the windows covering it: each pixel iw of a block
+// of `channels` channels sums, from +0 and in increasing output order (the output rows
+// dy_rows, increasing, then the columns [col_lo[iw], col_hi[iw])), the gradients of
+//  - max (code_rows set): the windows whose winner (PoolFwdRow.codes) is it, code ==
+//    first_code + iw;
+//  - average (code_rows null): every window, dy_rows holding the gradients already divided
+//    (avg_scale_nhwc; with dilation 1 every pixel a window covers is one of its taps).
+// Written with non-temporal stores where a vector is aligned when `stream`.
 struct PoolGatherRow {
   std::int64_t in_w, channels;
   std::int64_t dy_ps, dx_ps, codes_ps;  // pixel strides
@@ -128,7 +131,13 @@ struct PoolKernels {
   void (*avg_backward_nchw)(const PoolBwdRow&);
   void (*max_backward_nhwc)(const PoolBwdRow&);
   void (*max_backward_nchw)(const PoolBwdRow&);
-  void (*max_gather_nhwc)(const PoolGatherRow&);
+  void (*gather_nhwc)(const PoolGatherRow&);
+  // Average backward: one NHWC output row's gradients over its divisors, dy[ow * dy_ps + c] /
+  // (row_count * count_w[ow]) to out[ow * out_ps + c] (whole vectors: out_ps a multiple of the
+  // vector width), with `ahead` (ahead_len floats) prefetched along the way.
+  void (*avg_scale_nhwc)(const float* dy, std::int64_t dy_ps, std::int64_t out_w,
+                         std::int64_t channels, float row_count, const float* count_w, float* out,
+                         std::int64_t out_ps, const float* ahead, std::int64_t ahead_len);
   bool (*codes_from_indices)(const PoolCodesRow&);
   // Whether every one of n indices is -1 or in [0, plane).
   bool (*indices_in_range)(const std::int64_t* indices, std::int64_t n, std::int64_t plane);
