@@ -399,6 +399,42 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K)
 
 Status run_backward_indices(Handle& h, const BwdProblem& p, Layout layout);
 
+// Average backward by packed NCHW planes (2-D, dilation 1): PoolKernels::avg_planes_nchw, each
+// dx row gathered from the divided gradients of the windows covering it and written once.
+bool avg_planes_apply(const Geom& g, const TensorDesc& dy, const TensorDesc& dx) {
+  return !g.is_max() && g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 &&
+         dy.is_packed(Layout::kNCHW) && dx.is_packed(Layout::kNCHW);
+}
+
+Status run_backward_avg_planes(Handle& h, const BwdProblem& p, const PoolKernels& K) {
+  const Geom& g = p.g;
+  detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);
+  detail::StagedOut dxs = detail::stage_out(p.dx_desc, p.dx, false);
+  const std::vector<float> count_w = count_w_of(g);
+  std::vector<float> row_count(static_cast<std::size_t>(g.out[1]));
+  for (i64 oh = 0; oh < g.out[1]; ++oh)
+    row_count[static_cast<std::size_t>(oh)] = static_cast<float>(divisor_taps(g, 1, oh));
+  std::vector<i64> taps;
+  const RowGeom rg = row_geom(g, false, taps);
+  constexpr i64 kV = kAvgPlaneVector;
+  const i64 lead = (g.k[2] + 1 + kV - 1) / kV * kV;
+  const i64 stride = (lead + std::max(g.out[2], g.in[2] + g.pb[2] + 2 * kV + 1) + g.k[2] + kV - 1) / kV * kV;
+  const i64 in_plane = g.in_plane(), out_plane = g.out_plane();
+  const bool stream = detail::stream_output(
+      p.dx_desc.numel() * static_cast<i64>(dtype_size(p.dx_desc.dtype)));
+  detail::parallel_for(h, 0, g.n * g.c, std::max<i64>(1, 65536 / in_plane), [&](i64 a, i64 b) {
+    std::vector<float> buf(static_cast<std::size_t>(g.out[1] * stride + kV));
+    float* const base = buf.data() + (kV - reinterpret_cast<std::uintptr_t>(buf.data()) / 4 % kV) % kV;
+    for (i64 plane = a; plane < b; ++plane)
+      K.avg_planes_nchw({rg, g.in[1], g.out[1], g.k[1], g.s[1], g.pb[1],
+                         dys.data + plane * out_plane, row_count.data(), count_w.data(),
+                         base + lead, stride, dxs.data + plane * in_plane, stream});
+    if (stream) K.fence();
+  });
+  dxs.commit();
+  return Status::ok();
+}
+
 // Backward, 2-D NHWC, max or average with dilation 1: per (n, channel block) slice, a ring
 // holds what the output rows one dx row can take gradients from need:
 //  - max: each row's winners (int32), found as the forward finds its indices, or narrowed from
@@ -580,6 +616,8 @@ Status run_backward(Handle& h, const BwdProblem& p, const PoolKernels& K, Layout
                             : k3s2_planes(g, p.x_desc, p.dy_desc)))
     return run_backward_planes(h, p, K);
   if (layout == Layout::kNHWC && nhwc_gather_applies(g)) return run_backward_nhwc_gather(h, p, K);
+  if (layout == Layout::kNCHW && avg_planes_apply(g, p.dy_desc, p.dx_desc))
+    return run_backward_avg_planes(h, p, K);
   if (g.is_max() && p.indices != nullptr) return run_backward_indices(h, p, layout);
   const bool nhwc = layout == Layout::kNHWC, max = g.is_max();
   detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);

@@ -123,6 +123,26 @@ struct PoolCodesRow {
   std::int64_t ahead_len;
 };
 
+// Average backward of one packed NCHW plane (2-D, dilation 1), dx row by dx row: the
+// gradients over their divisors into `grad` (out_h rows grad_stride apart, each read from
+// grad_lead elements before its first output to the end of its stride: the caller zeroes it
+// once and only [0, out_w) is written), then each dx row sums, from +0 and in output order, the
+// gradients of the windows covering each of its elements, and is written once (with
+// non-temporal stores where a vector is aligned when `stream`). g is the W dim's geometry.
+struct PoolAvgPlane {
+  RowGeom g;
+  std::int64_t in_h, out_h, k_h, s_h, pb_h;
+  const float* dy;
+  const float* row_count;  // per output row: the divisor factor of the H dim
+  const float* count_w;
+  float* grad;
+  std::int64_t grad_stride;
+  float* dx;
+  bool stream;
+};
+// grad_lead >= k_w + 1; grad_stride >= grad_lead + max(out_w, in_w + pb_w + 2 * kW + 1) + k_w.
+constexpr std::int64_t kAvgPlaneVector = 16;  // the widest kW
+
 struct PoolKernels {
   const char* isa;                          // "avx512", "avx2", "generic"
   void (*forward_nhwc)(const PoolFwdRow&);  // vectorised over channels
@@ -132,6 +152,7 @@ struct PoolKernels {
   void (*max_backward_nhwc)(const PoolBwdRow&);
   void (*max_backward_nchw)(const PoolBwdRow&);
   void (*gather_nhwc)(const PoolGatherRow&);
+  void (*avg_planes_nchw)(const PoolAvgPlane&);
   // Average backward: one NHWC output row's gradients over its divisors, dy[ow * dy_ps + c] /
   // (row_count * count_w[ow]) to out[ow * out_ps + c] (whole vectors: out_ps a multiple of the
   // vector width), with `ahead` (ahead_len floats) prefetched along the way.
