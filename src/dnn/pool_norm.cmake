@@ -2,7 +2,7 @@
 # reference, the entry points with their ordered implementation lists, and one kernel file per
 # instruction set (bodies written once in body.inc over the traits in ops/norm/simd_*.inc).
 list(APPEND DNN_SOURCES
-  ops/pooling/ref.cpp ops/pooling/impls.cpp ops/pooling/generic.cpp
+  ops/pooling/ref.cpp ops/pooling/impls.cpp ops/pooling/backward.cpp ops/pooling/generic.cpp
   ops/pooling/avx2.cpp ops/pooling/avx512.cpp)
 list(APPEND DNN_AVX2 ops/pooling/avx2.cpp)
 list(APPEND DNN_AVX512 ops/pooling/avx512.cpp)
