@@ -265,6 +265,7 @@ Status run_backward_nhwc_gather(Handle& h, const BwdProblem& p, const PoolKernel
                                      x_win.count[static_cast<std::size_t>(oh)], col_min.data(),
                                      col_max.data(), dyb + oh * dyst.v[3], ow_n * dyst.v[4]})) {
             scatter.store(true, std::memory_order_relaxed);
+            if (stream) K.fence();  // before the scatter writes the same dx
             return;
           }
         } else {
