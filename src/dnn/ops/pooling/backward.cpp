@@ -30,9 +30,9 @@ i64 channel_block(const Handle& h, const Geom& g) {
 }
 
 // Max backward by NCHW planes of at most kPlaneBuffer elements: each plane's gradients added,
-// in output order, at the indices (the forward's, or for 3x3 stride 2 windows those found
-// again by max_k3s2_planes) into a zeroed per-thread buffer, which then goes out whole
-// (streamed past the last-level cache): dx is written once and never read.
+// in output order, at the indices (the forward's, or those found again by max_planes) into a
+// zeroed per-thread buffer, which then goes out whole (streamed past the last-level cache): dx
+// is written once and never read.
 constexpr i64 kPlaneBuffer = 1 << 17;
 
 Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K) {
@@ -59,9 +59,8 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K)
       if (recompute) {
         const i64 k = (item - begin) % kBatch;
         if (k == 0)
-          K.max_k3s2_planes(xs.data + item * plane, std::min(kBatch, end - item), g.in[1],
-                            g.in[2], g.pb[1], g.pb[2], g.out[1], g.out[2], y.data(),
-                            found.data(), xs.data, x_end);
+          K.max_planes(max_planes_args(g, xs.data + item * plane, std::min(kBatch, end - item),
+                                       y.data(), found.data(), xs.data, x_end, false));
         idx = found.data() + k * out_plane;
       } else {
         idx = p.indices + item * out_plane;
@@ -294,7 +293,7 @@ Status run_backward(Handle& h, const BwdProblem& p, const PoolKernels& K, Layout
   const Geom& g = p.g;
   if (layout == Layout::kNCHW && g.is_max() && g.in_plane() <= kPlaneBuffer &&
       (p.indices != nullptr ? p.dy_desc.is_packed(Layout::kNCHW)
-                            : k3s2_planes(g, p.x_desc, p.dy_desc)))
+                            : max_planes_apply(g, p.x_desc, p.dy_desc)))
     return run_backward_planes(h, p, K);
   if (layout == Layout::kNHWC && nhwc_gather_applies(g)) return run_backward_nhwc_gather(h, p, K);
   if (layout == Layout::kNCHW && avg_planes_apply(g, p.dy_desc, p.dx_desc))

@@ -61,10 +61,11 @@ struct WindowRows {
 
   // The rows of window w + 1 that window w does not reach (windows move down), of the image
   // at xb, each len floats, added to ahead / ahead_len (PoolFwdRow) from n on; the new count.
+  // w = -1: every row of window 0.
   i64 next_rows(i64 w, const float* xb, i64 len, const float** ahead, i64* ahead_len,
                 i64 n) const {
     if (w + 1 >= static_cast<i64>(count.size())) return n;
-    const i64 cw = count[static_cast<std::size_t>(w)];
+    const i64 cw = w < 0 ? 0 : count[static_cast<std::size_t>(w)];
     const i64 last = cw > 0 ? rows(w)[cw - 1] : -1;
     for (i64 i = 0; i < count[static_cast<std::size_t>(w + 1)]; ++i)
       if (rows(w + 1)[i] > last) {
@@ -79,8 +80,12 @@ struct WindowRows {
 // input) and the interior where every tap is inside; `taps` holds the ranges.
 RowGeom row_geom(const Geom& g, bool nhwc, std::vector<i64>& taps);
 
-// Whether PoolKernels::max_k3s2_planes applies (2-D max 3x3 stride 2, packed NCHW x and out).
-bool k3s2_planes(const Geom& g, const TensorDesc& x_desc, const TensorDesc& out_desc);
+// Whether PoolKernels::max_planes applies (2-D max, packed NCHW x and out), and its arguments
+// for `planes` planes from x.
+bool max_planes_apply(const Geom& g, const TensorDesc& x_desc, const TensorDesc& out_desc);
+PoolMaxPlanes max_planes_args(const Geom& g, const float* x, i64 planes, float* y,
+                              std::int64_t* indices, const float* x_begin, const float* x_end,
+                              bool stream);
 
 // Backward of a problem the fast lists accepted, on kernels K (backward.cpp).
 Status run_backward(Handle& h, const BwdProblem& p, const PoolKernels& K, Layout layout);

@@ -172,17 +172,25 @@ RowGeom row_geom(const Geom& g, bool nhwc, std::vector<i64>& taps) {
           first,          last};
 }
 
-// Whether PoolKernels::max_k3s2_planes applies: 2-D max pooling 3x3, stride 2, dilation 1,
-// begin padding 0 or 1, packed NCHW (x and `out`: y or dy), every window holding an input
-// element (so no output is -inf for want of one).
-bool k3s2_planes(const Geom& g, const TensorDesc& x_desc, const TensorDesc& out_desc) {
+// Whether PoolKernels::max_planes applies: 2-D max pooling with dilation 1, a window at most
+// kMaxPlaneK tall and wide, stride 1 or 2 along W, begin padding smaller than the window, packed
+// NCHW (x and `out`: y or dy), every window holding an input element (so no output is -inf for
+// want of one).
+bool max_planes_apply(const Geom& g, const TensorDesc& x_desc, const TensorDesc& out_desc) {
   if (!g.is_max() || g.in[0] != 1 || g.k[0] != 1) return false;
   if (!x_desc.is_packed(Layout::kNCHW) || !out_desc.is_packed(Layout::kNCHW)) return false;
   for (int i = 1; i < 3; ++i)
-    if (g.k[i] != 3 || g.s[i] != 2 || g.d[i] != 1 || g.pb[i] < 0 || g.pb[i] > 1 ||
-        (g.out[i] - 1) * 2 - g.pb[i] > g.in[i] - 1)
+    if (g.k[i] > kMaxPlaneK || g.d[i] != 1 || g.pb[i] >= g.k[i] ||
+        (g.out[i] - 1) * g.s[i] - g.pb[i] > g.in[i] - 1)
       return false;
-  return g.out[2] <= kMaxPlaneW && g.out[0] == 1;
+  return (g.s[2] == 1 || g.s[2] == 2) && g.out[2] <= kMaxPlaneW && g.out[0] == 1;
+}
+
+PoolMaxPlanes max_planes_args(const Geom& g, const float* x, i64 planes, float* y,
+                              std::int64_t* indices, const float* x_begin, const float* x_end,
+                              bool stream) {
+  return {x,        planes,   g.in[1], g.in[2], g.k[1],  g.k[2],  g.s[1], g.s[2], g.pb[1],
+          g.pb[2], g.out[1], g.out[2], y,       indices, x_begin, x_end,  stream};
 }
 
 namespace {
@@ -205,15 +213,16 @@ Status run_forward(Handle& h, const FwdProblem& p, const PoolKernels& K, Layout 
   // streamed and plain stores in one line (4.9 -> 11.5 ms), so they never stream.
   const bool stream_idx = p.indices != nullptr && nhwc && g.c % 8 == 0 &&
                           detail::stream_output(p.y_desc.span() * 8);
-  if (!nhwc && k3s2_planes(g, p.x_desc, p.y_desc)) {
-    // Whole planes: each input row's taps are shuffled out once, not once per output row.
+  if (!nhwc && max_planes_apply(g, p.x_desc, p.y_desc)) {
+    // Whole planes: each input row's window maxima are found once, not once per output row.
     const i64 planes = g.n * g.c, in_plane = g.in[1] * g.in[2], out_plane = g.out[1] * g.out[2];
     const float* x_end = xs.data + p.x_desc.span();
+    const bool stream = detail::stream_output(p.y_desc.span() * 4);
     detail::parallel_for(h, 0, planes, std::max<i64>(1, 65536 / in_plane), [&](i64 a, i64 b) {
-      K.max_k3s2_planes(xs.data + a * in_plane, b - a, g.in[1], g.in[2], g.pb[1], g.pb[2],
-                        g.out[1], g.out[2], ys.data + a * out_plane,
-                        p.indices != nullptr ? p.indices + a * out_plane : nullptr, xs.data,
-                        x_end);
+      K.max_planes(max_planes_args(g, xs.data + a * in_plane, b - a, ys.data + a * out_plane,
+                                   p.indices != nullptr ? p.indices + a * out_plane : nullptr,
+                                   xs.data, x_end, stream));
+      if (stream) K.fence();
     });
     ys.commit();
     return Status::ok();
@@ -227,12 +236,18 @@ Status run_forward(Handle& h, const FwdProblem& p, const PoolKernels& K, Layout 
   const i64 total = (nhwc ? g.n : g.n * g.c) * rows_per_plane;
   const i64 row_work = g.out[2] * (nhwc ? g.c : 1) * g.k[0] * g.k[1] * g.k[2];
   const i64 grain = std::max<i64>(1, 32768 / std::max<i64>(row_work, 1));
-  // NCHW windows that do not overlap down the plane read each row once, a stream cut into
-  // short rows the hardware prefetcher follows late: they prefetch the rows two windows ahead
-  // (max 2x2 stride 2 on [32,64,112,112]: 9.8 -> 6.3 ms). Overlapping ones reread rows and lost
-  // by it (average 3x3 stride 2: 6.5 -> 7.1 ms).
-  const bool prefetch_rows = !nhwc && g.s[1] >= (g.k[1] - 1) * g.d[1] + 1 &&
-                             g.s[0] >= (g.k[0] - 1) * g.d[0] + 1;
+  // NCHW rows come in short pieces of a stream the hardware prefetcher follows late: each
+  // output row prefetches, spread along its blocks, the new rows of the window about 8 KiB of
+  // them ahead (the next planes' windows past a plane's end; packed planes are consecutive).
+  i64 pf_windows = 0;
+  if (!nhwc) {
+    i64 new_rows = 0;
+    std::vector<const float*> rows(static_cast<std::size_t>(win.max_rows));
+    std::vector<i64> lens(rows.size());
+    for (i64 w = 0; w < rows_per_plane; ++w)
+      new_rows = std::max(new_rows, win.next_rows(w - 1, xs.data, 0, rows.data(), lens.data(), 0));
+    pf_windows = 8192 / std::max<i64>(1, new_rows * g.in[2] * 4) + 1;
+  }
   detail::parallel_for(h, 0, total, grain, [&](i64 begin, i64 end) {
     std::vector<const float*> rows(static_cast<std::size_t>(win.max_rows)), ahead(rows.size());
     std::vector<i64> ahead_len(rows.size());
@@ -252,18 +267,22 @@ Status run_forward(Handle& h, const FwdProblem& p, const PoolKernels& K, Layout 
       row.row_index = win.indices(w);
       row.row_count = win.row_count[static_cast<std::size_t>(w)];
       for (i64 i = 0; i < row.nrows; ++i) rows[static_cast<std::size_t>(i)] = xb + off[i];
-      if (prefetch_rows && w + 2 < rows_per_plane) {  // the rows two windows ahead
-        const i64* later = win.offsets(w + 2);
-        for (i64 i = 0; i < win.count[static_cast<std::size_t>(w + 2)]; ++i)
-          for (i64 e = 0; e < g.in[2]; e += 16) __builtin_prefetch(xb + later[i] + e);
-      }
       const i64 yo = n * yst.v[0] + c * yst.v[1] + od * yst.v[2] + oh * yst.v[3];
       row.y = ys.data + yo;
       row.indices = p.indices != nullptr ? p.indices + yo : nullptr;
       // NHWC: the next window's new rows prefetched along the way.
       row.ahead = ahead.data();
       row.ahead_len = ahead_len.data();
-      row.n_ahead = nhwc && r + 1 < end ? win.next_rows(w, xb, g.in[2] * xst.v[4], ahead.data(), ahead_len.data(), 0) : 0;
+      if (nhwc) {
+        row.n_ahead = r + 1 < end ? win.next_rows(w, xb, g.in[2] * xst.v[4], ahead.data(),
+                                                  ahead_len.data(), 0)
+                                  : 0;
+      } else if (pf_windows > 0) {
+        const i64 later = w + pf_windows;
+        row.n_ahead = win.next_rows(later % rows_per_plane - 1,
+                                    xb + later / rows_per_plane * xst.v[1], g.in[2],
+                                    ahead.data(), ahead_len.data(), 0);
+      }
       row.stream_indices = stream_idx;
       if (nhwc)
         K.forward_nhwc(row);
