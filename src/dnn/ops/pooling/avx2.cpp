@@ -1,6 +1,7 @@
 // Pooling kernels for AVX2 + FMA, compiled with the AVX2 flags only. The bodies are in
 // body.inc over the traits of ../norm/simd_avx2.inc.
 #include <cstdint>
+#include <type_traits>
 
 #include <immintrin.h>
 

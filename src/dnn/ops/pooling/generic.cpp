@@ -2,6 +2,7 @@
 // as the AVX2 and AVX-512 files, for CPUs (or TESSERA_MAX_ISA caps) without them.
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels.hpp"
 
