@@ -30,7 +30,7 @@ i64 channel_block(const Handle& h, const Geom& g) {
 }
 
 // Max backward by NCHW planes of at most kPlaneBuffer elements: each plane's gradients added,
-// in output order, at the indices (the forward's, or those found again by max_planes) into a
+// in output order, at the indices (the forward's, or those found again by planes_nchw) into a
 // zeroed per-thread buffer, which then goes out whole (streamed past the last-level cache): dx
 // is written once and never read.
 constexpr i64 kPlaneBuffer = 1 << 17;
@@ -59,8 +59,9 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K)
       if (recompute) {
         const i64 k = (item - begin) % kBatch;
         if (k == 0)
-          K.max_planes(max_planes_args(g, xs.data + item * plane, std::min(kBatch, end - item),
-                                       y.data(), found.data(), xs.data, x_end, false));
+          K.planes_nchw(planes_args(g, xs.data + item * plane, std::min(kBatch, end - item),
+                                    y.data(), found.data(), xs.data, x_end, false, nullptr,
+                                    nullptr));
         idx = found.data() + k * out_plane;
       } else {
         idx = p.indices + item * out_plane;
@@ -293,7 +294,7 @@ Status run_backward(Handle& h, const BwdProblem& p, const PoolKernels& K, Layout
   const Geom& g = p.g;
   if (layout == Layout::kNCHW && g.is_max() && g.in_plane() <= kPlaneBuffer &&
       (p.indices != nullptr ? p.dy_desc.is_packed(Layout::kNCHW)
-                            : max_planes_apply(g, p.x_desc, p.dy_desc)))
+                            : planes_apply(g, p.x_desc, p.dy_desc)))
     return run_backward_planes(h, p, K);
   if (layout == Layout::kNHWC && nhwc_gather_applies(g)) return run_backward_nhwc_gather(h, p, K);
   if (layout == Layout::kNCHW && avg_planes_apply(g, p.dy_desc, p.dx_desc))

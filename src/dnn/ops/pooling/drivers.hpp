@@ -80,12 +80,12 @@ struct WindowRows {
 // input) and the interior where every tap is inside; `taps` holds the ranges.
 RowGeom row_geom(const Geom& g, bool nhwc, std::vector<i64>& taps);
 
-// Whether PoolKernels::max_planes applies (2-D max, packed NCHW x and out), and its arguments
-// for `planes` planes from x.
-bool max_planes_apply(const Geom& g, const TensorDesc& x_desc, const TensorDesc& out_desc);
-PoolMaxPlanes max_planes_args(const Geom& g, const float* x, i64 planes, float* y,
-                              std::int64_t* indices, const float* x_begin, const float* x_end,
-                              bool stream);
+// Whether PoolKernels::planes_nchw applies (2-D, packed NCHW x and out), and its arguments
+// for `planes` planes from x (count_h and count_w: average divisors, null for max).
+bool planes_apply(const Geom& g, const TensorDesc& x_desc, const TensorDesc& out_desc);
+PoolPlanes planes_args(const Geom& g, const float* x, i64 planes, float* y,
+                       std::int64_t* indices, const float* x_begin, const float* x_end,
+                       bool stream, const float* count_h, const float* count_w);
 
 // Backward of a problem the fast lists accepted, on kernels K (backward.cpp).
 Status run_backward(Handle& h, const BwdProblem& p, const PoolKernels& K, Layout layout);

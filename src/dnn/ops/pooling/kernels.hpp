@@ -13,8 +13,9 @@ namespace tessera::dnn::pool {
 
 enum class RowOp : int { kMax = 0, kAvg = 1 };
 
-constexpr std::int64_t kMaxPlaneW = 1024;  // max_planes: output rows at most this wide
-constexpr std::int64_t kMaxPlaneK = 8;     // max_planes: windows at most this tall and wide
+constexpr std::int64_t kMaxPlaneW = 1024;  // planes_nchw: output rows at most this wide
+constexpr std::int64_t kMaxPlaneK = 8;     // planes_nchw: windows at most this tall and wide
+constexpr std::int64_t kMaxAvgPlaneK = 3;  // the same for average
 
 // Geometry of the innermost spatial dim, and the pixel layout of a row.
 struct RowGeom {
@@ -144,13 +145,14 @@ struct PoolAvgPlane {
 // grad_lead >= k_w + 1; grad_stride >= grad_lead + max(out_w, in_w + pb_w + 2 * kW + 1) + k_w.
 constexpr std::int64_t kAvgPlaneVector = 16;  // the widest kW
 
-// Max pooling of `planes` packed NCHW planes (h x w from x, oh x ow to y and, when not null,
-// indices, consecutive) with a 2-D window k_h x k_w, strides s_h and s_w (1 or 2), dilation 1,
-// begin padding pt < k_h and pl < k_w, every window holding at least one input element,
-// k_h, k_w <= kMaxPlaneK and ow <= kMaxPlaneW. The same results as forward_nchw. x_begin and
-// x_end bound the memory that may be read. `stream`: y goes out with non-temporal stores
-// (then call fence before it is read elsewhere).
-struct PoolMaxPlanes {
+// Max or average pooling of `planes` packed NCHW planes (h x w from x, oh x ow to y and, max
+// only, when not null, indices; consecutive) with a 2-D window k_h x k_w, strides s_h and s_w
+// (1 or 2), dilation 1, begin padding pt < k_h and pl < k_w, every window holding at least one
+// input element, k_h, k_w <= kMaxPlaneK (average: kMaxAvgPlaneK, k_w >= 2, stride 1) and
+// ow <= kMaxPlaneW. Average (count_w set) divides by count_h[oh] * count_w[ow]. The same
+// results as forward_nchw. x_begin and x_end bound the memory that may be read. `stream`: y
+// goes out with non-temporal stores (then call fence before it is read elsewhere).
+struct PoolPlanes {
   const float* x;
   std::int64_t planes, h, w, k_h, k_w, s_h, s_w, pt, pl, oh, ow;
   float* y;
@@ -158,6 +160,8 @@ struct PoolMaxPlanes {
   const float* x_begin;
   const float* x_end;
   bool stream;
+  const float* count_h;  // average only; null for max
+  const float* count_w;
 };
 
 struct PoolKernels {
@@ -179,7 +183,7 @@ struct PoolKernels {
   bool (*codes_from_indices)(const PoolCodesRow&);
   // Whether every one of n indices is -1 or in [0, plane).
   bool (*indices_in_range)(const std::int64_t* indices, std::int64_t n, std::int64_t plane);
-  void (*max_planes)(const PoolMaxPlanes&);
+  void (*planes_nchw)(const PoolPlanes&);
   // dx rows out of the ring: `pixels` pixels of `channels` floats from src (pixel stride
   // src_ps; null: zeros) to dst (pixel stride dst_ps); with non-temporal stores when `stream`
   // (then call fence before the data is read elsewhere).
