@@ -256,13 +256,13 @@ Status run_forward(Handle& h, const FwdProblem& p, const PoolKernels& K, Layout 
   // end; packed planes are consecutive). Average 3x3 stride 2 on [32,64,112,112]: 6.6-7.2 ->
   // 5.5-5.8 ms at 1 thread, 2x2: 6.2 -> 3.9. Stride 1 lost by it (11.5-12.2 -> 12.8-13.6).
   i64 pf_windows = 0;
-  if (!nhwc) {
+  if (!nhwc && g.s[1] >= 2) {
     i64 new_rows = 0;
     std::vector<const float*> rows(static_cast<std::size_t>(win.max_rows));
     std::vector<i64> lens(rows.size());
     for (i64 w = 0; w < rows_per_plane; ++w)
       new_rows = std::max(new_rows, win.next_rows(w - 1, xs.data, 0, rows.data(), lens.data(), 0));
-    if (g.s[1] >= 2) pf_windows = 8192 / std::max<i64>(1, new_rows * g.in[2] * 4) + 1;
+    pf_windows = 8192 / std::max<i64>(1, new_rows * g.in[2] * 4) + 1;
   }
   detail::parallel_for(h, 0, total, grain, [&](i64 begin, i64 end) {
     std::vector<const float*> rows(static_cast<std::size_t>(win.max_rows)), ahead(rows.size());
