@@ -124,6 +124,10 @@ std::vector<PoolDesc> classes(PoolKind kind, int sp, const std::vector<int64_t>&
   pb.back() = 1;
   pe.back() = 0;
   v.push_back(desc(kind, k, s, pb, pe));
+  // Windows that skip rows: height 1, stride 2 (max 2x2 stride 2 NCHW backward writes zero rows).
+  std::vector<int64_t> k1(rep(sp, 1));
+  k1.back() = 2;
+  v.push_back(desc(kind, k1, rep(sp, 2)));
   // Dilated windows (average: the divisor counts taps, not the holes between them), in ceil
   // mode too, where the last window can reach past the end padding.
   v.push_back(desc(kind, rep(sp, 3), rep(sp, 1), rep(sp, 2), rep(sp, 2), rep(sp, 2)));

@@ -48,14 +48,33 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K)
       p.dx_desc.numel() * static_cast<i64>(dtype_size(p.dx_desc.dtype)));
   // Indices are found for kBatch planes in one call: x streams in as in the forward.
   constexpr i64 kBatch = 4;
+  // Windows pairing up the columns without overlap (max 2x2 stride 2): the winners as int32
+  // codes, then each dx row straight from them, no scatter and no zeroing (PoolPairsPlane).
+  const bool pairs = recompute && g.k[2] == 2 && g.s[2] == 2 && g.pb[2] == 0 &&
+                     g.k[1] <= g.s[1];
+  const i64 codes_stride = (g.out[2] + (g.in[2] + 1) / 2 + 32 + 15) / 16 * 16;
   detail::parallel_for(h, 0, g.n * g.c, 1, [&](i64 begin, i64 end) {
-    std::vector<float> buf(static_cast<std::size_t>(plane + 16));
+    std::vector<float> buf(static_cast<std::size_t>(pairs ? g.in[2] + 48 : plane + 16));
     float* const base = buf.data() + (16 - reinterpret_cast<std::uintptr_t>(buf.data()) / 4 % 16) % 16;
-    std::vector<std::int64_t> found(recompute ? static_cast<std::size_t>(kBatch * out_plane) : 0);
+    std::vector<std::int32_t> codes(pairs ? static_cast<std::size_t>(g.out[1] * codes_stride) : 0,
+                                    -1);
+    std::vector<std::int64_t> found(recompute && !pairs ? static_cast<std::size_t>(kBatch * out_plane) : 0);
     std::vector<float> y(found.size());
     for (i64 item = begin; item < end; ++item) {
       const float* dy = dys.data + item * out_plane;
       const std::int64_t* idx = nullptr;
+      if (pairs) {  // y is not written when codes are asked for
+        PoolPlanes args = planes_args(g, xs.data + item * plane, 1, base, nullptr, xs.data,
+                                      x_end, false, nullptr, nullptr);
+        args.codes = codes.data();
+        args.codes_stride = codes_stride;
+        K.planes_nchw(args);
+        K.max_pairs_nchw({g.in[1], g.in[2], g.out[1], g.out[2], g.k[1], g.s[1], g.pb[1],
+                          codes.data(), codes_stride, dy,
+                          item + 1 < end ? dy + out_plane : nullptr, dxs.data + item * plane,
+                          base, stream});
+        continue;
+      }
       if (recompute) {
         const i64 k = (item - begin) % kBatch;
         if (k == 0)
