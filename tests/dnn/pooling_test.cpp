@@ -504,7 +504,9 @@ TEST(Pooling, MaxBackwardTiesAndNanMatchReference) {
           if (!nan_share && i == 8) i = 2;
           v = pool_values[i];
         }
-        const auto dyv = random_values(static_cast<std::size_t>(yref.numel()), gen);
+        auto dyv = random_values(static_cast<std::size_t>(yref.numel()), gen);
+        // Negative zeros: dx starts at +0, so a lone -0 gradient lands as +0.
+        for (std::size_t i = 0; i < dyv.size(); i += 3) dyv[i] = -0.0f;
         const std::vector<float> dref = backward(h, p, xref, &xv, {}, yref, dyv);
         for_each_isa([&](Isa) {
           for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {

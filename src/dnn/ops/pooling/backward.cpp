@@ -48,10 +48,11 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K)
       p.dx_desc.numel() * static_cast<i64>(dtype_size(p.dx_desc.dtype)));
   // Indices are found for kBatch planes in one call: x streams in as in the forward.
   constexpr i64 kBatch = 4;
-  // Windows pairing up the columns without overlap (max 2x2 stride 2): the winners as int32
-  // codes, then each dx row straight from them, no scatter and no zeroing (PoolPairsPlane).
-  const bool pairs = recompute && g.k[2] == 2 && g.s[2] == 2 && g.pb[2] == 0 &&
-                     g.k[1] <= g.s[1];
+  // Windows taking two columns in turn (max 2x2 stride 2, 3x3 stride 2 padding 1): the winners
+  // as int32 codes, then each dx row straight from them, no scatter and no zeroing
+  // (PoolColsPlane).
+  const bool pairs = recompute && g.s[2] == 2 &&
+                     ((g.k[2] == 2 && g.pb[2] == 0) || (g.k[2] == 3 && g.pb[2] == 1));
   const i64 codes_stride = (g.out[2] + (g.in[2] + 1) / 2 + 32 + 15) / 16 * 16;
   detail::parallel_for(h, 0, g.n * g.c, 1, [&](i64 begin, i64 end) {
     std::vector<float> buf(static_cast<std::size_t>(pairs ? g.in[2] + 48 : plane + 16));
@@ -69,7 +70,7 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K)
         args.codes = codes.data();
         args.codes_stride = codes_stride;
         K.planes_nchw(args);
-        K.max_pairs_nchw({g.in[1], g.in[2], g.out[1], g.out[2], g.k[1], g.s[1], g.pb[1],
+        K.max_cols_nchw({g.in[1], g.in[2], g.out[1], g.out[2], g.k[1], g.k[2], g.s[1], g.pb[1],
                           codes.data(), codes_stride, dy,
                           item + 1 < end ? dy + out_plane : nullptr, dxs.data + item * plane,
                           base, stream});

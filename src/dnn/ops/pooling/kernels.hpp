@@ -168,14 +168,15 @@ struct PoolPlanes {
   std::int64_t codes_stride = 0;
 };
 
-// Max backward of one packed NCHW plane whose windows pair up the columns (k_w = s_w = 2, no
-// W padding) and do not overlap down it (k_h <= s_h): every dx element is +0 or, where it is
-// its window's winner, the window's gradient. The winners are PoolPlanes.codes of the plane
-// (rows codes_stride apart, -1 past ow, readable up to (w + 1) / 2 + W). Rows go to dx through
-// `stage` (w + 2W floats, vector-aligned) unless made of whole aligned vectors; non-temporal
-// stores when `stream`. dy_next (the next plane's dy, or null) is prefetched along the way.
-struct PoolPairsPlane {
-  std::int64_t h, w, oh, ow, k_h, s_h, pt;
+// Max backward of one packed NCHW plane whose windows take two columns in turn: k_w = 2 with
+// no W padding, or k_w = 3 with W padding 1 (stride 2, dilation 1 both). Every dx element sums,
+// from +0 in output order, the gradients of the windows covering it whose winner it is. The
+// winners are PoolPlanes.codes of the plane (rows codes_stride apart, -1 past ow, readable up to
+// (w + 1) / 2 + W + 1). Rows go to dx through `stage` (w + 2W floats, vector-aligned) unless
+// made of whole aligned vectors; non-temporal stores when `stream`. dy_next (the next plane's
+// dy, or null) is prefetched along the way.
+struct PoolColsPlane {
+  std::int64_t h, w, oh, ow, k_h, k_w, s_h, pt;
   const std::int32_t* codes;
   std::int64_t codes_stride;
   const float* dy;
@@ -205,7 +206,7 @@ struct PoolKernels {
   // Whether every one of n indices is -1 or in [0, plane).
   bool (*indices_in_range)(const std::int64_t* indices, std::int64_t n, std::int64_t plane);
   void (*planes_nchw)(const PoolPlanes&);
-  void (*max_pairs_nchw)(const PoolPairsPlane&);
+  void (*max_cols_nchw)(const PoolColsPlane&);
   // dx rows out of the ring: `pixels` pixels of `channels` floats from src (pixel stride
   // src_ps; null: zeros) to dst (pixel stride dst_ps); with non-temporal stores when `stream`
   // (then call fence before the data is read elsewhere).
