@@ -522,15 +522,19 @@ TEST(Pooling, MaxBackwardTiesAndNanMatchReference) {
 // Indices need not come from a forward: any element of the plane (or -1) takes its gradient.
 // NHWC gathers each dx pixel from the windows covering it when every index lies in its
 // window, and must scatter instead when one does not: indices at random, and a forward's
-// indices with one moved out of its window (found after some dx rows were gathered).
+// indices with one moved out of its window (found after some dx rows were gathered), or to the
+// column just past its window's last one (NCHW max 2x2 / 3x3 stride 2 check each window's box).
 TEST(Pooling, MaxBackwardTakesAnyIndexOfThePlane) {
   Handle h;
   std::mt19937_64 gen(11);
   for (const PoolDesc& p : {desc(PoolKind::kMax, {3, 3}, {2, 2}, {1, 1}, {1, 1}),
+                            desc(PoolKind::kMax, {2, 2}, {2, 2}),
                             desc(PoolKind::kMax, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {2, 2})})
     for (const std::vector<int64_t>& xdims : std::vector<std::vector<int64_t>>{{2, 17, 9, 11}, {1, 65, 6, 7}})
-      for (int moved : {0, 1}) {
-        SCOPED_TRACE(describe(p, xdims) + (moved ? " one index moved" : " random indices"));
+      for (int moved : {0, 1, 2}) {
+        SCOPED_TRACE(describe(p, xdims) + (moved == 0   ? " random indices"
+                                           : moved == 1 ? " one index moved"
+                                                        : " one index past its window"));
         const TensorDesc xref = strided(DType::kF32, xdims);
         const TensorDesc ydims = value_or_fail(pooling_output_desc(p, xref));
         const TensorDesc yref = strided(DType::kF32, ydims.dims);
@@ -538,9 +542,21 @@ TEST(Pooling, MaxBackwardTakesAnyIndexOfThePlane) {
         const auto xv = random_values(static_cast<std::size_t>(xref.numel()), gen);
         const auto dyv = random_values(static_cast<std::size_t>(yref.numel()), gen);
         std::vector<int64_t> idx;
-        if (moved) {
+        if (moved == 1) {
           idx = forward(h, p, xref, xv, yref, true).idx;
           idx[idx.size() * 3 / 4] = (idx[idx.size() * 3 / 4] + plane / 2) % plane;
+        } else if (moved == 2) {  // the first window whose last column is not the row's last
+          idx = forward(h, p, xref, xv, yref, true).idx;
+          const int64_t ow_n = ydims.dims[3], w = xdims[3];
+          const int64_t d = p.dilation.empty() ? 1 : p.dilation[1];
+          const int64_t pb = p.pad_begin.empty() ? 0 : p.pad_begin[1];
+          for (std::size_t j = idx.size() / 2; j < idx.size(); ++j) {
+            const int64_t ow = static_cast<int64_t>(j) % ow_n;
+            const int64_t last = ow * p.stride[1] - pb + (p.kernel[1] - 1) * d;
+            if (idx[j] < 0 || last + 1 >= w) continue;
+            idx[j] = idx[j] / w * w + last + 1;
+            break;
+          }
         } else {
           std::uniform_int_distribution<int64_t> any(-1, plane - 1);
           idx.resize(static_cast<std::size_t>(yref.numel()));

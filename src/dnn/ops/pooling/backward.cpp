@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "../activation/dense.hpp"
@@ -35,7 +36,15 @@ i64 channel_block(const Handle& h, const Geom& g) {
 // is written once and never read.
 constexpr i64 kPlaneBuffer = 1 << 17;
 
-Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K) {
+// Whether PoolKernels::max_cols_nchw applies: 2-D windows taking two columns in turn (max 2x2
+// stride 2 without W padding, 3x3 stride 2 with W padding 1), dilation 1.
+bool cols_apply(const Geom& g) {
+  return g.in[0] == 1 && g.k[0] == 1 && g.d[1] == 1 && g.d[2] == 1 && g.s[2] == 2 &&
+         ((g.k[2] == 2 && g.pb[2] == 0) || (g.k[2] == 3 && g.pb[2] == 1));
+}
+
+Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K,
+                           bool try_cols = true) {
   const Geom& g = p.g;
   const bool recompute = p.indices == nullptr;
   detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);
@@ -49,11 +58,24 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K)
   // Indices are found for kBatch planes in one call: x streams in as in the forward.
   constexpr i64 kBatch = 4;
   // Windows taking two columns in turn (max 2x2 stride 2, 3x3 stride 2 padding 1): the winners
-  // as int32 codes, then each dx row straight from them, no scatter and no zeroing
-  // (PoolColsPlane).
-  const bool pairs = recompute && g.s[2] == 2 &&
-                     ((g.k[2] == 2 && g.pb[2] == 0) || (g.k[2] == 3 && g.pb[2] == 1));
+  // as int32 codes (found again, or the forward's indices narrowed, each checked to lie in its
+  // window's box), then each dx row straight from them, no scatter and no zeroing
+  // (PoolColsPlane). An index outside its window's box sends the call to the scatter.
+  bool pairs = try_cols && cols_apply(g);
   const i64 codes_stride = (g.out[2] + (g.in[2] + 1) / 2 + 32 + 15) / 16 * 16;
+  std::vector<i64> col_min(static_cast<std::size_t>(g.out[2])), col_max(col_min.size());
+  std::optional<WindowRows> win;
+  if (pairs && !recompute) {
+    win.emplace(g, strides5(p.dx_desc));
+    for (i64 ow = 0; ow < g.out[2]; ++ow) {  // each window's columns inside the input
+      const i64 start = ow * 2 - g.pb[2];
+      col_min[static_cast<std::size_t>(ow)] = std::max<i64>(start, 0);
+      col_max[static_cast<std::size_t>(ow)] = std::min(start + g.k[2], g.in[2]) - 1;
+      if (col_max[static_cast<std::size_t>(ow)] < col_min[static_cast<std::size_t>(ow)])
+        pairs = false;  // only -1 fits such a window: scatter
+    }
+  }
+  std::atomic<bool> scatter{false};
   detail::parallel_for(h, 0, g.n * g.c, 1, [&](i64 begin, i64 end) {
     std::vector<float> buf(static_cast<std::size_t>(pairs ? g.in[2] + 48 : plane + 16));
     float* const base = buf.data() + (16 - reinterpret_cast<std::uintptr_t>(buf.data()) / 4 % 16) % 16;
@@ -61,19 +83,37 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K)
                                     -1);
     std::vector<std::int64_t> found(recompute && !pairs ? static_cast<std::size_t>(kBatch * out_plane) : 0);
     std::vector<float> y(found.size());
-    for (i64 item = begin; item < end; ++item) {
+    for (i64 item = begin; item < end && !scatter.load(std::memory_order_relaxed); ++item) {
       const float* dy = dys.data + item * out_plane;
       const std::int64_t* idx = nullptr;
-      if (pairs) {  // y is not written when codes are asked for
-        PoolPlanes args = planes_args(g, xs.data + item * plane, 1, base, nullptr, xs.data,
-                                      x_end, false, nullptr, nullptr);
-        args.codes = codes.data();
-        args.codes_stride = codes_stride;
-        K.planes_nchw(args);
+      if (pairs) {
+        if (recompute) {  // y is not written when codes are asked for
+          PoolPlanes args = planes_args(g, xs.data + item * plane, 1, base, nullptr, xs.data,
+                                        x_end, false, nullptr, nullptr);
+          args.codes = codes.data();
+          args.codes_stride = codes_stride;
+          K.planes_nchw(args);
+        } else {
+          for (i64 o = 0; o < g.out[1]; ++o)
+            if (!K.codes_from_indices_nchw({p.indices + item * out_plane + o * g.out[2], 1,
+                                            g.out[2], 1, codes.data() + o * codes_stride, 1,
+                                            win->indices(o),
+                                            win->count[static_cast<std::size_t>(o)],
+                                            col_min.data(), col_max.data(), nullptr, 0})) {
+              scatter.store(true, std::memory_order_relaxed);
+              if (stream) K.fence();  // before the scatter writes the same dx
+              return;
+            }
+        }
+        // The next plane's dy (and indices) prefetched meanwhile.
+        const bool more = item + 1 < end;
         K.max_cols_nchw({g.in[1], g.in[2], g.out[1], g.out[2], g.k[1], g.k[2], g.s[1], g.pb[1],
-                          codes.data(), codes_stride, dy,
-                          item + 1 < end ? dy + out_plane : nullptr, dxs.data + item * plane,
-                          base, stream});
+                         codes.data(), codes_stride, dy,
+                         {reinterpret_cast<const char*>(dy + out_plane),
+                          reinterpret_cast<const char*>(recompute ? nullptr
+                                                                  : p.indices + (item + 1) * out_plane)},
+                         {more ? out_plane * 4 : 0, more && !recompute ? out_plane * 8 : 0},
+                         dxs.data + item * plane, base, stream});
         continue;
       }
       if (recompute) {
@@ -93,6 +133,7 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K)
     }
     if (stream) K.fence();
   });
+  if (scatter.load()) return run_backward_planes(h, p, K, false);
   dxs.commit();
   return Status::ok();
 }

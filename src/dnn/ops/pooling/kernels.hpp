@@ -173,14 +173,14 @@ struct PoolPlanes {
 // from +0 in output order, the gradients of the windows covering it whose winner it is. The
 // winners are PoolPlanes.codes of the plane (rows codes_stride apart, -1 past ow, readable up to
 // (w + 1) / 2 + W + 1). Rows go to dx through `stage` (w + 2W floats, vector-aligned) unless
-// made of whole aligned vectors; non-temporal stores when `stream`. dy_next (the next plane's
-// dy, or null) is prefetched along the way.
+// made of whole aligned vectors; non-temporal stores when `stream`.
 struct PoolColsPlane {
   std::int64_t h, w, oh, ow, k_h, k_w, s_h, pt;
   const std::int32_t* codes;
   std::int64_t codes_stride;
   const float* dy;
-  const float* dy_next;
+  const char* ahead[2];  // prefetched along the way: the next plane's dy and indices, say
+  std::int64_t ahead_bytes[2];
   float* dx;
   float* stage;
   bool stream;
@@ -203,6 +203,9 @@ struct PoolKernels {
                          std::int64_t channels, float row_count, const float* count_w, float* out,
                          std::int64_t out_ps, const float* ahead, std::int64_t ahead_len);
   bool (*codes_from_indices)(const PoolCodesRow&);
+  // The same for one NCHW output row (indices_ps, codes_ps and channels 1), vectorised over
+  // the row; windows of up to four rows.
+  bool (*codes_from_indices_nchw)(const PoolCodesRow&);
   // Whether every one of n indices is -1 or in [0, plane).
   bool (*indices_in_range)(const std::int64_t* indices, std::int64_t n, std::int64_t plane);
   void (*planes_nchw)(const PoolPlanes&);
