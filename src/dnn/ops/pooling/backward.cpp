@@ -19,7 +19,7 @@
 namespace tessera::dnn::pool {
 namespace {
 
-// NHWC backward slices: (n, channel block) pairs, blocks of a multiple of 16 channels, enough
+// NHWC backward slices: (n, channel block) cols, blocks of a multiple of 16 channels, enough
 // of them to feed every thread (the split never changes results: each dx element belongs to
 // one slice and receives its gradients in output order).
 i64 channel_block(const Handle& h, const Geom& g) {
@@ -61,32 +61,32 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K,
   // as int32 codes (found again, or the forward's indices narrowed, each checked to lie in its
   // window's box), then each dx row straight from them, no scatter and no zeroing
   // (PoolColsPlane). An index outside its window's box sends the call to the scatter.
-  bool pairs = try_cols && cols_apply(g);
+  bool cols = try_cols && cols_apply(g);
   const i64 codes_stride = (g.out[2] + (g.in[2] + 1) / 2 + 32 + 15) / 16 * 16;
   std::vector<i64> col_min(static_cast<std::size_t>(g.out[2])), col_max(col_min.size());
   std::optional<WindowRows> win;
-  if (pairs && !recompute) {
+  if (cols && !recompute) {
     win.emplace(g, strides5(p.dx_desc));
     for (i64 ow = 0; ow < g.out[2]; ++ow) {  // each window's columns inside the input
       const i64 start = ow * 2 - g.pb[2];
       col_min[static_cast<std::size_t>(ow)] = std::max<i64>(start, 0);
       col_max[static_cast<std::size_t>(ow)] = std::min(start + g.k[2], g.in[2]) - 1;
       if (col_max[static_cast<std::size_t>(ow)] < col_min[static_cast<std::size_t>(ow)])
-        pairs = false;  // only -1 fits such a window: scatter
+        cols = false;  // only -1 fits such a window: scatter
     }
   }
   std::atomic<bool> scatter{false};
   detail::parallel_for(h, 0, g.n * g.c, 1, [&](i64 begin, i64 end) {
-    std::vector<float> buf(static_cast<std::size_t>(pairs ? g.in[2] + 48 : plane + 16));
+    std::vector<float> buf(static_cast<std::size_t>(cols ? g.in[2] + 48 : plane + 16));
     float* const base = buf.data() + (16 - reinterpret_cast<std::uintptr_t>(buf.data()) / 4 % 16) % 16;
-    std::vector<std::int32_t> codes(pairs ? static_cast<std::size_t>(g.out[1] * codes_stride) : 0,
+    std::vector<std::int32_t> codes(cols ? static_cast<std::size_t>(g.out[1] * codes_stride) : 0,
                                     -1);
-    std::vector<std::int64_t> found(recompute && !pairs ? static_cast<std::size_t>(kBatch * out_plane) : 0);
+    std::vector<std::int64_t> found(recompute && !cols ? static_cast<std::size_t>(kBatch * out_plane) : 0);
     std::vector<float> y(found.size());
     for (i64 item = begin; item < end && !scatter.load(std::memory_order_relaxed); ++item) {
       const float* dy = dys.data + item * out_plane;
       const std::int64_t* idx = nullptr;
-      if (pairs) {
+      if (cols) {
         if (recompute) {  // y is not written when codes are asked for
           PoolPlanes args = planes_args(g, xs.data + item * plane, 1, base, nullptr, xs.data,
                                         x_end, false, nullptr, nullptr);
