@@ -19,7 +19,7 @@
 namespace tessera::dnn::pool {
 namespace {
 
-// NHWC backward slices: (n, channel block) cols, blocks of a multiple of 16 channels, enough
+// NHWC backward slices: (n, channel block) pairs, blocks of a multiple of 16 channels, enough
 // of them to feed every thread (the split never changes results: each dx element belongs to
 // one slice and receives its gradients in output order).
 i64 channel_block(const Handle& h, const Geom& g) {
