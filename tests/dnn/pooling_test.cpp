@@ -489,6 +489,7 @@ TEST(Pooling, MaxBackwardTiesAndNanMatchReference) {
       desc(PoolKind::kMax, {2, 2}, {2, 2}),
       desc(PoolKind::kMax, {3, 3}, {2, 2}, {1, 2}, {1, 2}, {1, 2}),
       desc(PoolKind::kMax, {3, 3}, {3, 3}, {1, 1}, {1, 1}),
+      desc(PoolKind::kMax, {3, 3}, {2, 2}, {}, {}, {}, true),  // no padding (Inception's)
   };
   for (const PoolDesc& p : descs)
     for (int64_t c : {1, 17})
@@ -529,6 +530,7 @@ TEST(Pooling, MaxBackwardTakesAnyIndexOfThePlane) {
   std::mt19937_64 gen(11);
   for (const PoolDesc& p : {desc(PoolKind::kMax, {3, 3}, {2, 2}, {1, 1}, {1, 1}),
                             desc(PoolKind::kMax, {2, 2}, {2, 2}),
+                            desc(PoolKind::kMax, {3, 3}, {2, 2}, {0, 0}, {0, 0}, {}, true),
                             desc(PoolKind::kMax, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {2, 2})})
     for (const std::vector<int64_t>& xdims : std::vector<std::vector<int64_t>>{{2, 17, 9, 11}, {1, 65, 6, 7}})
       for (int moved : {0, 1, 2}) {

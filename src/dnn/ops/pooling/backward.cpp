@@ -37,10 +37,10 @@ i64 channel_block(const Handle& h, const Geom& g) {
 constexpr i64 kPlaneBuffer = 1 << 17;
 
 // Whether PoolKernels::max_cols_nchw applies: 2-D windows taking two columns in turn (max 2x2
-// stride 2 without W padding, 3x3 stride 2 with W padding 1), dilation 1.
+// stride 2 without W padding, 3x3 stride 2 with W padding 0 or 1), dilation 1.
 bool cols_apply(const Geom& g) {
   return g.in[0] == 1 && g.k[0] == 1 && g.d[1] == 1 && g.d[2] == 1 && g.s[2] == 2 &&
-         ((g.k[2] == 2 && g.pb[2] == 0) || (g.k[2] == 3 && g.pb[2] == 1));
+         ((g.k[2] == 2 && g.pb[2] == 0) || (g.k[2] == 3 && g.pb[2] <= 1));
 }
 
 Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K,
@@ -57,7 +57,7 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K,
       p.dx_desc.numel() * static_cast<i64>(dtype_size(p.dx_desc.dtype)));
   // Indices are found for kBatch planes in one call: x streams in as in the forward.
   constexpr i64 kBatch = 4;
-  // Windows taking two columns in turn (max 2x2 stride 2, 3x3 stride 2 padding 1): the winners
+  // Windows taking two columns in turn (max 2x2 stride 2, 3x3 stride 2 padding 0 or 1): the winners
   // as int32 codes (found again, or the forward's indices narrowed, each checked to lie in its
   // window's box), then each dx row straight from them, no scatter and no zeroing
   // (PoolColsPlane). An index outside its window's box sends the call to the scatter.
@@ -79,8 +79,10 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K,
   detail::parallel_for(h, 0, g.n * g.c, 1, [&](i64 begin, i64 end) {
     std::vector<float> buf(static_cast<std::size_t>(cols ? g.in[2] + 48 : plane + 16));
     float* const base = buf.data() + (16 - reinterpret_cast<std::uintptr_t>(buf.data()) / 4 % 16) % 16;
-    std::vector<std::int32_t> codes(cols ? static_cast<std::size_t>(g.out[1] * codes_stride) : 0,
-                                    -1);
+    // Codes rows after a lead of -1 (read from column -1).
+    std::vector<std::int32_t> codes_buf(
+        cols ? static_cast<std::size_t>(g.out[1] * codes_stride + 16) : 0, -1);
+    std::int32_t* const codes = codes_buf.data() + (cols ? 16 : 0);
     std::vector<std::int64_t> found(recompute && !cols ? static_cast<std::size_t>(kBatch * out_plane) : 0);
     std::vector<float> y(found.size());
     for (i64 item = begin; item < end && !scatter.load(std::memory_order_relaxed); ++item) {
@@ -90,13 +92,13 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K,
         if (recompute) {  // y is not written when codes are asked for
           PoolPlanes args = planes_args(g, xs.data + item * plane, 1, base, nullptr, xs.data,
                                         x_end, false, nullptr, nullptr);
-          args.codes = codes.data();
+          args.codes = codes;
           args.codes_stride = codes_stride;
           K.planes_nchw(args);
         } else {
           for (i64 o = 0; o < g.out[1]; ++o)
             if (!K.codes_from_indices_nchw({p.indices + item * out_plane + o * g.out[2], 1,
-                                            g.out[2], 1, codes.data() + o * codes_stride, 1,
+                                            g.out[2], 1, codes + o * codes_stride, 1,
                                             win->indices(o),
                                             win->count[static_cast<std::size_t>(o)],
                                             col_min.data(), col_max.data(), nullptr, 0})) {
@@ -108,7 +110,7 @@ Status run_backward_planes(Handle& h, const BwdProblem& p, const PoolKernels& K,
         // The next plane's dy (and indices) prefetched meanwhile.
         const bool more = item + 1 < end;
         K.max_cols_nchw({g.in[1], g.in[2], g.out[1], g.out[2], g.k[1], g.k[2], g.s[1], g.pb[1],
-                         codes.data(), codes_stride, dy,
+                         g.pb[2], codes, codes_stride, dy,
                          {reinterpret_cast<const char*>(dy + out_plane),
                           reinterpret_cast<const char*>(recompute ? nullptr
                                                                   : p.indices + (item + 1) * out_plane)},

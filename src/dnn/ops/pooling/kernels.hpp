@@ -169,13 +169,13 @@ struct PoolPlanes {
 };
 
 // Max backward of one packed NCHW plane whose windows take two columns in turn: k_w = 2 with
-// no W padding, or k_w = 3 with W padding 1 (stride 2, dilation 1 both). Every dx element sums,
+// no W padding, or k_w = 3 with W padding 0 or 1 (stride 2, dilation 1). Every dx element sums,
 // from +0 in output order, the gradients of the windows covering it whose winner it is. The
-// winners are PoolPlanes.codes of the plane (rows codes_stride apart, -1 past ow, readable up to
-// (w + 1) / 2 + W + 1). Rows go to dx through `stage` (w + 2W floats, vector-aligned) unless
+// winners are PoolPlanes.codes of the plane (rows codes_stride apart, -1 past ow, readable from
+// column -1 up to (w + 1) / 2 + W + 1). Rows go to dx through `stage` (w + 2W floats, vector-aligned) unless
 // made of whole aligned vectors; non-temporal stores when `stream`.
 struct PoolColsPlane {
-  std::int64_t h, w, oh, ow, k_h, k_w, s_h, pt;
+  std::int64_t h, w, oh, ow, k_h, k_w, s_h, pt, pl;
   const std::int32_t* codes;
   std::int64_t codes_stride;
   const float* dy;
