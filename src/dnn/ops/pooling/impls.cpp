@@ -223,18 +223,14 @@ Status run_forward(Handle& h, const FwdProblem& p, const PoolKernels& K, Layout 
     const i64 planes = g.n * g.c, in_plane = g.in[1] * g.in[2], out_plane = g.out[1] * g.out[2];
     const float* x_end = xs.data + p.x_desc.span();
     const bool stream = detail::stream_output(p.y_desc.span() * 4);
-    // Average divisors: the reference's row factor (D and H dims) and column factor.
-    std::vector<float> count_h, count_w;
-    if (!g.is_max()) {
-      count_w = count_w_of(g);
-      for (i64 oh = 0; oh < g.out[1]; ++oh)
-        count_h.push_back(static_cast<float>(divisor_taps(g, 0, 0) * divisor_taps(g, 1, oh)));
-    }
+    // Average divisors: the row factor (D and H dims) per output row, the column factor.
+    const std::vector<float> count_w = count_w_of(g);
+    const WindowRows win(g, strides5(p.x_desc));
     detail::parallel_for(h, 0, planes, std::max<i64>(1, 65536 / in_plane), [&](i64 a, i64 b) {
       K.planes_nchw(planes_args(g, xs.data + a * in_plane, b - a, ys.data + a * out_plane,
                                 p.indices != nullptr ? p.indices + a * out_plane : nullptr,
                                 xs.data, x_end, stream,
-                                g.is_max() ? nullptr : count_h.data(),
+                                g.is_max() ? nullptr : win.row_count.data(),
                                 g.is_max() ? nullptr : count_w.data()));
       if (stream) K.fence();
     });
