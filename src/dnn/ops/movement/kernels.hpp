@@ -18,6 +18,10 @@ using ConvertFn = void (*)(std::int64_t n, const void* src, void* dst);
 // dst[c * ldd + r] = src[r * lds + c] for r in [0, rows), c in [0, cols): a tile transposed.
 using TransposeFn = void (*)(std::int64_t rows, std::int64_t cols, const void* src,
                              std::int64_t lds, void* dst, std::int64_t ldd);
+// The same, by blocks whose rows and columns are whole 64-byte vectors; with `stream`, y's
+// columns that are whole aligned lines go out with non-temporal stores (the caller fences).
+using TransposeLinesFn = void (*)(std::int64_t rows, std::int64_t cols, const void* src,
+                                  std::int64_t lds, void* dst, std::int64_t ldd, bool stream);
 
 // Cumulative sums of lines (cumsum's dense entries) for f32, f64, i32 and i64: each line summed
 // in its order, floats in f64 rounded once to the dtype, integers wrapping (the reference's
@@ -60,6 +64,7 @@ struct Kernels {
   // values f32 does not hold exactly round once from it); f64, i32 and i64 sources, null else.
   ConvertFn odd_f32[kNumTypes];
   TransposeFn transpose[4];                 // elements of 1, 2, 4, 8 bytes
+  TransposeLinesFn transpose_lines[4];      // the same where an ISA has them, else null
   CumsumRowsFn cumsum_rows[kNumCumTypes];
   CumsumColsFn cumsum_cols[kNumCumTypes];
   GatherFn gather_row[2][4];   // [i64 indices][log2 element bytes]

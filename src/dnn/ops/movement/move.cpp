@@ -260,9 +260,14 @@ Status move_run(Handle& h, const Move& m) {
     // copy, 4000x4000 at 0.3); staged, the tile's rows are read and written whole. (f32
     // 4096x4096 8.0-9.0 -> 6.7-7.3 ms; f16 and f64 measured slower staged and are not.)
     const bool staged = (xe == 1 || xe == 4) && ((xsL * xe) % 4096 == 0 || (ysK * ye) % 4096 == 0);
+    // Blocks of whole 64-byte rows and columns, where the ISA has them: x's lines are read
+    // whole (staged only where they are not aligned), y's written whole (streamed straight
+    // from the registers).
+    const mk::TransposeLinesFn lines = same ? kK->transpose_lines[lg] : nullptr;
+    const bool x_lines = (xsL * xe) % 64 == 0;
     parallel_for(h, 0, units, 1, [&](i64 u0, i64 u1) {
       std::unique_ptr<unsigned char[]> tmp;
-      if (!same || stream || staged)
+      if (!same || (stream && !lines) || staged)
         tmp = std::make_unique_for_overwrite<unsigned char[]>(static_cast<std::size_t>(2 * tb * tb * xe + kBlock * 4));
       // [transposed tile | conversion stage | the staged tile's rows] (none on the direct path)
       auto* stage = tmp ? reinterpret_cast<float*>(tmp.get() + tb * tb * xe) : nullptr;
@@ -296,6 +301,16 @@ Status move_run(Handle& h, const Move& m) {
           const void* xs = tile_x(q, kb, lb);
           const i64 k0 = (tk0 + q / ntl) * tb, l0 = (tl0 + q % ntl) * tb;
           void* ys = at_elem(y0, m.yt, oy + k0 * ysK + l0);
+          if (lines) {
+            if (staged && !(x_lines && reinterpret_cast<std::uintptr_t>(xs) % 64 == 0)) {
+              for (i64 r = 0; r < lb; ++r)
+                std::memcpy(rows_in + r * kb * xe, static_cast<const char*>(xs) + r * xsL * xe, static_cast<std::size_t>(kb * xe));
+              lines(lb, kb, rows_in, kb, ys, ysK, stream);
+            } else {
+              lines(lb, kb, xs, xsL, ys, ysK, stream);
+            }
+            continue;
+          }
           if (same && !stream && !staged) {
             kK->transpose[lg](lb, kb, xs, xsL, ys, ysK);
             continue;
