@@ -174,10 +174,11 @@ void replicate(void* d, i64 n, i64 bytes) {
 }
 
 // ---- the fast walks -------------------------------------------------------------------------
-// Edge of a transposed tile in elements: 64 (a tile of 8 to 32 KiB for 2- to 8-byte
-// elements; 128 x 128 f16 tiles, the whole L1, were 25% slower), 256 for bytes (rows of four
-// cache lines; 128 was slower).
-i64 tile_edge(i64 bytes) { return bytes == 1 ? 256 : 64; }
+// Edge of a transposed tile in elements. For the line kernels, rows of four cache lines (256
+// bytes: against 64 x 64 tiles, f16 128 x 128 ran at 0.66 -> 0.73 of the copy, f64 32 x 32 at
+// 0.65 -> 0.73). Else 64 (a tile of 8 to 32 KiB for 2- to 8-byte elements; 128 x 128 f16
+// tiles, the whole L1, were 25% slower through the 256-bit kernel and its stage), 256 for bytes.
+i64 tile_edge(i64 bytes, bool lines) { return lines ? 256 / bytes : bytes == 1 ? 256 : 64; }
 
 // The box in y's memory order (see the top of the file), merged.
 Nest y_ordered_nest(const Move& m, const void*& x, void*& y) {
@@ -234,7 +235,12 @@ Status move_run(Handle& h, const Move& m) {
     for (int i = 0; i + 1 < R; ++i)
       if (n.strides[0][static_cast<std::size_t>(i)] == 1 && n.dims[static_cast<std::size_t>(i)] >= 4) k = i;
   if (k >= 0) {
-    const i64 tb = tile_edge(xe);
+    const int lg = std::countr_zero(static_cast<unsigned>(xe));
+    // Blocks of whole 64-byte rows and columns, where the ISA has them: x's lines are read
+    // whole (staged only where they are not aligned), y's written whole (streamed straight
+    // from the registers).
+    const mk::TransposeLinesFn lines = same ? kK->transpose_lines[lg] : nullptr;
+    const i64 tb = tile_edge(xe, lines != nullptr);
     const auto ku = static_cast<std::size_t>(k);
     const i64 K = n.dims[ku], ysK = n.strides[1][ku];
     std::array<i64, kMaxNestRank> od{}, oxs{}, oys{};
@@ -252,7 +258,6 @@ Status move_run(Handle& h, const Move& m) {
     const i64 nk = (K + tb - 1) / tb, nl = (L + tb - 1) / tb;
     const i64 sk = (nk + kSuper - 1) / kSuper, sl = (nl + kSuper - 1) / kSuper;
     const i64 units = total / (K * L) * sk * sl;
-    const int lg = std::countr_zero(static_cast<unsigned>(xe));
     // Outputs past the last-level cache: each tile transposed into L1, its rows streamed out.
     const bool stream = same && stream_output(total * ye);
     // 1- and 4-byte elements with strides of a multiple of 4 KiB on either side: a kernel's
@@ -260,16 +265,13 @@ Status move_run(Handle& h, const Move& m) {
     // copy, 4000x4000 at 0.3); staged, the tile's rows are read and written whole. (f32
     // 4096x4096 8.0-9.0 -> 6.7-7.3 ms; f16 and f64 measured slower staged and are not.)
     const bool staged = (xe == 1 || xe == 4) && ((xsL * xe) % 4096 == 0 || (ysK * ye) % 4096 == 0);
-    // Blocks of whole 64-byte rows and columns, where the ISA has them: x's lines are read
-    // whole (staged only where they are not aligned), y's written whole (streamed straight
-    // from the registers).
-    const mk::TransposeLinesFn lines = same ? kK->transpose_lines[lg] : nullptr;
     // A line block's 64 / ye columns land on y rows ysK apart; a multiple of 2 KiB puts them
     // in one or two of L1's 64 sets, and at 16 or more a set, plain stores stall (f32 1024^2:
     // 0.28 of the copy, 0.53 streamed; u8 4096^2: 0.12 and 0.43). Such outputs past L2 stream.
     const bool crowded = 64 / ye / (4096 / std::gcd(ysK * ye, i64{4096})) >= 16 && total * ye >= (i64{1} << 20);
     const bool stream_lines = stream || (lines && crowded);
     const bool x_lines = (xsL * xe) % 64 == 0;
+    const i64 ahead = lines ? 1 : 2;
     parallel_for(h, 0, units, 1, [&](i64 u0, i64 u1) {
       std::unique_ptr<unsigned char[]> tmp;
       if (!same || (stream && !lines) || staged)
@@ -295,11 +297,12 @@ Status move_run(Handle& h, const Move& m) {
           return at_elem(x0, m.xt, ox + k0 + l0 * xsL);
         };
         for (i64 q = 0; q < ntk * ntl; ++q) {
-          // The rows of the tile two ahead on their way to L2: they are too short and too far
-          // apart for the hardware prefetchers (one line per 64 bytes of each row).
+          // The rows of a tile ahead on their way to L2: they are too short and too far apart
+          // for the hardware prefetchers (one line per 64 bytes of each row). Two tiles ahead,
+          // one for the line kernels' larger tiles (u8 8192^2: 0.46-0.50 -> 0.51-0.54 of the copy).
           i64 kb = 0, lb = 0;
-          if (q + 2 < ntk * ntl) {
-            const auto* next = static_cast<const char*>(tile_x(q + 2, kb, lb));
+          if (q + ahead < ntk * ntl) {
+            const auto* next = static_cast<const char*>(tile_x(q + ahead, kb, lb));
             for (i64 r = 0; r < lb; ++r)
               for (i64 b = 0; b < kb * xe; b += 64) __builtin_prefetch(next + r * xsL * xe + b, 0, 2);
           }
