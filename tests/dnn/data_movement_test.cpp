@@ -297,6 +297,37 @@ TEST(DataMovement, TransposeOnAlignedAndUnalignedLines) {
   });
 }
 
+// Pixels of C elements to planes and back (NHWC <-> NCHW of images): C = 2 to 8 take the narrow
+// kernels (planes to pixels only under 32 bytes a pixel), 1 and 9 the other walks. 1100 pixels
+// cross the streamed blocks of 512; 17000 the units of 16384 pixels.
+TEST(DataMovement, TransposeNarrowPixelsToPlanesAndBack) {
+  std::mt19937 rng(13);
+  for_each_isa([&](Isa) {
+    for (int threads : {1, 2}) {
+      Handle h;
+      ASSERT_TRUE(h.set_num_threads(threads).is_ok());
+      for (DType t : kSizes)
+        for (i64 c = 1; c <= 9; ++c)
+          for (i64 pixels : {i64{1100}, i64{17000}}) {
+            if (pixels > 1100 && c != 3) continue;
+            for (bool to_planes : {true, false})
+              for (Lay xl : {Lay::kPacked, Lay::kGaps}) {
+                const Idx xd = to_planes ? Idx{2, pixels, c} : Idx{2, c, pixels};
+                const Idx yd = to_planes ? Idx{2, c, pixels} : Idx{2, pixels, c};
+                const std::vector<int> perm = {0, 2, 1};
+                T x = random(t, xd, xl, rng), y = make(t, yd, Lay::kPacked);
+                ASSERT_TRUE(transpose(h, perm, x.d, x.p(), y.d, y.p()).is_ok());
+                const T want = expected(x, y.d, [&](const Idx& yi, Idx& xi) {
+                  xi = {yi[0], yi[2], yi[1]};
+                  return true;
+                });
+                expect_same(y, want, "transpose " + x.d.to_string() + " -> " + y.d.to_string());
+              }
+          }
+    }
+  });
+}
+
 // ---- slice ------------------------------------------------------------------------------------
 // Python's slice-index adjustment, which ONNX Slice follows: the indices a slice visits.
 std::vector<i64> slice_indices(i64 d, i64 s, i64 e, i64 t) {

@@ -23,6 +23,12 @@ using TransposeFn = void (*)(std::int64_t rows, std::int64_t cols, const void* s
 using TransposeLinesFn = void (*)(std::int64_t rows, std::int64_t cols, const void* src,
                                   std::int64_t lds, void* dst, std::int64_t ldd, bool stream);
 
+// Narrow transposes, pixels of C elements (C in [2, kMaxNarrow]) to C planes and back (NHWC <->
+// NCHW of images), for p in [0, n), c in [0, C):
+//   deinterleave: y[c * ld + p] = x[p * C + c];   interleave: y[p * C + c] = x[c * ld + p].
+constexpr int kMaxNarrow = 8;
+using NarrowFn = void (*)(std::int64_t n, const void* x, void* y, std::int64_t ld);
+
 // Cumulative sums of lines (cumsum's dense entries) for f32, f64, i32 and i64: each line summed
 // in its order, floats in f64 rounded once to the dtype, integers wrapping (the reference's
 // arithmetic, so the same bits). x may be y.
@@ -65,6 +71,8 @@ struct Kernels {
   ConvertFn odd_f32[kNumTypes];
   TransposeFn transpose[4];                 // elements of 1, 2, 4, 8 bytes
   TransposeLinesFn transpose_lines[4];      // the same where an ISA has them, else null
+  NarrowFn deinterleave[4][kMaxNarrow + 1];  // [log2 element bytes][C]
+  NarrowFn interleave[4][kMaxNarrow + 1];
   CumsumRowsFn cumsum_rows[kNumCumTypes];
   CumsumColsFn cumsum_cols[kNumCumTypes];
   GatherFn gather_row[2][4];   // [i64 indices][log2 element bytes]

@@ -217,6 +217,66 @@ Nest y_ordered_nest(const Move& m, const void*& x, void*& y) {
   return make_nest(r, od.data(), std::span<const i64* const>(strides, 2));
 }
 
+// Narrow transposes (see move_run): pixels of C elements split into C planes (`split`: x
+// contiguous along dim k of extent C, y along the pixels, the inner dim) or planes merged into
+// pixels (y contiguous along the inner dim of extent C, x along the pixel dim k). A unit is an
+// outer index and a run of pixels; past the last-level cache each block of pixels goes through
+// L1 and streams out.
+template <const mk::Kernels* kK, const ek::Kernels* kE>
+Status narrow_run(Handle& h, const Move& m, const Nest& n, const void* x0, void* y0, int k, bool split) {
+  const auto ku = static_cast<std::size_t>(k);
+  const i64 L = n.inner(), e = esize(m.xt);
+  const i64 C = split ? n.dims[ku] : L, P = split ? L : n.dims[ku];
+  const i64 ld = split ? n.strides[1][ku] : n.inner_stride(0);  // between planes: y's or x's
+  const mk::NarrowFn fn = (split ? kK->deinterleave : kK->interleave)[std::countr_zero(static_cast<unsigned>(e))][C];
+  std::array<i64, kMaxNestRank> od{}, oxs{}, oys{};
+  int outer_rank = 0;
+  for (int i = 0; i + 1 < n.rank; ++i) {
+    if (i == k) continue;
+    const auto j = static_cast<std::size_t>(outer_rank++);
+    od[j] = n.dims[static_cast<std::size_t>(i)];
+    oxs[j] = n.strides[0][static_cast<std::size_t>(i)];
+    oys[j] = n.strides[1][static_cast<std::size_t>(i)];
+  }
+  constexpr i64 kRun = 16384, kStaged = 512;  // pixels per unit; per streamed block (<= 32 KiB)
+  const i64 runs = (P + kRun - 1) / kRun, total = m.numel();
+  const bool stream = stream_output(total * e);
+  parallel_for(h, 0, total / (C * P) * runs, 1, [&](i64 u0, i64 u1) {
+    std::unique_ptr<unsigned char[]> tmp;
+    if (stream) tmp = std::make_unique_for_overwrite<unsigned char[]>(static_cast<std::size_t>(kStaged * C * e));
+    for (i64 u = u0; u < u1; ++u) {
+      i64 o = u / runs, ox = 0, oy = 0;
+      for (int i = outer_rank - 1; i >= 0; --i) {
+        const auto j = static_cast<std::size_t>(i);
+        const i64 idx = o % od[j];
+        o /= od[j];
+        ox += idx * oxs[j];
+        oy += idx * oys[j];
+      }
+      const i64 p0 = u % runs * kRun, p1 = std::min(P, p0 + kRun);
+      // Pixel p: x at p * C (split) or p, y at p or p * C.
+      auto x_at = [&](i64 p) { return at_elem(x0, m.xt, ox + p * (split ? C : 1)); };
+      auto y_at = [&](i64 p) { return at_elem(y0, m.yt, oy + p * (split ? 1 : C)); };
+      if (!stream) {
+        fn(p1 - p0, x_at(p0), y_at(p0), ld);
+        continue;
+      }
+      for (i64 p = p0; p < p1; p += kStaged) {
+        const i64 nb = std::min(kStaged, p1 - p);
+        if (split) {
+          fn(nb, x_at(p), tmp.get(), nb);
+          for (i64 c = 0; c < C; ++c) kE->stream(at_elem(y_at(p), m.yt, c * ld), tmp.get() + c * nb * e, nb * e);
+        } else {
+          fn(nb, x_at(p), tmp.get(), ld);
+          kE->stream(y_at(p), tmp.get(), nb * C * e);
+        }
+      }
+    }
+    if (stream) kE->fence();
+  });
+  return Status::ok();
+}
+
 template <const mk::Kernels* kK, const ek::Kernels* kE>
 Status move_run(Handle& h, const Move& m) {
   const i64 total = m.numel();
@@ -228,6 +288,26 @@ Status move_run(Handle& h, const Move& m) {
   const i64 L = n.inner(), xsL = n.inner_stride(0), ysL = n.inner_stride(1);
   const i64 xe = esize(m.xt), ye = esize(m.yt);
   const bool same = m.xt == m.yt;
+
+  // Narrow transposes: pixels of 2 to kMaxNarrow elements to planes, or planes to pixels of
+  // under 32 bytes (wider ones go faster through the tiles' 8 x 8 kernels: f32 [64,8,224,224]
+  // to NHWC, 0.84-0.93 of the copy by tiles, 0.76-0.82 interleaved).
+  if (same && ysL == 1 && xsL > 1) {
+    int k = -1;
+    bool split = false;
+    for (int i = 0; i + 1 < R; ++i) {
+      const auto j = static_cast<std::size_t>(i);
+      if (n.strides[0][j] != 1) continue;
+      if (xsL == n.dims[j] && xsL <= mk::kMaxNarrow) {  // x's pixels packed, y's planes
+        k = i;
+        split = true;
+      } else if (n.strides[1][j] == L && L >= 2 && L <= mk::kMaxNarrow && L * ye < 32) {  // y's pixels packed
+        k = i;
+        split = false;
+      }
+    }
+    if (k >= 0) return narrow_run<kK, kE>(h, m, n, x0, y0, k, split);
+  }
 
   // Tiles: y contiguous along the inner dim, x along dim k instead.
   int k = -1;
