@@ -297,6 +297,49 @@ TEST(DataMovement, TransposeOnAlignedAndUnalignedLines) {
   });
 }
 
+// A transpose that keeps the inner dim (attention's [b, h, s, d] -> [b, s, h, d]) moves whole
+// rows; streamed, by groups of rows back to back in y, with masked heads and tails where y's
+// lines are not whole: rows of 1 to 100 elements, on buffers aligned to 64 bytes, the views 0
+// or 1 element in.
+TEST(DataMovement, TransposeKeepingTheInnerDim) {
+  std::mt19937 rng(14);
+  const std::vector<std::vector<i64>> shapes = {{2, 3, 5, 1}, {2, 12, 7, 3}, {2, 5, 9, 16}, {2, 3, 4, 17}, {2, 12, 33, 64}, {2, 2, 70, 100}};
+  for_each_isa([&](Isa) {
+    for (int threads : {1, 2}) {
+      Handle h;
+      ASSERT_TRUE(h.set_num_threads(threads).is_ok());
+      for (DType t : kSizes)
+        for (const auto& dims : shapes)
+          for (i64 x_off : {0, 1})
+            for (i64 y_off : {0, 1}) {
+              const auto e = static_cast<i64>(dtype_size(t));
+              const i64 n = std::accumulate(dims.begin(), dims.end(), i64{1}, std::multiplies<>());
+              const std::vector<i64> yd = {dims[0], dims[2], dims[1], dims[3]};
+              const TensorDesc xdesc = TensorDesc::make(t, dims), ydesc = TensorDesc::make(t, yd);
+              const auto bytes = static_cast<std::size_t>(((n + 1) * e + 63) / 64 * 64);
+              std::unique_ptr<unsigned char, decltype(&std::free)> xm(static_cast<unsigned char*>(std::aligned_alloc(64, bytes)), &std::free),
+                  ym(static_cast<unsigned char*>(std::aligned_alloc(64, bytes + 64)), &std::free);
+              ASSERT_TRUE(xm && ym);
+              unsigned char* xp = xm.get() + x_off * e;
+              unsigned char* yp = ym.get() + y_off * e;
+              for (i64 i = 0; i < n * e; ++i) xp[i] = static_cast<unsigned char>(rng());
+              std::memset(ym.get(), 0xA5, bytes + 64);
+              ASSERT_TRUE(transpose(h, std::vector<int>{0, 2, 1, 3}, xdesc, xp, ydesc, yp).is_ok());
+              i64 bad = 0;
+              for (i64 b = 0; b < dims[0]; ++b)
+                for (i64 i = 0; i < dims[1]; ++i)
+                  for (i64 j = 0; j < dims[2]; ++j)
+                    bad += std::memcmp(yp + (((b * dims[2] + j) * dims[1] + i) * dims[3]) * e, xp + (((b * dims[1] + i) * dims[2] + j) * dims[3]) * e,
+                                       static_cast<std::size_t>(dims[3] * e)) != 0;
+              // Nothing written before or after y.
+              for (i64 i = 0; i < y_off * e; ++i) bad += ym.get()[i] != 0xA5;
+              for (auto i = static_cast<std::size_t>((y_off + n) * e); i < bytes + 64; ++i) bad += ym.get()[i] != 0xA5;
+              EXPECT_EQ(bad, 0) << dtype_name(t) << " " << xdesc.to_string() << " offsets " << x_off << ", " << y_off << ", " << threads << " threads";
+            }
+    }
+  });
+}
+
 // Pixels of C elements to planes and back (NHWC <-> NCHW of images): C = 2 to 8 take the narrow
 // kernels (planes to pixels only under 32 bytes a pixel), 1 and 9 the other walks. 1100 pixels
 // cross the streamed blocks of 512; 17000 the units of 16384 pixels.

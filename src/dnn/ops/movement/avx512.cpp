@@ -25,6 +25,27 @@ namespace {
 #include "avx_transpose.inc"
 #include "avx512_transpose.inc"
 
+void stream_rows(i64 n, i64 bytes, const void* xv, i64 stride, void* yv, const void* pre) {
+  const auto* x = static_cast<const char*>(xv);
+  const auto* p = static_cast<const char*>(pre);
+  auto* y = static_cast<char*>(yv);
+  for (i64 r = 0; r < n; ++r, x += stride, p += stride, y += bytes) {
+    for (i64 b = 0; b < bytes; b += 64) asm volatile("prefetcht0 %0" : : "m"(p[b]));
+    // The head up to y's next line and the tail past its last whole one: masked, plain.
+    const i64 head = std::min<i64>(bytes, static_cast<i64>(-reinterpret_cast<std::uintptr_t>(y) & 63));
+    if (head) {
+      const __mmask64 m = (1ull << head) - 1;
+      _mm512_mask_storeu_epi8(y, m, _mm512_maskz_loadu_epi8(m, x));
+    }
+    i64 b = head;
+    for (; b + 64 <= bytes; b += 64) _mm512_stream_si512(reinterpret_cast<__m512i*>(y + b), _mm512_loadu_si512(x + b));
+    if (b < bytes) {
+      const __mmask64 m = (1ull << (bytes - b)) - 1;
+      _mm512_mask_storeu_epi8(y + b, m, _mm512_maskz_loadu_epi8(m, x + b));
+    }
+  }
+}
+
 constexpr Kernels table() {
   Kernels k = make_table("avx512", &transpose_blocks<std::uint8_t, 16, 32, &t16x32_b8>,
                          &transpose_blocks<std::uint16_t, 8, 16, &t8x16_b16>, &transpose_blocks<float, 8, 8, &t8x8_b32>,
@@ -33,6 +54,7 @@ constexpr Kernels table() {
   k.transpose_lines[1] = &transpose_lines<std::uint16_t, 32, &t32x32_b16<false>, &t32x32_b16<true>, 8, 16, &t8x16_b16>;
   k.transpose_lines[2] = &transpose_lines<float, 16, &t16x16_b32<false>, &t16x16_b32<true>, 8, 8, &t8x8_b32>;
   k.transpose_lines[3] = &transpose_lines<double, 8, &t8x8_b64<false>, &t8x8_b64<true>, 4, 4, &t4x4_b64>;
+  k.stream_rows = &stream_rows;
   return k;
 }
 }  // namespace
