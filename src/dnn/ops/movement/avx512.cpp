@@ -25,24 +25,51 @@ namespace {
 #include "avx_transpose.inc"
 #include "avx512_transpose.inc"
 
+// Bytes [0, n) of s to d: d's whole aligned lines streamed, the head before the first and the
+// tail after the last masked and plain.
+inline void stream_span(char* d, const char* s, i64 n) {
+  const i64 head = std::min<i64>(n, static_cast<i64>(-reinterpret_cast<std::uintptr_t>(d) & 63));
+  if (head) {
+    const __mmask64 m = (1ull << head) - 1;
+    _mm512_mask_storeu_epi8(d, m, _mm512_maskz_loadu_epi8(m, s));
+  }
+  i64 b = head;
+  for (; b + 64 <= n; b += 64) _mm512_stream_si512(reinterpret_cast<__m512i*>(d + b), _mm512_loadu_si512(s + b));
+  if (b < n) {
+    const __mmask64 m = (1ull << (n - b)) - 1;
+    _mm512_mask_storeu_epi8(d + b, m, _mm512_maskz_loadu_epi8(m, s + b));
+  }
+}
+
+// Rows that fill y's lines whole (multiples of 64 bytes, y aligned) stream straight from x; others
+// are copied back to back into an L1 stage first, so that y's lines are whole there and none is
+// written half by plain stores, half streamed.
 void stream_rows(i64 n, i64 bytes, const void* xv, i64 stride, void* yv, const void* pre) {
   const auto* x = static_cast<const char*>(xv);
   const auto* p = static_cast<const char*>(pre);
   auto* y = static_cast<char*>(yv);
-  for (i64 r = 0; r < n; ++r, x += stride, p += stride, y += bytes) {
-    for (i64 b = 0; b < bytes; b += 64) asm volatile("prefetcht0 %0" : : "m"(p[b]));
-    // The head up to y's next line and the tail past its last whole one: masked, plain.
-    const i64 head = std::min<i64>(bytes, static_cast<i64>(-reinterpret_cast<std::uintptr_t>(y) & 63));
-    if (head) {
-      const __mmask64 m = (1ull << head) - 1;
-      _mm512_mask_storeu_epi8(y, m, _mm512_maskz_loadu_epi8(m, x));
+  for (i64 r = 0; r < n; ++r)
+    for (i64 b = 0; b < bytes; b += 64) asm volatile("prefetcht0 %0" : : "m"(p[r * stride + b]));
+  if (bytes % 64 == 0 && reinterpret_cast<std::uintptr_t>(y) % 64 == 0) {
+    for (i64 r = 0; r < n; ++r) stream_span(y + r * bytes, x + r * stride, bytes);
+    return;
+  }
+  constexpr i64 kStage = 4096;
+  alignas(64) char stage[kStage];
+  const i64 per = std::max<i64>(1, kStage / bytes);  // the caller's rows are at most 1 KiB
+  for (i64 r0 = 0; r0 < n; r0 += per) {
+    const i64 k = std::min(per, n - r0);
+    for (i64 r = 0; r < k; ++r) {
+      const char* s = x + (r0 + r) * stride;
+      char* d = stage + r * bytes;
+      i64 b = 0;
+      for (; b + 64 <= bytes; b += 64) _mm512_storeu_si512(d + b, _mm512_loadu_si512(s + b));
+      if (b < bytes) {
+        const __mmask64 m = (1ull << (bytes - b)) - 1;
+        _mm512_mask_storeu_epi8(d + b, m, _mm512_maskz_loadu_epi8(m, s + b));
+      }
     }
-    i64 b = head;
-    for (; b + 64 <= bytes; b += 64) _mm512_stream_si512(reinterpret_cast<__m512i*>(y + b), _mm512_loadu_si512(x + b));
-    if (b < bytes) {
-      const __mmask64 m = (1ull << (bytes - b)) - 1;
-      _mm512_mask_storeu_epi8(y + b, m, _mm512_maskz_loadu_epi8(m, x + b));
-    }
+    stream_span(y + r0 * bytes, stage, k * bytes);
   }
 }
 

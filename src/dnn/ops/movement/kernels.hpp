@@ -63,9 +63,9 @@ using TopScanColsFn = std::int64_t (*)(std::int64_t n, const void* x, std::int64
 // or -1: a vector pass over blocks, the block with a bad one searched again element by element.
 using IndexCheckFn = std::int64_t (*)(std::int64_t n, const void* idx, std::int64_t lim);
 
-// n short rows of `bytes`, `stride` bytes apart in x, to y back to back, streamed: y's whole
-// aligned lines with non-temporal stores, the rest plain (the caller fences). The rows of `pre`
-// (the same stride; a later group's) are prefetched into L1 on the way.
+// n short rows of `bytes` (at most 1 KiB), `stride` bytes apart in x, to y back to back,
+// streamed: y's whole aligned lines with non-temporal stores, the head and tail plain (the caller
+// fences). The rows of `pre` (the same stride; a later unit's) are prefetched into L1 first.
 using StreamRowsFn = void (*)(std::int64_t n, std::int64_t bytes, const void* x, std::int64_t stride,
                               void* y, const void* pre);
 

@@ -428,15 +428,20 @@ Status move_run(Handle& h, const Move& m) {
   const i64 units = rows * segs;
   const bool direct = ysL == 1 && (xsL == 0 || xsL == 1);
   const bool stream = direct && same && xsL == 1 && stream_output(total * ye);
-  // Streamed short rows by groups, the rows of y's second dim (back to back in y), the group
-  // about 8 KiB ahead prefetched. A transpose that keeps the inner dim (attention's [b, h, s, d]
-  // -> [b, s, h, d]) reads rows too short and too far apart for the hardware prefetchers.
+  // Streamed short rows by runs of y's second dim (back to back in y, about 4 KiB a unit), the
+  // unit about 8 KiB ahead prefetched. A transpose that keeps the inner dim (attention's [b, h,
+  // s, d] -> [b, s, h, d]) reads rows too short and too far apart for the hardware prefetchers;
+  // a split along the last dim writes rows that are not whole lines.
   if (stream && kK->stream_rows && R >= 2 && L * xe <= 1024 && n.strides[1][static_cast<std::size_t>(R - 2)] == L) {
     const auto g = static_cast<std::size_t>(R - 2);
-    const i64 G = n.dims[g], gx = n.strides[0][g], groups = rows / G;
-    const i64 ahead = std::max<i64>(1, 8192 / (G * L * xe));
-    auto offsets = [&](i64 u, i64& ox, i64& oy) {  // of group u's first row
-      ox = oy = 0;
+    const i64 G = n.dims[g], gx = n.strides[0][g];
+    const i64 run = std::min(G, std::max<i64>(1, 4096 / (L * xe))), runs = (G + run - 1) / run;
+    const i64 pieces = rows / G * runs, ahead = std::max<i64>(1, 8192 / (run * L * xe));
+    auto offsets = [&](i64 u, i64& ox, i64& oy) {  // of unit u's first row
+      const i64 r0 = u % runs * run;
+      u /= runs;
+      ox = r0 * gx;
+      oy = r0 * L;
       for (int i = R - 3; i >= 0; --i) {
         const auto j = static_cast<std::size_t>(i);
         const i64 idx = u % n.dims[j];
@@ -445,12 +450,13 @@ Status move_run(Handle& h, const Move& m) {
         oy += idx * n.strides[1][j];
       }
     };
-    parallel_for(h, 0, groups, std::max<i64>(1, kGrain / (G * L)), [&](i64 u0, i64 u1) {
+    parallel_for(h, 0, pieces, std::max<i64>(1, kGrain / (run * L)), [&](i64 u0, i64 u1) {
       for (i64 u = u0; u < u1; ++u) {
         i64 ox, oy, px, py;
         offsets(u, ox, oy);
-        offsets(std::min(u + ahead, groups - 1), px, py);
-        kK->stream_rows(G, L * xe, at_elem(x0, m.xt, ox), gx * xe, at_elem(y0, m.yt, oy), at_elem(x0, m.xt, px));
+        offsets(std::min(u + ahead, pieces - 1), px, py);
+        const i64 count = std::min(run, G - u % runs * run);
+        kK->stream_rows(count, L * xe, at_elem(x0, m.xt, ox), gx * xe, at_elem(y0, m.yt, oy), at_elem(x0, m.xt, px));
       }
       kE->fence();
     });
