@@ -300,10 +300,10 @@ TEST(DataMovement, TransposeOnAlignedAndUnalignedLines) {
 // A transpose that keeps the inner dim (attention's [b, h, s, d] -> [b, s, h, d]) moves whole
 // rows; streamed, by groups of rows back to back in y, with masked heads and tails where y's
 // lines are not whole: rows of 1 to 100 elements, on buffers aligned to 64 bytes, the views 0
-// or 1 element in.
+// or 1 element in; a long second dim of y (700) is cut in runs.
 TEST(DataMovement, TransposeKeepingTheInnerDim) {
   std::mt19937 rng(14);
-  const std::vector<std::vector<i64>> shapes = {{2, 3, 5, 1}, {2, 12, 7, 3}, {2, 5, 9, 16}, {2, 3, 4, 17}, {2, 12, 33, 64}, {2, 2, 70, 100}};
+  const std::vector<std::vector<i64>> shapes = {{2, 3, 5, 1}, {2, 12, 7, 3}, {2, 5, 9, 16}, {2, 3, 4, 17}, {2, 12, 33, 64}, {2, 2, 70, 100}, {2, 700, 3, 5}};
   for_each_isa([&](Isa) {
     for (int threads : {1, 2}) {
       Handle h;
