@@ -6,7 +6,8 @@
 // step through neighbours as one (nest.hpp). The order of a copy is free, so this never changes
 // a result. Then, by the innermost (y-contiguous) dim:
 // - rows: x contiguous or broadcast along it too: converted (or copied, streamed past the
-//   last-level cache) a row at a time;
+//   last-level cache) a row at a time, short streamed rows by runs of y's second dim;
+// - narrow: pixels of a few elements split into planes, or planes merged into pixels;
 // - tiles: x contiguous along another dim instead (a transpose): 2-D tiles of the two dims,
 //   transposed in registers, so both sides are read and written by whole cache lines;
 // - strided: anything else, gathered into a block, converted, scattered.
