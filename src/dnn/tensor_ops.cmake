@@ -13,12 +13,13 @@ list(APPEND DNN_SOURCES
 list(APPEND DNN_AVX2 ops/eltwise/avx2.cpp ops/reduce/avx2.cpp)
 list(APPEND DNN_AVX512 ops/eltwise/avx512.cpp ops/reduce/avx512.cpp)
 
-# Data movement: the move engine (movement/move.cpp), the operations as views of it
+# Data movement: the move engine (movement/move.cpp; parts.cpp: packed concat/split along
+# short rows in one walk), the operations as views of it
 # (movement/ops.cpp), the references of pad and resize (movement/ref.cpp), the indexing
 # operations (movement/indexing.cpp: checks and references; index_dense.cpp: the fast entries)
 # and one kernel file per instruction set.
 set(MOVEMENT_KERNELS ops/movement/generic.cpp ops/movement/avx2.cpp ops/movement/avx512.cpp)
-list(APPEND DNN_SOURCES ops/movement/move.cpp ops/movement/ops.cpp ops/movement/indexing.cpp ops/movement/index_dense.cpp ops/movement/resize.cpp ops/movement/ref.cpp ${MOVEMENT_KERNELS})
+list(APPEND DNN_SOURCES ops/movement/move.cpp ops/movement/parts.cpp ops/movement/ops.cpp ops/movement/indexing.cpp ops/movement/index_dense.cpp ops/movement/resize.cpp ops/movement/ref.cpp ${MOVEMENT_KERNELS})
 list(APPEND DNN_AVX2 ops/movement/avx2.cpp)
 list(APPEND DNN_AVX512 ops/movement/avx512.cpp)
 

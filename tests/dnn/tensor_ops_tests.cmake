@@ -16,7 +16,7 @@ tessera_test(tessera_dnn_rnn_test rnn_test.cpp)
 # The streamed-output paths (non-temporal stores, taken for outputs past the last-level cache)
 # on the same sweeps: TESSERA_STREAM_BYTES=0 streams every output.
 foreach(suite IN ITEMS "tessera_dnn_tensor_ops_test;TensorOps.Binary*:TensorOps.Unary*:TensorOps.Where*"
-                       "tessera_dnn_data_movement_test;DataMovement.Transpose*:DataMovement.Cast*:DataMovement.MoveEngine*")
+                       "tessera_dnn_data_movement_test;DataMovement.Transpose*:DataMovement.Cast*:DataMovement.MoveEngine*:DataMovement.Concat*")
   list(GET suite 0 exe)
   list(GET suite 1 filter)
   add_test(NAME ${exe}_streamed COMMAND ${exe} --gtest_filter=${filter})

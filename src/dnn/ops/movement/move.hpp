@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "../../common.hpp"
 #include "../activation/dense.hpp"
@@ -29,6 +30,20 @@ struct Move {
   Move& add(std::int64_t dim, std::int64_t x_stride, std::int64_t y_stride);
   std::int64_t numel() const;
 };
+
+// Concat (`join`) or split of packed row-major tensors along an axis, seen as `outer` rows:
+// the whole's row is the parts' rows (widths[i] elements of `elem` bytes) back to back. src
+// holds the parts and dst the whole for a concat, the other way round for a split. Taken
+// where the whole's row is at most kPartsRowBytes.
+struct Parts {
+  bool join = true;
+  std::int64_t elem = 4, outer = 0;
+  std::vector<std::int64_t> widths;
+  std::vector<const unsigned char*> src;
+  std::vector<unsigned char*> dst;
+};
+constexpr std::int64_t kPartsRowBytes = 16384;
+Status run_parts(Handle& h, const Parts& p);
 
 // Runs the first implementation of the move list that accepts m (the fast walks on each ISA,
 // then the element-by-element reference).

@@ -3,7 +3,8 @@
 // - cast and expand: x as it is (stride 0 along broadcast dims);
 // - transpose: x's strides permuted; slice: x from its first element with steps as strides
 //   (negative steps give negative strides); concat / split: one move per input / output,
-//   into / out of the output's / input's part along the axis;
+//   into / out of the output's / input's part along the axis, or, for packed tensors cut
+//   along an inner axis with short rows, one walk over the rows for all parts (parts.cpp);
 // - tile: every dim split in (repeat, dim), x's stride 0 along the repeats;
 // - depth_to_space / space_to_depth: [N, C, H, b, W, b] boxes, the block strides on one side
 //   and the channel strides on the other;
@@ -274,6 +275,24 @@ Result<int> check_parts(const std::string& fn, int axis, const TensorDesc& whole
                             to_string(whole.dims[z(a)]));
   return a;
 }
+// A packed row-major whole cut along axis a > 0 into packed parts, with rows (from the axis
+// in) of at most kPartsRowBytes: one walk (run_parts) instead of a move per part. Fills all of
+// p but the pointers, or returns false.
+bool as_parts(int a, const TensorDesc& whole, std::span<const TensorDesc> parts, detail::Parts& p) {
+  if (a == 0 || whole.numel() == 0 || !whole.is_packed(Layout::kNCHW)) return false;
+  i64 outer = 1, inner = 1;
+  for (int k = 0; k < a; ++k) outer *= whole.dims[z(k)];
+  for (int k = a + 1; k < whole.rank(); ++k) inner *= whole.dims[z(k)];
+  p.elem = static_cast<i64>(dtype_size(whole.dtype));
+  if (outer < 2 || whole.dims[z(a)] * inner * p.elem > detail::kPartsRowBytes) return false;
+  for (const TensorDesc& d : parts) {
+    if (!d.is_packed(Layout::kNCHW)) return false;
+    p.widths.push_back(d.dims[z(a)] * inner);
+  }
+  p.outer = outer;
+  return true;
+}
+
 // Part i of `whole` along axis a as a view: each part's move goes between it and the part.
 template <typename P>
 void for_each_part(const TensorDesc& whole, P* base, int a, std::span<const TensorDesc> parts,
@@ -449,6 +468,11 @@ Status concat(Handle& h, int axis, std::span<const TensorDesc> x_descs, std::spa
   for (std::size_t i = 0; i < xs.size(); ++i)
     TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, "y", y_desc, y, ("x[" + to_string(i) + "]").c_str(), x_descs[i], xs[i]));
   TESSERA_RETURN_IF_ERROR(begin(h, "concat"));
+  if (detail::Parts p; as_parts(a, y_desc, x_descs, p)) {
+    for (const void* x : xs) p.src.push_back(static_cast<const unsigned char*>(x));
+    p.dst.push_back(static_cast<unsigned char*>(y));
+    return detail::run_parts(h, p);
+  }
   Status st = Status::ok();
   for_each_part<void>(y_desc, y, a, x_descs, [&](std::size_t i, const TensorDesc& part, void* at) {
     if (st.is_ok()) st = move(h, Move::of(x_descs[i], xs[i], part, at));
@@ -473,6 +497,12 @@ Status split(Handle& h, int axis, const TensorDesc& x_desc, const void* x, std::
       TESSERA_RETURN_IF_ERROR(detail::check_disjoint(fn, name.c_str(), y_descs[i], ys[i], ("y[" + to_string(j) + "]").c_str(), y_descs[j], ys[j]));
   }
   TESSERA_RETURN_IF_ERROR(begin(h, "split"));
+  if (detail::Parts p; as_parts(a, x_desc, y_descs, p)) {
+    p.join = false;
+    p.src.push_back(static_cast<const unsigned char*>(x));
+    for (void* y : ys) p.dst.push_back(static_cast<unsigned char*>(y));
+    return detail::run_parts(h, p);
+  }
   Status st = Status::ok();
   for_each_part<const void>(x_desc, x, a, y_descs, [&](std::size_t i, const TensorDesc& part, const void* at) {
     if (st.is_ok()) st = move(h, Move::of(part, at, y_descs[i], ys[i]));
