@@ -252,13 +252,45 @@ TEST(DataMovement, TransposeMatchesIndexFormula) {
   });
 }
 
-// The line kernels read x's rows and write y's columns as whole 64-byte vectors, straight from
-// x where its rows are aligned lines and, streamed, straight to y where its columns are: the
-// test's own buffers are aligned to 64 bytes, then the views start 0 or 1 element in, with row
-// lengths of whole lines, ragged ones, and strides of 4 KiB (the staged case).
-TEST(DataMovement, TransposeOnAlignedAndUnalignedLines) {
-  std::mt19937 rng(12);
-  const std::vector<std::vector<i64>> shapes = {{16, 16}, {64, 64}, {48, 80}, {130, 70}, {33, 1024}, {1024, 40}, {96, 512}, {3, 64, 48}};
+// Transposes x (packed `dims`, random bytes) by `perm` into packed y, both in buffers aligned to
+// 64 bytes with the views x_off and y_off elements in. Returns the number of elements of y that
+// differ from x's by the index formula, plus the bytes written outside y.
+i64 transpose_on_aligned(Handle& h, DType t, const std::vector<i64>& dims, const std::vector<int>& perm, i64 x_off, i64 y_off,
+                         std::mt19937& rng) {
+  const auto e = static_cast<i64>(dtype_size(t));
+  const auto r = dims.size();
+  const i64 n = std::accumulate(dims.begin(), dims.end(), i64{1}, std::multiplies<>());
+  std::vector<i64> yd(r);
+  for (std::size_t i = 0; i < r; ++i) yd[i] = dims[static_cast<std::size_t>(perm[i])];
+  const TensorDesc xdesc = TensorDesc::make(t, dims), ydesc = TensorDesc::make(t, yd);
+  const auto bytes = static_cast<std::size_t>(((n + 2) * e + 63) / 64 * 64);
+  std::unique_ptr<unsigned char, decltype(&std::free)> xm(static_cast<unsigned char*>(std::aligned_alloc(64, bytes)), &std::free),
+      ym(static_cast<unsigned char*>(std::aligned_alloc(64, bytes)), &std::free);
+  if (!xm || !ym) return -1;
+  unsigned char* xp = xm.get() + x_off * e;
+  unsigned char* yp = ym.get() + y_off * e;
+  for (i64 i = 0; i < n * e; ++i) xp[i] = static_cast<unsigned char>(rng());
+  std::memset(ym.get(), 0xA5, bytes);
+  if (!transpose(h, perm, xdesc, xp, ydesc, yp).is_ok()) return -1;
+  i64 bad = 0;
+  std::vector<i64> yi(r, 0);
+  for (i64 k = 0; k < n; ++k) {  // y's elements in order, yi their index
+    i64 xo = 0;
+    for (std::size_t i = 0; i < r; ++i) xo += yi[i] * xdesc.strides[static_cast<std::size_t>(perm[i])];
+    bad += std::memcmp(yp + k * e, xp + xo * e, static_cast<std::size_t>(e)) != 0;
+    for (auto i = r; i-- > 0;)
+      if (++yi[i] < yd[i]) break;
+      else yi[i] = 0;
+  }
+  for (i64 i = 0; i < y_off * e; ++i) bad += ym.get()[i] != 0xA5;
+  for (auto i = static_cast<std::size_t>((y_off + n) * e); i < bytes; ++i) bad += ym.get()[i] != 0xA5;
+  return bad;
+}
+
+// Transposes of `shapes` by `perm_of(rank)` on aligned buffers at offsets 0 and 1 element, every
+// element size, ISA and thread count.
+void expect_aligned_transposes(const std::vector<std::vector<i64>>& shapes, std::vector<int> (*perm_of)(std::size_t), unsigned seed) {
+  std::mt19937 rng(seed);
   for_each_isa([&](Isa) {
     for (int threads : {1, 2}) {
       Handle h;
@@ -266,78 +298,41 @@ TEST(DataMovement, TransposeOnAlignedAndUnalignedLines) {
       for (DType t : kSizes)
         for (const auto& dims : shapes)
           for (i64 x_off : {0, 1})
-            for (i64 y_off : {0, 1}) {
-              const auto e = static_cast<i64>(dtype_size(t));
-              const int r = static_cast<int>(dims.size());
-              const i64 n = std::accumulate(dims.begin(), dims.end(), i64{1}, std::multiplies<>());
-              std::vector<int> perm(static_cast<std::size_t>(r));
-              std::iota(perm.begin(), perm.end(), 0);
-              std::swap(perm[static_cast<std::size_t>(r - 2)], perm[static_cast<std::size_t>(r - 1)]);
-              std::vector<i64> yd = dims;
-              std::swap(yd[static_cast<std::size_t>(r - 2)], yd[static_cast<std::size_t>(r - 1)]);
-              const TensorDesc xdesc = TensorDesc::make(t, dims), ydesc = TensorDesc::make(t, yd);
-              const auto bytes = static_cast<std::size_t>((n + 1) * e + 64);
-              std::unique_ptr<unsigned char, decltype(&std::free)> xm(static_cast<unsigned char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)), &std::free),
-                  ym(static_cast<unsigned char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)), &std::free);
-              ASSERT_TRUE(xm && ym);
-              unsigned char* xp = xm.get() + x_off * e;
-              unsigned char* yp = ym.get() + y_off * e;
-              for (i64 i = 0; i < n * e; ++i) xp[i] = static_cast<unsigned char>(rng());
-              std::memset(yp, 0xA5, static_cast<std::size_t>(n * e));
-              ASSERT_TRUE(transpose(h, perm, xdesc, xp, ydesc, yp).is_ok());
-              const i64 rows = dims[static_cast<std::size_t>(r - 2)], cols = dims[static_cast<std::size_t>(r - 1)];
-              i64 bad = 0;
-              for (i64 b = 0; b < n / (rows * cols); ++b)
-                for (i64 i = 0; i < rows; ++i)
-                  for (i64 j = 0; j < cols; ++j)
-                    bad += std::memcmp(yp + ((b * cols + j) * rows + i) * e, xp + ((b * rows + i) * cols + j) * e, static_cast<std::size_t>(e)) != 0;
-              EXPECT_EQ(bad, 0) << dtype_name(t) << " " << xdesc.to_string() << " offsets " << x_off << ", " << y_off << ", " << threads << " threads";
-            }
+            for (i64 y_off : {0, 1})
+              EXPECT_EQ(transpose_on_aligned(h, t, dims, perm_of(dims.size()), x_off, y_off, rng), 0)
+                  << dtype_name(t) << " " << TensorDesc::make(t, dims).to_string() << " offsets " << x_off << ", " << y_off << ", " << threads << " threads";
     }
   });
 }
 
+// The last two dims swapped.
+std::vector<int> swap_last_two(std::size_t r) {
+  std::vector<int> p(r);
+  std::iota(p.begin(), p.end(), 0);
+  std::swap(p[r - 2], p[r - 1]);
+  return p;
+}
+// The two dims before the last swapped.
+std::vector<int> swap_middle(std::size_t r) {
+  std::vector<int> p(r);
+  std::iota(p.begin(), p.end(), 0);
+  std::swap(p[r - 3], p[r - 2]);
+  return p;
+}
+
+// The line kernels read x's rows and write y's columns as whole 64-byte vectors, straight from
+// x where its rows are aligned lines and, streamed, straight to y where its columns are: row
+// lengths of whole lines, ragged ones, and strides of 4 KiB (the staged case).
+TEST(DataMovement, TransposeOnAlignedAndUnalignedLines) {
+  expect_aligned_transposes({{16, 16}, {64, 64}, {48, 80}, {130, 70}, {33, 1024}, {1024, 40}, {96, 512}, {3, 64, 48}}, &swap_last_two, 12);
+}
+
 // A transpose that keeps the inner dim (attention's [b, h, s, d] -> [b, s, h, d]) moves whole
-// rows; streamed, by groups of rows back to back in y, with masked heads and tails where y's
-// lines are not whole: rows of 1 to 100 elements, on buffers aligned to 64 bytes, the views 0
-// or 1 element in; a long second dim of y (700) is cut in runs.
+// rows; streamed, by runs of rows back to back in y, with masked heads and tails where y's lines
+// are not whole: rows of 1 to 100 elements; a long second dim of y (700) is cut in runs.
 TEST(DataMovement, TransposeKeepingTheInnerDim) {
-  std::mt19937 rng(14);
-  const std::vector<std::vector<i64>> shapes = {{2, 3, 5, 1}, {2, 12, 7, 3}, {2, 5, 9, 16}, {2, 3, 4, 17}, {2, 12, 33, 64}, {2, 2, 70, 100}, {2, 700, 3, 5}};
-  for_each_isa([&](Isa) {
-    for (int threads : {1, 2}) {
-      Handle h;
-      ASSERT_TRUE(h.set_num_threads(threads).is_ok());
-      for (DType t : kSizes)
-        for (const auto& dims : shapes)
-          for (i64 x_off : {0, 1})
-            for (i64 y_off : {0, 1}) {
-              const auto e = static_cast<i64>(dtype_size(t));
-              const i64 n = std::accumulate(dims.begin(), dims.end(), i64{1}, std::multiplies<>());
-              const std::vector<i64> yd = {dims[0], dims[2], dims[1], dims[3]};
-              const TensorDesc xdesc = TensorDesc::make(t, dims), ydesc = TensorDesc::make(t, yd);
-              const auto bytes = static_cast<std::size_t>(((n + 1) * e + 63) / 64 * 64);
-              std::unique_ptr<unsigned char, decltype(&std::free)> xm(static_cast<unsigned char*>(std::aligned_alloc(64, bytes)), &std::free),
-                  ym(static_cast<unsigned char*>(std::aligned_alloc(64, bytes + 64)), &std::free);
-              ASSERT_TRUE(xm && ym);
-              unsigned char* xp = xm.get() + x_off * e;
-              unsigned char* yp = ym.get() + y_off * e;
-              for (i64 i = 0; i < n * e; ++i) xp[i] = static_cast<unsigned char>(rng());
-              std::memset(ym.get(), 0xA5, bytes + 64);
-              ASSERT_TRUE(transpose(h, std::vector<int>{0, 2, 1, 3}, xdesc, xp, ydesc, yp).is_ok());
-              i64 bad = 0;
-              for (i64 b = 0; b < dims[0]; ++b)
-                for (i64 i = 0; i < dims[1]; ++i)
-                  for (i64 j = 0; j < dims[2]; ++j)
-                    bad += std::memcmp(yp + (((b * dims[2] + j) * dims[1] + i) * dims[3]) * e, xp + (((b * dims[1] + i) * dims[2] + j) * dims[3]) * e,
-                                       static_cast<std::size_t>(dims[3] * e)) != 0;
-              // Nothing written before or after y.
-              for (i64 i = 0; i < y_off * e; ++i) bad += ym.get()[i] != 0xA5;
-              for (auto i = static_cast<std::size_t>((y_off + n) * e); i < bytes + 64; ++i) bad += ym.get()[i] != 0xA5;
-              EXPECT_EQ(bad, 0) << dtype_name(t) << " " << xdesc.to_string() << " offsets " << x_off << ", " << y_off << ", " << threads << " threads";
-            }
-    }
-  });
+  expect_aligned_transposes({{2, 3, 5, 1}, {2, 12, 7, 3}, {2, 5, 9, 16}, {2, 3, 4, 17}, {2, 12, 33, 64}, {2, 2, 70, 100}, {2, 700, 3, 5}},
+                            &swap_middle, 14);
 }
 
 // Pixels of C elements to planes and back (NHWC <-> NCHW of images): C = 2 to 8 take the narrow
@@ -461,9 +456,9 @@ TEST(DataMovement, ConcatAndSplitPackedRowsInOneWalk) {
             d[a] = n;
             parts.push_back(random(t, d, Lay::kPacked, rng));
           }
-          for (T& p : parts) {
+          for (T& p : parts) {  // (the empty part's pointer null, as a caller may pass it)
             descs.push_back(p.d);
-            ptrs.push_back(p.p());
+            ptrs.push_back(p.d.numel() > 0 ? p.p() : nullptr);
           }
           T y = make(t, base, Lay::kPacked);
           ASSERT_TRUE(concat(h, axis, descs, ptrs, y.d, y.p()).is_ok());
@@ -483,7 +478,7 @@ TEST(DataMovement, ConcatAndSplitPackedRowsInOneWalk) {
           for (const T& p : parts) outs.push_back(make(t, p.d.dims, Lay::kPacked));
           for (T& o : outs) {
             odescs.push_back(o.d);
-            optrs.push_back(o.p());
+            optrs.push_back(o.d.numel() > 0 ? o.p() : nullptr);
           }
           ASSERT_TRUE(split(h, axis, y.d, y.p(), odescs, optrs).is_ok());
           for (std::size_t i = 0; i < parts.size(); ++i) {

@@ -218,6 +218,32 @@ Nest y_ordered_nest(const Move& m, const void*& x, void*& y) {
   return make_nest(r, od.data(), std::span<const i64* const>(strides, 2));
 }
 
+// The dims of a nest other than dim `skip` and the inner one, with x's and y's strides: the
+// outer index of a work unit, and its element offsets.
+struct Outer {
+  std::array<i64, kMaxNestRank> dims{}, xs{}, ys{};
+  int rank = 0;
+  Outer(const Nest& n, int skip) {
+    for (int i = 0; i + 1 < n.rank; ++i) {
+      if (i == skip) continue;
+      const auto j = static_cast<std::size_t>(rank++);
+      dims[j] = n.dims[static_cast<std::size_t>(i)];
+      xs[j] = n.strides[0][static_cast<std::size_t>(i)];
+      ys[j] = n.strides[1][static_cast<std::size_t>(i)];
+    }
+  }
+  void at(i64 o, i64& ox, i64& oy) const {  // row-major index o
+    ox = oy = 0;
+    for (int i = rank - 1; i >= 0; --i) {
+      const auto j = static_cast<std::size_t>(i);
+      const i64 idx = o % dims[j];
+      o /= dims[j];
+      ox += idx * xs[j];
+      oy += idx * ys[j];
+    }
+  }
+};
+
 // Narrow transposes (see move_run): pixels of C elements split into C planes (`split`: x
 // contiguous along dim k of extent C, y along the pixels, the inner dim) or planes merged into
 // pixels (y contiguous along the inner dim of extent C, x along the pixel dim k). A unit is an
@@ -230,15 +256,7 @@ Status narrow_run(Handle& h, const Move& m, const Nest& n, const void* x0, void*
   const i64 C = split ? n.dims[ku] : L, P = split ? L : n.dims[ku];
   const i64 ld = split ? n.strides[1][ku] : n.inner_stride(0);  // between planes: y's or x's
   const mk::NarrowFn fn = (split ? kK->deinterleave : kK->interleave)[std::countr_zero(static_cast<unsigned>(e))][C];
-  std::array<i64, kMaxNestRank> od{}, oxs{}, oys{};
-  int outer_rank = 0;
-  for (int i = 0; i + 1 < n.rank; ++i) {
-    if (i == k) continue;
-    const auto j = static_cast<std::size_t>(outer_rank++);
-    od[j] = n.dims[static_cast<std::size_t>(i)];
-    oxs[j] = n.strides[0][static_cast<std::size_t>(i)];
-    oys[j] = n.strides[1][static_cast<std::size_t>(i)];
-  }
+  const Outer outer(n, k);
   constexpr i64 kRun = 16384, kStaged = 512;  // pixels per unit; per streamed block (<= 32 KiB)
   const i64 runs = (P + kRun - 1) / kRun, total = m.numel();
   const bool stream = stream_output(total * e);
@@ -246,14 +264,8 @@ Status narrow_run(Handle& h, const Move& m, const Nest& n, const void* x0, void*
     std::unique_ptr<unsigned char[]> tmp;
     if (stream) tmp = std::make_unique_for_overwrite<unsigned char[]>(static_cast<std::size_t>(kStaged * C * e));
     for (i64 u = u0; u < u1; ++u) {
-      i64 o = u / runs, ox = 0, oy = 0;
-      for (int i = outer_rank - 1; i >= 0; --i) {
-        const auto j = static_cast<std::size_t>(i);
-        const i64 idx = o % od[j];
-        o /= od[j];
-        ox += idx * oxs[j];
-        oy += idx * oys[j];
-      }
+      i64 ox, oy;
+      outer.at(u / runs, ox, oy);
       const i64 p0 = u % runs * kRun, p1 = std::min(P, p0 + kRun);
       // Pixel p: x at p * C (split) or p, y at p or p * C.
       auto x_at = [&](i64 p) { return at_elem(x0, m.xt, ox + p * (split ? C : 1)); };
@@ -324,15 +336,7 @@ Status move_run(Handle& h, const Move& m) {
     const i64 tb = tile_edge(xe, lines != nullptr);
     const auto ku = static_cast<std::size_t>(k);
     const i64 K = n.dims[ku], ysK = n.strides[1][ku];
-    std::array<i64, kMaxNestRank> od{}, oxs{}, oys{};
-    int outer_rank = 0;
-    for (int i = 0; i + 1 < R; ++i) {
-      if (i == k) continue;
-      const auto j = static_cast<std::size_t>(outer_rank++);
-      od[j] = n.dims[static_cast<std::size_t>(i)];
-      oxs[j] = n.strides[0][static_cast<std::size_t>(i)];
-      oys[j] = n.strides[1][static_cast<std::size_t>(i)];
-    }
+    const Outer outer(n, k);
     // A unit is a block of up to kSuper x kSuper tiles, so the pages it touches on both sides
     // stay in the TLB (a tile's rows are on as many pages when the rows are long).
     constexpr i64 kSuper = 8;
@@ -361,14 +365,8 @@ Status move_run(Handle& h, const Move& m) {
       auto* stage = tmp ? reinterpret_cast<float*>(tmp.get() + tb * tb * xe) : nullptr;
       unsigned char* const rows_in = tmp ? tmp.get() + tb * tb * xe + kBlock * 4 : nullptr;
       for (i64 u = u0; u < u1; ++u) {
-        i64 o = u / (sk * sl), ox = 0, oy = 0;
-        for (int i = outer_rank - 1; i >= 0; --i) {
-          const auto j = static_cast<std::size_t>(i);
-          const i64 idx = o % od[j];
-          o /= od[j];
-          ox += idx * oxs[j];
-          oy += idx * oys[j];
-        }
+        i64 ox, oy;
+        outer.at(u / (sk * sl), ox, oy);
         const i64 tk0 = u / sl % sk * kSuper, tl0 = u % sl * kSuper;
         const i64 ntk = std::min(nk, tk0 + kSuper) - tk0, ntl = std::min(nl, tl0 + kSuper) - tl0;
         auto tile_x = [&](i64 q, i64& kb, i64& lb) {  // tile q of the unit (tl fastest): x's first element
@@ -438,18 +436,11 @@ Status move_run(Handle& h, const Move& m) {
     const i64 G = n.dims[g], gx = n.strides[0][g];
     const i64 run = std::min(G, std::max<i64>(1, 4096 / (L * xe))), runs = (G + run - 1) / run;
     const i64 pieces = rows / G * runs, ahead = std::max<i64>(1, 8192 / (run * L * xe));
+    const Outer outer(n, R - 2);
     auto offsets = [&](i64 u, i64& ox, i64& oy) {  // of unit u's first row
-      const i64 r0 = u % runs * run;
-      u /= runs;
-      ox = r0 * gx;
-      oy = r0 * L;
-      for (int i = R - 3; i >= 0; --i) {
-        const auto j = static_cast<std::size_t>(i);
-        const i64 idx = u % n.dims[j];
-        u /= n.dims[j];
-        ox += idx * n.strides[0][j];
-        oy += idx * n.strides[1][j];
-      }
+      outer.at(u / runs, ox, oy);
+      ox += u % runs * run * gx;
+      oy += u % runs * run * L;
     };
     parallel_for(h, 0, pieces, std::max<i64>(1, kGrain / (run * L)), [&](i64 u0, i64 u1) {
       for (i64 u = u0; u < u1; ++u) {

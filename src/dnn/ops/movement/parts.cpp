@@ -37,6 +37,7 @@ Status parts_run(Handle& h, const Parts& p) {
         for (i64 r = 0; r < k; ++r)
           for (std::size_t i = 0; i < n; ++i) {
             const i64 w = p.widths[i] * e;
+            if (w == 0) continue;  // (an empty part's pointer may be null)
             const unsigned char* x = p.src[i] + (r0 + r) * w;
             if (stream)  // the part's row a unit ahead (as below)
               for (i64 b = 0; b < w; b += 64) __builtin_prefetch(x + per * w + b, 0, 3);
@@ -47,6 +48,7 @@ Status parts_run(Handle& h, const Parts& p) {
         const unsigned char* x = p.src[0] + r0 * row;
         for (std::size_t i = 0; i < n; ++i) {
           const i64 w = p.widths[i] * e;
+          if (w == 0) continue;
           unsigned char* y = p.dst[i] + r0 * w;
           unsigned char* d = stream ? stage.get() : y;
           for (i64 r = 0; r < k; ++r) {
