@@ -25,8 +25,8 @@ namespace {
 #include "avx_transpose.inc"
 #include "avx512_transpose.inc"
 
-// Bytes [0, n) of s to d: d's whole aligned lines streamed, the head before the first and the
-// tail after the last masked and plain.
+// stream_rows_t's kSpan for AVX-512: bytes [0, n) of s to d, d's whole aligned lines streamed,
+// the head before the first and the tail after the last masked and plain.
 inline void stream_span(char* d, const char* s, i64 n) {
   const i64 head = std::min<i64>(n, static_cast<i64>(-reinterpret_cast<std::uintptr_t>(d) & 63));
   if (head) {
@@ -41,38 +41,6 @@ inline void stream_span(char* d, const char* s, i64 n) {
   }
 }
 
-// Rows that fill y's lines whole (multiples of 64 bytes, y aligned) stream straight from x; others
-// are copied back to back into an L1 stage first, so that y's lines are whole there and none is
-// written half by plain stores, half streamed.
-void stream_rows(i64 n, i64 bytes, const void* xv, i64 stride, void* yv, const void* pre) {
-  const auto* x = static_cast<const char*>(xv);
-  const auto* p = static_cast<const char*>(pre);
-  auto* y = static_cast<char*>(yv);
-  for (i64 r = 0; r < n; ++r)
-    for (i64 b = 0; b < bytes; b += 64) asm volatile("prefetcht0 %0" : : "m"(p[r * stride + b]));
-  if (bytes % 64 == 0 && reinterpret_cast<std::uintptr_t>(y) % 64 == 0) {
-    for (i64 r = 0; r < n; ++r) stream_span(y + r * bytes, x + r * stride, bytes);
-    return;
-  }
-  constexpr i64 kStage = 4096;
-  alignas(64) char stage[kStage];
-  const i64 per = std::max<i64>(1, kStage / bytes);  // the caller's rows are at most 1 KiB
-  for (i64 r0 = 0; r0 < n; r0 += per) {
-    const i64 k = std::min(per, n - r0);
-    for (i64 r = 0; r < k; ++r) {
-      const char* s = x + (r0 + r) * stride;
-      char* d = stage + r * bytes;
-      i64 b = 0;
-      for (; b + 64 <= bytes; b += 64) _mm512_storeu_si512(d + b, _mm512_loadu_si512(s + b));
-      if (b < bytes) {
-        const __mmask64 m = (1ull << (bytes - b)) - 1;
-        _mm512_mask_storeu_epi8(d + b, m, _mm512_maskz_loadu_epi8(m, s + b));
-      }
-    }
-    stream_span(y + r0 * bytes, stage, k * bytes);
-  }
-}
-
 constexpr Kernels table() {
   Kernels k = make_table("avx512", &transpose_blocks<std::uint8_t, 16, 32, &t16x32_b8>,
                          &transpose_blocks<std::uint16_t, 8, 16, &t8x16_b16>, &transpose_blocks<float, 8, 8, &t8x8_b32>,
@@ -81,7 +49,7 @@ constexpr Kernels table() {
   k.transpose_lines[1] = &transpose_lines<std::uint16_t, 32, &t32x32_b16<false>, &t32x32_b16<true>, 8, 16, &t8x16_b16>;
   k.transpose_lines[2] = &transpose_lines<float, 16, &t16x16_b32<false>, &t16x16_b32<true>, 8, 8, &t8x8_b32>;
   k.transpose_lines[3] = &transpose_lines<double, 8, &t8x8_b64<false>, &t8x8_b64<true>, 4, 4, &t4x4_b64>;
-  k.stream_rows = &stream_rows;
+  k.stream_rows = &stream_rows_t<&stream_span>;
   return k;
 }
 }  // namespace
