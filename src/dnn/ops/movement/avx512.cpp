@@ -25,22 +25,6 @@ namespace {
 #include "avx_transpose.inc"
 #include "avx512_transpose.inc"
 
-// stream_rows_t's kSpan for AVX-512: bytes [0, n) of s to d, d's whole aligned lines streamed,
-// the head before the first and the tail after the last masked and plain.
-inline void stream_span(char* d, const char* s, i64 n) {
-  const i64 head = std::min<i64>(n, static_cast<i64>(-reinterpret_cast<std::uintptr_t>(d) & 63));
-  if (head) {
-    const __mmask64 m = (1ull << head) - 1;
-    _mm512_mask_storeu_epi8(d, m, _mm512_maskz_loadu_epi8(m, s));
-  }
-  i64 b = head;
-  for (; b + 64 <= n; b += 64) _mm512_stream_si512(reinterpret_cast<__m512i*>(d + b), _mm512_loadu_si512(s + b));
-  if (b < n) {
-    const __mmask64 m = (1ull << (n - b)) - 1;
-    _mm512_mask_storeu_epi8(d + b, m, _mm512_maskz_loadu_epi8(m, s + b));
-  }
-}
-
 constexpr Kernels table() {
   Kernels k = make_table("avx512", &transpose_blocks<std::uint8_t, 16, 32, &t16x32_b8>,
                          &transpose_blocks<std::uint16_t, 8, 16, &t8x16_b16>, &transpose_blocks<float, 8, 8, &t8x8_b32>,
@@ -49,7 +33,6 @@ constexpr Kernels table() {
   k.transpose_lines[1] = &transpose_lines<std::uint16_t, 32, &t32x32_b16<false>, &t32x32_b16<true>, 8, 16, &t8x16_b16>;
   k.transpose_lines[2] = &transpose_lines<float, 16, &t16x16_b32<false>, &t16x16_b32<true>, 8, 8, &t8x8_b32>;
   k.transpose_lines[3] = &transpose_lines<double, 8, &t8x8_b64<false>, &t8x8_b64<true>, 4, 4, &t4x4_b64>;
-  k.stream_rows = &stream_rows_t<&stream_span>;
   return k;
 }
 }  // namespace

@@ -63,12 +63,6 @@ using TopScanColsFn = std::int64_t (*)(std::int64_t n, const void* x, std::int64
 // or -1: a vector pass over blocks, the block with a bad one searched again element by element.
 using IndexCheckFn = std::int64_t (*)(std::int64_t n, const void* idx, std::int64_t lim);
 
-// n short rows of `bytes` (at most 1 KiB), `stride` bytes apart in x, to y back to back,
-// streamed: y's whole aligned lines with non-temporal stores, the head and tail plain (the caller
-// fences). The rows of `pre` (the same stride; a later unit's) are prefetched into L1 first.
-using StreamRowsFn = void (*)(std::int64_t n, std::int64_t bytes, const void* x, std::int64_t stride,
-                              void* y, const void* pre);
-
 struct Kernels {
   const char* isa;
   ConvertFn convert[kNumTypes][kNumTypes];  // [from][to]
@@ -79,7 +73,6 @@ struct Kernels {
   TransposeLinesFn transpose_lines[4];      // the same where an ISA has them, else null
   NarrowFn deinterleave[4][kMaxNarrow + 1];  // [log2 element bytes][C]
   NarrowFn interleave[4][kMaxNarrow + 1];
-  StreamRowsFn stream_rows;  // where an ISA has it, else null
   CumsumRowsFn cumsum_rows[kNumCumTypes];
   CumsumColsFn cumsum_cols[kNumCumTypes];
   GatherFn gather_row[2][4];   // [i64 indices][log2 element bytes]

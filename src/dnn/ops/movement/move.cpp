@@ -244,6 +244,35 @@ struct Outer {
   }
 };
 
+// n short rows of `bytes` (at most 1 KiB), `stride` bytes apart in x, to y back to back through
+// the stream kernel: rows that fill y's lines whole (multiples of 64 bytes, y aligned) straight
+// from x, others copied back to back into an L1 stage first, so that no line of y is written
+// half plain, half streamed. The rows of `pre` (the same stride; a later unit's) are prefetched
+// into L1 first (an inline prefetcht0: GCC drops loops of __builtin_prefetch alone).
+template <const ek::Kernels* kE>
+void stream_rows(i64 n, i64 bytes, const char* x, i64 stride, char* y, const char* pre) {
+  for (i64 r = 0; r < n; ++r)
+    for (i64 b = 0; b < bytes; b += 64) {
+#if defined(__x86_64__)
+      asm volatile("prefetcht0 %0" : : "m"(pre[r * stride + b]));
+#else
+      __builtin_prefetch(pre + r * stride + b, 0, 3);
+#endif
+    }
+  if (bytes % 64 == 0 && reinterpret_cast<std::uintptr_t>(y) % 64 == 0) {
+    for (i64 r = 0; r < n; ++r) kE->stream(y + r * bytes, x + r * stride, bytes);
+    return;
+  }
+  constexpr i64 kStage = 4096;
+  alignas(64) char stage[kStage];
+  const i64 per = std::max<i64>(1, kStage / bytes);
+  for (i64 r0 = 0; r0 < n; r0 += per) {
+    const i64 k = std::min(per, n - r0);
+    for (i64 r = 0; r < k; ++r) std::memcpy(stage + r * bytes, x + (r0 + r) * stride, static_cast<std::size_t>(bytes));
+    kE->stream(y + r0 * bytes, stage, k * bytes);
+  }
+}
+
 // Narrow transposes (see move_run): pixels of C elements split into C planes (`split`: x
 // contiguous along dim k of extent C, y along the pixels, the inner dim) or planes merged into
 // pixels (y contiguous along the inner dim of extent C, x along the pixel dim k). A unit is an
@@ -431,7 +460,7 @@ Status move_run(Handle& h, const Move& m) {
   // unit about 8 KiB ahead prefetched. A transpose that keeps the inner dim (attention's [b, h,
   // s, d] -> [b, s, h, d]) reads rows too short and too far apart for the hardware prefetchers;
   // a split along the last dim writes rows that are not whole lines.
-  if (stream && kK->stream_rows && R >= 2 && L * xe <= 1024 && n.strides[1][static_cast<std::size_t>(R - 2)] == L) {
+  if (stream && R >= 2 && L * xe <= 1024 && n.strides[1][static_cast<std::size_t>(R - 2)] == L) {
     const auto g = static_cast<std::size_t>(R - 2);
     const i64 G = n.dims[g], gx = n.strides[0][g];
     const i64 run = std::min(G, std::max<i64>(1, 4096 / (L * xe))), runs = (G + run - 1) / run;
@@ -448,7 +477,8 @@ Status move_run(Handle& h, const Move& m) {
         offsets(u, ox, oy);
         offsets(std::min(u + ahead, pieces - 1), px, py);
         const i64 count = std::min(run, G - u % runs * run);
-        kK->stream_rows(count, L * xe, at_elem(x0, m.xt, ox), gx * xe, at_elem(y0, m.yt, oy), at_elem(x0, m.xt, px));
+        stream_rows<kE>(count, L * xe, static_cast<const char*>(at_elem(x0, m.xt, ox)), gx * xe, static_cast<char*>(at_elem(y0, m.yt, oy)),
+                        static_cast<const char*>(at_elem(x0, m.xt, px)));
       }
       kE->fence();
     });
