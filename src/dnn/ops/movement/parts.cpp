@@ -26,6 +26,8 @@ Status parts_run(Handle& h, const Parts& p) {
   for (std::size_t i = 0; i < n; ++i) at[i + 1] = at[i] + p.widths[i];
   const i64 row = at[n] * e, per = std::max<i64>(1, kPartsRowBytes / row);  // rows per unit
   const bool stream = stream_output(p.outer * row);
+  std::size_t lead = 0;  // the first part with elements (the split's prefetches ride on it)
+  while (lead + 1 < n && p.widths[lead] == 0) ++lead;
   parallel_for(h, 0, (p.outer + per - 1) / per, 1, [&](i64 u0, i64 u1) {
     std::unique_ptr<unsigned char[]> stage;
     if (stream) stage = std::make_unique_for_overwrite<unsigned char[]>(static_cast<std::size_t>(per * row));
@@ -52,7 +54,7 @@ Status parts_run(Handle& h, const Parts& p) {
           unsigned char* y = p.dst[i] + r0 * w;
           unsigned char* d = stream ? stage.get() : y;
           for (i64 r = 0; r < k; ++r) {
-            if (i == 0 && stream)  // the same row a unit ahead (the hardware prefetchers fall behind the streamed stores)
+            if (i == lead && stream)  // the same row a unit ahead (the hardware prefetchers fall behind the streamed stores)
               for (i64 b = 0; b < row; b += 64) __builtin_prefetch(x + (r + per) * row + b, 0, 3);
             std::memcpy(d + r * w, x + r * row + at[i] * e, static_cast<std::size_t>(w));
           }
