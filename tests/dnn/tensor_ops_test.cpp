@@ -23,6 +23,7 @@
 #include "../../src/dnn/ops/activation/kernels.hpp"
 #include "../../src/dnn/ops/eltwise/ref.hpp"
 #include "../../src/dnn/ops/movement/move.hpp"
+#include "../../src/dnn/ops/reduce/kernels.hpp"
 #include "tensor_test_util.hpp"
 #include "test_util.hpp"
 
@@ -711,6 +712,8 @@ TEST(TensorOps, ReduceMatchesReferenceOnEveryPath) {
       {{5, 7, 9}, {0, 2}},  {{5, 7, 9}, {1, 2}},  {{3, 40000}, {1}},  {{40000, 3}, {0}},
       {{70000}, {}},        {{4, 0, 3}, {1}},     {{4, 0, 3}, {0}},   {{}, {}},
       {{2, 3, 40, 5}, {0, 3}}, {{6, 33}, {0}},
+      // Short last axes: whole blocks of 16 lanes and a partial one.
+      {{3, 4, 56}, {-1}},   {{5, 100}, {1}},
   };
   for (int k = 0; k < kNumReduceOps; ++k) {
     const auto op = static_cast<ReduceOp>(k);
@@ -761,6 +764,38 @@ TEST(TensorOps, ReduceMatchesReferenceOnEveryPath) {
         }
     }
   }
+}
+
+// The vector row kernels of f32 and f64 sums (x, |x|, x^2) keep the generic kernel's lanes and
+// pairwise tree: the same bits for every length, the partial last block included.
+TEST(TensorOps, RowSumKernelsMatchTheGenericBits) {
+  std::vector<const red_kernels::Kernels*> tables;
+  if (cpu_info().has(CpuFeature::kAvx2) && cpu_info().has(CpuFeature::kFma)) tables.push_back(&red_kernels::kAvx2);
+  if (cpu_info().has(CpuFeature::kAvx512f) && cpu_info().has(CpuFeature::kAvx512bw) &&
+      cpu_info().has(CpuFeature::kAvx512dq) && cpu_info().has(CpuFeature::kAvx512vl))
+    tables.push_back(&red_kernels::kAvx512);
+  if (tables.empty()) GTEST_SKIP() << "no vector ISA on this CPU";
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-3.0, 3.0);
+  std::vector<float> xf(300);
+  std::vector<double> xd(300);
+  for (std::size_t i = 0; i < xf.size(); ++i) {
+    xf[i] = static_cast<float>(u(rng)) * (i % 7 == 0 ? 1e6f : 1.0f);  // magnitudes apart: order shows
+    xd[i] = u(rng) * (i % 7 == 0 ? 1e12 : 1.0);
+  }
+  for (const auto* t : tables)
+    for (int acc : {red_kernels::kSum, red_kernels::kSumAbs, red_kernels::kSumSquare})
+      for (i64 n = 1; n <= 100; ++n)
+        for (i64 off : {0, 3}) {
+          double want = 0, got = 0;
+          i64 iw = 0, ig = 0;
+          red_kernels::kGeneric.row[acc][red_kernels::kF32](n, xf.data() + off, &want, &iw);
+          t->row[acc][red_kernels::kF32](n, xf.data() + off, &got, &ig);
+          EXPECT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want)) << t->isa << " f32 acc " << acc << " n " << n;
+          red_kernels::kGeneric.row[acc][red_kernels::kF64](n, xd.data() + off, &want, &iw);
+          t->row[acc][red_kernels::kF64](n, xd.data() + off, &got, &ig);
+          EXPECT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want)) << t->isa << " f64 acc " << acc << " n " << n;
+        }
 }
 
 // The reduction kernels read f16 and bf16 directly (widening in registers, or in the generic

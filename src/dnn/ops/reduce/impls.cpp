@@ -337,6 +337,27 @@ struct Engine {
       interleaved(acc);
       return;
     }
+    const int kt = kernel_type(c.x.dtype, ti);
+    if (!lse && pieces == 1 && r.inner_stride(0) == 1 && !(detail::is_half(c.x.dtype) && kt == ti)) {
+      // Whole contiguous rows (a last axis of up to kChunk): the row kernel straight on x and
+      // its result straight to y, what pass() and row_part() do for them. Through them, a
+      // row of 56 f32 spent more time in the walk than in the kernel (a Part written as two
+      // halves and read back whole stalled each row).
+      const i64 L = p.kept.inner(), xs = p.kept.inner_stride(0), ys = p.kept.inner_stride(1);
+      const auto b = static_cast<i64>(dtype_size(c.x.dtype));
+      detail::parallel_for(*handle, 0, p.n_out, grain, [&](i64 o0, i64 o1) {
+        detail::RowCursor cur(p.kept, o0 / L);
+        for (i64 o = o0; o < o1; ++o) {
+          const i64 j = o % L;
+          if (o != o0 && j == 0) cur.next();
+          double d = 0.0;
+          i64 iv = 0;
+          kK->row[acc][kt](p.n_red, static_cast<const char*>(c.xp) + (cur.offset[0] + j * xs) * b, &d, &iv);
+          finish(c.op, c.y, c.yp, cur.offset[1] + j * ys, {d, iv}, p.n_red);
+        }
+      });
+      return;
+    }
     if (!lse) {
       pass(acc, part_of(acc, no_shift), [&](i64, i64 yoff, Part q) { finish(c.op, c.y, c.yp, yoff, q, p.n_red); });
       return;
