@@ -11,6 +11,7 @@ list(APPEND DNN_SOURCES
   ops/conv/direct.cpp
   ops/conv/fft_conv.cpp
   ops/conv/brgemm.cpp
+  ops/conv/brgemm_avx2.cpp
   ops/conv/brgemm_avx512.cpp
   ops/conv/impls.cpp
   ops/conv/api.cpp
@@ -18,6 +19,6 @@ list(APPEND DNN_SOURCES
   ops/conv/find.cpp
   ops/conv/layout.cpp
 )
-list(APPEND DNN_AVX2 ops/conv/depthwise_avx2.cpp)
+list(APPEND DNN_AVX2 ops/conv/depthwise_avx2.cpp ops/conv/brgemm_avx2.cpp)
 list(APPEND DNN_AVX512 ops/conv/depthwise_avx512.cpp ops/conv/brgemm_avx512.cpp)
 include(winograd.cmake)

@@ -259,8 +259,8 @@ TEST(ConvTest, AlgorithmsAcceptTheirClasses) {
   }
 }
 
-// The channels-last batch-reduce GEMM (gemm1x1 and direct on AVX-512; gemm1x1 falls back to
-// BLAS elsewhere): several reduction batches (Cg > 512, taps x channels > 512), pixel and
+// The channels-last batch-reduce GEMM (gemm1x1 and direct on AVX-512, gemm1x1 with weights up
+// to 256 KiB on AVX2; gemm1x1 falls back to BLAS elsewhere): several reduction batches (Cg > 512, taps x channels > 512), pixel and
 // channel tails, groups, strides, padding and dilation in 1-D to 3-D, fused (relu, none) and
 // separate (gelu) post-ops, every ISA level, and the same bits on 1 and 2 threads.
 TEST(ConvTest, BatchReduceBlocksTailsAndStrides) {
@@ -271,6 +271,10 @@ TEST(ConvTest, BatchReduceBlocksTailsAndStrides) {
       ConvCase{2, 24, 20, 1, {7, 9, 5}, {1, 1, 1}, {2, 3, 2}},
       ConvCase{3, 9, 10, 1, {17}, {1}, {3}},
       ConvCase{1, 65, 70, 5, {11, 6}, {1, 1}, {2, 1}},
+      // Strided 1x1 with 64 or more output channels: per-pixel tiles (a 64 + 8 and a
+      // 64 + 64 + 2 channel split).
+      ConvCase{1, 24, 72, 1, {9, 11}, {1, 1}, {2, 2}},
+      ConvCase{2, 16, 130, 1, {7, 8}, {1, 1}, {2, 1}},
       ConvCase{1, 520, 70, 1, {5, 6}, {3, 3}, {2, 1}, {1, 2}, {1, 2}, {2, 1}},
       ConvCase{2, 96, 72, 2, {9, 8}, {3, 3}, {1, 1}, {}, {1, 1}, {1, 1}},
       ConvCase{1, 20, 33, 1, {4, 6, 5}, {3, 2, 3}, {1, 2, 1}, {2, 1, 1}, {2, 0, 1}, {1, 1, 2}},

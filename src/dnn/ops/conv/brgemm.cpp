@@ -1,5 +1,5 @@
 // Channels-last forward convolution as batch-reduce GEMM (any kernel, stride, dilation,
-// padding, groups) with the AVX-512 tile kernels of brgemm_avx512.cpp: the weights are packed
+// padding, groups) with the tile kernels of brgemm_avx512.cpp (or brgemm_avx2.cpp): the weights are packed
 // into 64-channel tiles over the reduction (tap, input channel), per call or once by a plan;
 // the activations are read in place. No im2col buffer.
 //
@@ -144,7 +144,28 @@ bool brgemm_usable(const Problem& p) {
   return cpu_info().isa() >= Isa::kAvx512 && p.same_layout(Layout::kNHWC);
 }
 
+// AVX2 (16 registers: tiles of 6 pixels x 16 channels) beats the plain GEMM on 1x1 layers
+// whose weights stay in L2 (ResNet-50 mb1, 2 threads, Zen 3: res2b_branch2a 0.89 -> 0.72 ms,
+// res3a_branch2a 1.51 -> 1.20), and loses where a batch's weights (up to 1024 channels by
+// 256) spill to L3 (res5a_branch2a, 2 MB: 1.22 -> 1.63); backward data lost on every deep
+// layer, so it stays with the GEMM there.
+constexpr std::int64_t kAvx2MaxWeightBytes = 256 << 10;
+bool brgemm_fwd_usable(const Problem& p) {
+  if (brgemm_usable(p)) return true;
+  return cpu_info().isa() >= Isa::kAvx2 && p.same_layout(Layout::kNHWC) && p.ker_spatial() == 1 &&
+         p.Cg * p.Kg * static_cast<std::int64_t>(sizeof(float)) <= kAvx2MaxWeightBytes;
+}
+
 namespace {
+
+// The tile kernels of the instruction set in use (AVX-512, else AVX2).
+bool avx512() { return cpu_info().isa() >= Isa::kAvx512; }
+void br_tile(const BrTile& t) { avx512() ? br_tile_avx512(t) : br_tile_avx2(t); }
+void br_run_tile(const BrRunTile& t) { avx512() ? br_run_tile_avx512(t) : br_run_tile_avx2(t); }
+int br_run_pixels(int nk) { return avx512() ? br_run_pixels_avx512(nk) : br_run_pixels_avx2(nk); }
+void br_pack(const float* w, std::int64_t ldw, std::int64_t rows, std::int64_t red, float* dst) {
+  avx512() ? br_pack_avx512(w, ldw, rows, red, dst) : br_pack_avx2(w, ldw, rows, red, dst);
+}
 
 std::int64_t channel_tiles(const Problem& p) { return (p.Kg + kBrChannels - 1) / kBrChannels; }
 std::int64_t tile_floats(const Problem& p) { return p.ker_spatial() * p.Cg * kBrChannels; }
@@ -162,7 +183,7 @@ void pack_tiles(Handle& h, const Problem& p, float* dst) {
   detail::parallel_for(h, 0, p.G * KT, 1, [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t i = b; i < e; ++i) {
       const std::int64_t g = i / KT, kt = i % KT;
-      br_pack_avx512(W + (g * p.Kg + kt * kBrChannels) * red, red,
+      br_pack(W + (g * p.Kg + kt * kBrChannels) * red, red,
                      std::min<std::int64_t>(kBrChannels, p.Kg - kt * kBrChannels), red, dst + i * tf);
     }
   });
@@ -171,7 +192,7 @@ void pack_tiles(Handle& h, const Problem& p, float* dst) {
 }  // namespace
 
 void brgemm_pack(Handle& h, const Problem& p, PackedWeights& out) {
-  if (!brgemm_usable(p)) return;
+  if (!brgemm_fwd_usable(p)) return;
   pack_tiles(h, p, out.allocate(static_cast<std::size_t>(p.G * channel_tiles(p) * tile_floats(p))));
 }
 
@@ -299,7 +320,7 @@ Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv) {
                        wv.tap, nseg, ba.kc, p.y_out + m * K + g * Kg + kt * kBrChannels,
                        K, mp, nk_of(kt), !first, fused || post.stream ? &post : nullptr};
               t.ldw = wv.ldw;
-              br_tile_avx512(t);
+              br_tile(t);
             }
           }
         };
@@ -332,7 +353,7 @@ Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv) {
             t.ntiles = static_cast<int>(kb - ka);
             t.w_tile = wv.tile;
             t.ldw = wv.ldw;
-            br_run_tile_avx512(t);
+            br_run_tile(t);
           };
           by_width(t0, t1, Kg / kBrChannels, pieces);
         };
@@ -440,7 +461,7 @@ Status brgemm_bwd_data_1x1(Handle& h, const Problem& p) {
           t.ntiles = static_cast<int>(kb - ka);
           t.w_tile = kBrChannels;
           t.ldw = Cg;
-          br_run_tile_avx512(t);
+          br_run_tile(t);
         };
         by_width(t0, t1, Cg / kBrChannels, pieces);
         m = me;
@@ -530,7 +551,7 @@ Status brgemm_bwd_data_strided(Handle& h, const Problem& p) {
           t.ntiles = static_cast<int>(kb - ka);
           t.w_tile = kBrChannels;
           t.ldw = T * C;
-          br_run_tile_avx512(t);
+          br_run_tile(t);
         });
       };
       // The edge pixels one at a time, each with the taps that reach it.
@@ -668,7 +689,7 @@ Status brgemm_wgrad_rows(Handle& h, const Problem& p) {
             t.w_tile = kBrChannels;
             t.ldw = ys.w;
             t.xstep = p.stride[2] * C;
-            br_run_tile_avx512(t);
+            br_run_tile(t);
           };
           by_width(0, (K + kBrChannels - 1) / kBrChannels, K / kBrChannels, pieces);
         }

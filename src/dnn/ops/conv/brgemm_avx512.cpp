@@ -271,7 +271,7 @@ void br_run_tile_avx512(const BrRunTile& t) {
     for (int kt = 0; kt < t.ntiles; ++kt) row[n - 1](t, off, kt);
   }
 }
-int br_run_pixels(int nk) { return y3(nk) ? kY3Pixels : kRunPixels[(nk + 15) / 16 - 1]; }
+int br_run_pixels_avx512(int nk) { return y3(nk) ? kY3Pixels : kRunPixels[(nk + 15) / 16 - 1]; }
 void br_stream_fence() { _mm_sfence(); }
 
 void br_pack_avx512(const float* w, std::int64_t ldw, std::int64_t rows, std::int64_t red,

@@ -86,7 +86,7 @@ void br_run_tile_avx512(const BrRunTile& t);
 // except 17..24 channels on CPUs that execute 512-bit operations as two 256-bit halves (AMD
 // Zen 4): there three 8-lane vectors by 9 pixels fill every lane at the same rate, where two
 // 16-lane vectors would leave a quarter of the lanes idle (MobileNet-V2's 24-channel layers).
-int br_run_pixels(int nk);
+int br_run_pixels_avx512(int nk);
 // Orders a thread's non-temporal stores before its later stores (an sfence): called before a
 // thread that streamed reports its share done.
 void br_stream_fence();
@@ -94,5 +94,12 @@ void br_stream_fence();
 // reduction indices [0, red) into dst as above; rows in [rows, kBrChannels) are zero.
 void br_pack_avx512(const float* w, std::int64_t ldw, std::int64_t rows, std::int64_t red,
                     float* dst);
+
+// AVX2 + FMA (brgemm_avx2.cpp): the same tiles and packed weights, 16 channels at a time; run
+// tiles of 6 pixels (12 when the channel tile has at most 8 channels).
+void br_tile_avx2(const BrTile& t);
+void br_run_tile_avx2(const BrRunTile& t);
+int br_run_pixels_avx2(int nk);
+void br_pack_avx2(const float* w, std::int64_t ldw, std::int64_t rows, std::int64_t red, float* dst);
 
 }  // namespace tessera::dnn::conv

@@ -475,7 +475,7 @@ Status gemm1x1_fwd_accepts(const Problem& p) {
 }
 
 Status gemm1x1_fwd(Handle& h, const Problem& p) {
-  if (brgemm_usable(p)) return brgemm_fwd(h, p);
+  if (brgemm_fwd_usable(p)) return brgemm_fwd(h, p);
   const std::int64_t osp = p.out_spatial();
   std::vector<float> wbuf;
   const float* res = residual_of(p);

@@ -1,0 +1,179 @@
+// Batch-reduce GEMM tiles, AVX2 + FMA: the tiles of brgemm_kernels.hpp computed 16 channels
+// (two ymm) at a time. Sixteen ymm registers hold 6 pixels x 16 channels (12 accumulators,
+// two weight vectors and the broadcast), the classic AVX2 GEMM block; a 64-channel tile runs
+// as up to four such parts, each re-reading the pixels' rows from L1. Each part is the same
+// chain of fused multiply-adds per output element as the AVX-512 tiles (segments in order,
+// then the stored partial sum, bias, residual, activation), so every output has the same bits
+// on both ISAs.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include "brgemm_kernels.hpp"
+
+namespace tessera::dnn::conv {
+namespace {
+
+using i64 = std::int64_t;
+
+// Run tiles: 6 pixels x 16 channels, or 12 pixels x 8 channels for a part of at most 8.
+constexpr int kWidePixels = 6;
+constexpr int kNarrowPixels = 12;
+
+__m256i lane_mask(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+inline __m256 load_n(const float* p, int n) {
+  return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, lane_mask(n));
+}
+
+// The part's store: nk channels (1..8 NV) of MP pixels at y (pixel stride ldy); the stored
+// partial sum added first when accumulating, then bias, residual and the activation (e: the
+// tile's epilogue with bias and residual already at this part's first channel and pixel).
+template <int MP, int NV>
+inline void store(__m256 (&acc)[MP][NV], float* y, i64 ldy, int nk, bool accumulate, const BrEpilogue* e,
+                  const float* bias, const float* res) {
+  const __m256 zero = _mm256_setzero_ps();
+#pragma GCC unroll 12
+  for (int j = 0; j < MP; ++j) {
+    float* yj = y + j * ldy;
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) {
+      const int n = std::min(8, nk - 8 * v);
+      if (n <= 0) break;
+      __m256 s = acc[j][v];
+      if (accumulate) s = _mm256_add_ps(load_n(yj + 8 * v, n), s);
+      if (e) {
+        if (bias) s = _mm256_add_ps(s, load_n(bias + 8 * v, n));
+        if (res) s = _mm256_add_ps(s, load_n(res + j * ldy + 8 * v, n));
+        if (e->relu) s = _mm256_max_ps(s, zero);
+        if (e->clip) s = _mm256_min_ps(_mm256_max_ps(s, _mm256_set1_ps(e->lo)), _mm256_set1_ps(e->hi));
+        if (e->stream && n == 8) {  // the part's two vectors are one 64-byte line, stored in turn
+          _mm256_stream_ps(yj + 8 * v, s);
+          continue;
+        }
+      }
+      if (n == 8) _mm256_storeu_ps(yj + 8 * v, s);
+      else _mm256_maskstore_ps(yj + 8 * v, lane_mask(n), s);
+    }
+  }
+}
+
+// Per-pixel tile: channels [cb, cb + 8 NV) of the 64-channel tile, MP pixels.
+template <int MP, int NV>
+void tile_part(const BrTile& t, int cb) {
+  __m256 acc[MP][NV];
+#pragma GCC unroll 6
+  for (int j = 0; j < MP; ++j)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) acc[j][v] = _mm256_setzero_ps();
+  for (int sg = 0; sg < t.nseg; ++sg) {
+    const float* xr[MP];
+#pragma GCC unroll 6
+    for (int j = 0; j < MP; ++j) xr[j] = t.x[sg * kBrPixels + j];
+    const float* w = t.w + sg * t.w_seg + cb;
+    for (i64 r = 0; r < t.kc; ++r, w += t.ldw) {
+      __m256 wv[NV];
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) wv[v] = _mm256_loadu_ps(w + 8 * v);
+#pragma GCC unroll 6
+      for (int j = 0; j < MP; ++j) {
+        const __m256 b = _mm256_broadcast_ss(xr[j] + r);
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) acc[j][v] = _mm256_fmadd_ps(b, wv[v], acc[j][v]);
+      }
+    }
+  }
+  const BrEpilogue* e = t.post;
+  store<MP, NV>(acc, t.y + cb, t.ldy, std::min(8 * NV, t.nk - cb), t.accumulate, e,
+                e && e->bias ? e->bias + cb : nullptr, e && e->residual ? e->residual + cb : nullptr);
+}
+
+// Run tile part: MP pixels from `off`, channels [cb, cb + 8 NV) of channel tile kt. The first
+// part of a pixel tile prefetches the next tile's rows a line per reduction step (the AVX-512
+// run tiles' rule: the hardware prefetchers do not follow rows read a column at a time).
+template <int MP, int NV>
+void run_part(const BrRunTile& t, i64 off, int kt, int cb) {
+  constexpr int NG = (MP + 3) / 4;
+  __m256 acc[MP][NV];
+#pragma GCC unroll 12
+  for (int j = 0; j < MP; ++j)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) acc[j][v] = _mm256_setzero_ps();
+  const i64 ld = t.ldx, ld3 = 3 * t.ldx, xs = t.xstep;
+  for (int sg = 0; sg < t.nseg; ++sg) {
+    const float* q[NG];
+#pragma GCC unroll 3
+    for (int g = 0; g < NG; ++g) q[g] = t.seg[sg].x + (off + 4 * g) * ld;
+    const float* w = t.seg[sg].w + kt * t.w_tile + cb;
+    const float* pf = t.seg[sg].x + (off + MP) * ld;  // the next tile's rows
+    const i64 lines = kt == 0 && cb == 0 ? (MP * ld + 15) / 16 : 0;
+    for (i64 r = 0; r < t.kc; ++r, w += t.ldw) {
+      if (r < lines) _mm_prefetch(reinterpret_cast<const char*>(pf + 16 * r), _MM_HINT_T0);
+      __m256 wv[NV];
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) wv[v] = _mm256_loadu_ps(w + 8 * v);
+#pragma GCC unroll 12
+      for (int j = 0; j < MP; ++j) {
+        const float* qj = q[j / 4];
+        const int i = j % 4;
+        const float* xp = i == 0 ? qj : i == 1 ? qj + ld : i == 2 ? qj + 2 * ld : qj + ld3;
+        const __m256 b = _mm256_broadcast_ss(xp);
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) acc[j][v] = _mm256_fmadd_ps(b, wv[v], acc[j][v]);
+      }
+#pragma GCC unroll 3
+      for (int g = 0; g < NG; ++g) q[g] += xs;
+    }
+  }
+  const BrEpilogue* e = t.post;
+  const i64 k = kt * kBrChannels + cb;
+  store<MP, NV>(acc, t.y + off * t.ldy + k, t.ldy, std::min(8 * NV, t.nk - cb), t.accumulate, e,
+                e && e->bias ? e->bias + k : nullptr, e && e->residual ? e->residual + off * t.ldy + k : nullptr);
+}
+
+using TileFn = void (*)(const BrTile&, int);
+template <int NV>
+constexpr TileFn kTileRow[kBrPixels] = {tile_part<1, NV>, tile_part<2, NV>, tile_part<3, NV>,
+                                        tile_part<4, NV>, tile_part<5, NV>, tile_part<6, NV>};
+
+using RunFn = void (*)(const BrRunTile&, i64, int, int);
+template <int NV, int... J>
+constexpr std::array<RunFn, sizeof...(J)> run_row(std::integer_sequence<int, J...>) {
+  return {run_part<J + 1, NV>...};
+}
+constexpr auto kRunWide = run_row<2>(std::make_integer_sequence<int, kWidePixels>{});
+constexpr auto kRunNarrow = run_row<1>(std::make_integer_sequence<int, kNarrowPixels>{});
+
+}  // namespace
+
+void br_tile_avx2(const BrTile& t) {
+  for (int cb = 0; cb < t.nk; cb += 16) (t.nk - cb > 8 ? kTileRow<2> : kTileRow<1>)[t.mp - 1](t, cb);
+}
+
+void br_run_tile_avx2(const BrRunTile& t) {
+  const int mp = br_run_pixels_avx2(t.nk);
+  for (i64 off = 0; off < t.mp; off += mp) {
+    const int n = static_cast<int>(std::min<i64>(mp, t.mp - off));
+    for (int kt = 0; kt < t.ntiles; ++kt)
+      for (int cb = 0; cb < t.nk; cb += 16)  // (parts of 16 channels only when nk > 8: n <= 6)
+        (t.nk - cb > 8 ? kRunWide.data() : kRunNarrow.data())[n - 1](t, off, kt, cb);
+  }
+}
+
+int br_run_pixels_avx2(int nk) { return nk > 8 ? kWidePixels : kNarrowPixels; }
+
+void br_pack_avx2(const float* w, i64 ldw, i64 rows, i64 red, float* dst) {
+  // Row k of w is read a line (16 reduction indices) at a time and scattered down a column of
+  // the tile; a block of 16 reduction indices of the tile is 4 KiB, in L1.
+  for (i64 r0 = 0; r0 < red; r0 += 16) {
+    const i64 nr = std::min<i64>(16, red - r0);
+    for (i64 k = 0; k < kBrChannels; ++k)
+      for (i64 r = 0; r < nr; ++r) dst[(r0 + r) * kBrChannels + k] = k < rows ? w[k * ldw + r0 + r] : 0.0f;
+  }
+}
+
+}  // namespace tessera::dnn::conv
