@@ -795,6 +795,21 @@ TEST(TensorOps, RowSumKernelsMatchTheGenericBits) {
           red_kernels::kGeneric.row[acc][red_kernels::kF64](n, xd.data() + off, &want, &iw);
           t->row[acc][red_kernels::kF64](n, xd.data() + off, &got, &ig);
           EXPECT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want)) << t->isa << " f64 acc " << acc << " n " << n;
+          // Three rows n + 1 apart through the rows kernel (two at once, then one): each the
+          // generic row's bits.
+          if (n > 95) continue;
+          double many[3];
+          for (int tp : {red_kernels::kF32, red_kernels::kF64}) {
+            const void* base = tp == red_kernels::kF32 ? static_cast<const void*>(xf.data() + off) : static_cast<const void*>(xd.data() + off);
+            ASSERT_NE(t->rows[acc][tp], nullptr) << t->isa;
+            t->rows[acc][tp](n, 3, n + 1, base, many);
+            for (int r = 0; r < 3; ++r) {
+              const i64 at = r * (n + 1);
+              if (tp == red_kernels::kF32) red_kernels::kGeneric.row[acc][tp](n, xf.data() + off + at, &want, &iw);
+              else red_kernels::kGeneric.row[acc][tp](n, xd.data() + off + at, &want, &iw);
+              EXPECT_EQ(std::bit_cast<std::uint64_t>(many[r]), std::bit_cast<std::uint64_t>(want)) << t->isa << " rows, type " << tp << " acc " << acc << " n " << n << " row " << r;
+            }
+          }
         }
 }
 

@@ -345,15 +345,26 @@ struct Engine {
       // halves and read back whole stalled each row).
       const i64 L = p.kept.inner(), xs = p.kept.inner_stride(0), ys = p.kept.inner_stride(1);
       const auto b = static_cast<i64>(dtype_size(c.x.dtype));
+      const rk::RowsFn many = kK->rows[acc][kt];
       detail::parallel_for(*handle, 0, p.n_out, grain, [&](i64 o0, i64 o1) {
         detail::RowCursor cur(p.kept, o0 / L);
-        for (i64 o = o0; o < o1; ++o) {
+        constexpr i64 kBatch = 64;
+        double d[kBatch];
+        for (i64 o = o0; o < o1;) {
           const i64 j = o % L;
           if (o != o0 && j == 0) cur.next();
-          double d = 0.0;
+          const char* x = static_cast<const char*>(c.xp) + (cur.offset[0] + j * xs) * b;
+          if (many) {  // the outputs of this kept row in batches, rows xs apart
+            const i64 cnt = std::min({kBatch, o1 - o, L - j});
+            many(p.n_red, cnt, xs, x, d);
+            for (i64 q = 0; q < cnt; ++q) finish(c.op, c.y, c.yp, cur.offset[1] + (j + q) * ys, {d[q], 0}, p.n_red);
+            o += cnt;
+            continue;
+          }
           i64 iv = 0;
-          kK->row[acc][kt](p.n_red, static_cast<const char*>(c.xp) + (cur.offset[0] + j * xs) * b, &d, &iv);
-          finish(c.op, c.y, c.yp, cur.offset[1] + j * ys, {d, iv}, p.n_red);
+          kK->row[acc][kt](p.n_red, x, d, &iv);
+          finish(c.op, c.y, c.yp, cur.offset[1] + j * ys, {d[0], iv}, p.n_red);
+          ++o;
         }
       });
       return;

@@ -25,6 +25,10 @@ enum Acc : int { kSum, kSumAbs, kSumSquare, kProd, kMax, kMin, kNumAcc };
 // and min: the extreme element, converted). 1 <= n, and n <= kMaxPartialRow for the
 // accumulations of narrow_partials.
 using RowFn = void (*)(std::int64_t n, const void* x, double* d, std::int64_t* i);
+// Rows [0, rows) of x, row r at x + r * ld elements, each reduced as RowFn does (the same
+// bits) with its f64 result in d[r]: f32 and f64 sums of x, |x| and x^2 on AVX2 and AVX-512,
+// two rows at a time so that their dependency chains overlap (null elsewhere).
+using RowsFn = void (*)(std::int64_t n, std::int64_t rows, std::int64_t ld, const void* x, double* d);
 // Columns: acc[j] (the accumulator type; max/min: the compute type) combined
 // with x[j] for j in [0, n).
 using ColFn = void (*)(std::int64_t n, const void* x, void* acc);
@@ -51,6 +55,7 @@ constexpr bool narrow_partials(int acc, int type) {
 struct Kernels {
   const char* isa;
   RowFn row[kNumAcc][kNumTypes];
+  RowsFn rows[kNumAcc][kNumTypes];
   ColFn col[kNumAcc][kNumTypes];
   ColGroupFn colg[kNumAcc][kNumTypes];
 };
