@@ -152,8 +152,9 @@ bool brgemm_usable(const Problem& p) {
 constexpr std::int64_t kAvx2MaxWeightBytes = 256 << 10;
 bool brgemm_fwd_usable(const Problem& p) {
   if (brgemm_usable(p)) return true;
-  return cpu_info().isa() >= Isa::kAvx2 && p.same_layout(Layout::kNHWC) && p.ker_spatial() == 1 &&
-         p.Cg * p.Kg * static_cast<std::int64_t>(sizeof(float)) <= kAvx2MaxWeightBytes;
+  return cpu_info().isa() >= Isa::kAvx2 && p.same_layout(Layout::kNHWC) &&
+         ((p.ker_spatial() == 1 && p.Cg * p.Kg * static_cast<std::int64_t>(sizeof(float)) <= kAvx2MaxWeightBytes) ||
+          brgemm_kernel_rows(p));
 }
 
 namespace {

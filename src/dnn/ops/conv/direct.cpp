@@ -9,7 +9,8 @@
 namespace tessera::dnn::conv {
 
 Status direct_accepts(const Problem& p) {
-  if (!cpu_info().usable(CpuFeature::kAvx512f)) return detail::refuse("needs AVX-512");
+  if (!cpu_info().usable(CpuFeature::kAvx512f) && !(cpu_info().usable(CpuFeature::kAvx2) && brgemm_kernel_rows(p)))
+    return detail::refuse("needs AVX-512 (AVX2: only layers of few input channels, reduced over whole kernel rows)");
   if (!p.same_layout(Layout::kNHWC)) return detail::refuse("needs x and y packed NHWC");
   if (p.Kg < 8) return detail::refuse("fewer than 8 output channels per group");
   return Status::ok();
