@@ -1,4 +1,5 @@
-// Direct convolution, channels-last, on AVX-512 machines: the batch-reduce GEMM of brgemm.cpp
+// Direct convolution, channels-last, on AVX-512 machines (on AVX2 only for layers of few
+// input channels reduced over whole kernel rows, the stems): the batch-reduce GEMM of brgemm.cpp
 // (tiles of output pixels x 64 channels accumulated over every tap in registers, activations
 // read in place, padding read as a row of zeros). It replaced a 12 x 32 strip kernel over a
 // padded copy of the input, which it beat on every 3x3 layer of ResNet-50 (see
