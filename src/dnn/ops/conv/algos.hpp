@@ -63,11 +63,12 @@ bool brgemm_fwd_usable(const Problem& p);
 bool brgemm_kernel_rows(const Problem& p);
 // The weights the tiles read, for reduction channel c of tap t in channel tile kt of group
 // g: base + g*group + kt*tile + t*tap + c*ldw, 64 (16 * vectors of the tile) output
-// channels from there on. Packed tiles (brgemm_pack) are one view; a dense OHWI tensor read
-// flipped, in place, is another (backward data).
+// channels from there on, 16 at a time `part` floats apart. Packed tiles (brgemm_pack) are
+// one view; a dense OHWI tensor read flipped, in place, is another (backward data).
 struct BrWeights {
   const float* base;
   std::int64_t group, tile, tap, ldw;
+  std::int64_t part = 16;
 };
 // Runs the forward problem p (p.w unused) on the weights wv.
 Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv);

@@ -215,7 +215,13 @@ Status brgemm_fwd(Handle& h, const Problem& p) {
     pack_tiles(h, p, own.get());
     wpk = own.get();
   }
-  return brgemm_run(h, p, BrWeights{wpk, KT * tf, tf, p.Cg * kBrChannels, kBrChannels});
+  BrWeights wv{wpk, KT * tf, tf, p.Cg * kBrChannels, kBrChannels};
+  if (!avx512()) {  // AVX2: 16-channel parts, each [tap][Cg][16] (br_pack_avx2)
+    wv.tap = p.Cg * 16;
+    wv.ldw = 16;
+    wv.part = p.ker_spatial() * p.Cg * 16;
+  }
+  return brgemm_run(h, p, wv);
 }
 
 Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv) {
@@ -330,6 +336,7 @@ Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv) {
                        wv.tap, nseg, ba.kc, p.y_out + m * K + g * Kg + kt * kBrChannels,
                        K, mp, nk_of(kt), !first, fused || post.stream ? &post : nullptr};
               t.ldw = wv.ldw;
+              t.w_part = wv.part;
               br_tile(t);
             }
           }
@@ -363,6 +370,7 @@ Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv) {
             t.ntiles = static_cast<int>(kb - ka);
             t.w_tile = wv.tile;
             t.ldw = wv.ldw;
+            t.w_part = wv.part;
             br_run_tile(t);
           };
           by_width(t0, t1, Kg / kBrChannels, pieces);

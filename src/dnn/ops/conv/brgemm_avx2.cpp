@@ -1,7 +1,8 @@
 // Batch-reduce GEMM tiles, AVX2 + FMA: the tiles of brgemm_kernels.hpp computed 16 channels
 // (two ymm) at a time. Sixteen ymm registers hold 6 pixels x 16 channels (12 accumulators,
 // two weight vectors and the broadcast), the classic AVX2 GEMM block; a 64-channel tile runs
-// as up to four such parts, each re-reading the pixels' rows from L1. Each part is the same
+// as up to four such parts, each re-reading the pixels' rows from L1 and its own contiguous
+// weights (br_pack_avx2). Each part is the same
 // chain of fused multiply-adds per output element as the AVX-512 tiles (segments in order,
 // then the stored partial sum, bias, residual, activation), so every output has the same bits
 // on both ISAs.
@@ -37,6 +38,21 @@ template <int MP, int NV>
 inline void store(__m256 (&acc)[MP][NV], float* y, i64 ldy, int nk, bool accumulate, const BrEpilogue* e,
                   const float* bias, const float* res) {
   const __m256 zero = _mm256_setzero_ps();
+  if (nk >= 8 * NV && e == nullptr) {  // whole vectors, no post-ops: the common case, unbranched
+    if (accumulate) {
+#pragma GCC unroll 12
+      for (int j = 0; j < MP; ++j)
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v)
+          _mm256_storeu_ps(y + j * ldy + 8 * v, _mm256_add_ps(_mm256_loadu_ps(y + j * ldy + 8 * v), acc[j][v]));
+    } else {
+#pragma GCC unroll 12
+      for (int j = 0; j < MP; ++j)
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) _mm256_storeu_ps(y + j * ldy + 8 * v, acc[j][v]);
+    }
+    return;
+  }
 #pragma GCC unroll 12
   for (int j = 0; j < MP; ++j) {
     float* yj = y + j * ldy;
@@ -74,7 +90,7 @@ void tile_part(const BrTile& t, int cb) {
     const float* xr[MP];
 #pragma GCC unroll 6
     for (int j = 0; j < MP; ++j) xr[j] = t.x[sg * kBrPixels + j];
-    const float* w = t.w + sg * t.w_seg + cb;
+    const float* w = t.w + sg * t.w_seg + cb / 16 * t.w_part;
     for (i64 r = 0; r < t.kc; ++r, w += t.ldw) {
       __m256 wv[NV];
 #pragma GCC unroll 2
@@ -108,7 +124,7 @@ void run_part(const BrRunTile& t, i64 off, int kt, int cb) {
     const float* q[NG];
 #pragma GCC unroll 3
     for (int g = 0; g < NG; ++g) q[g] = t.seg[sg].x + (off + 4 * g) * ld;
-    const float* w = t.seg[sg].w + kt * t.w_tile + cb;
+    const float* w = t.seg[sg].w + kt * t.w_tile + cb / 16 * t.w_part;
     const float* pf = t.seg[sg].x + (off + MP) * ld;  // the next tile's rows
     const i64 lines = kt == 0 && cb == 0 ? (MP * ld + 15) / 16 : 0;
     for (i64 r = 0; r < t.kc; ++r, w += t.ldw) {
@@ -167,12 +183,14 @@ void br_run_tile_avx2(const BrRunTile& t) {
 int br_run_pixels_avx2(int nk) { return nk > 8 ? kWidePixels : kNarrowPixels; }
 
 void br_pack_avx2(const float* w, i64 ldw, i64 rows, i64 red, float* dst) {
-  // Row k of w is read a line (16 reduction indices) at a time and scattered down a column of
-  // the tile; a block of 16 reduction indices of the tile is 4 KiB, in L1.
+  // Parts of 16 channels, each [red][16] (brgemm_kernels.hpp). Row k of w is read a line (16
+  // reduction indices) at a time and scattered down a column of its part.
   for (i64 r0 = 0; r0 < red; r0 += 16) {
     const i64 nr = std::min<i64>(16, red - r0);
-    for (i64 k = 0; k < kBrChannels; ++k)
-      for (i64 r = 0; r < nr; ++r) dst[(r0 + r) * kBrChannels + k] = k < rows ? w[k * ldw + r0 + r] : 0.0f;
+    for (i64 k = 0; k < kBrChannels; ++k) {
+      float* col = dst + (k / 16 * red + r0) * 16 + k % 16;
+      for (i64 r = 0; r < nr; ++r) col[r * 16] = k < rows ? w[k * ldw + r0 + r] : 0.0f;
+    }
   }
 }
 
