@@ -813,6 +813,73 @@ TEST(TensorOps, RowSumKernelsMatchTheGenericBits) {
         }
 }
 
+// The vector row kernels of f32 and f64 max and min give the generic kernel's bits (its 64
+// lanes combined in order: ties between -0 and +0 resolved by lane order, the last NaN kept)
+// for every length, with zeros of both signs, infinities and NaNs among the elements.
+TEST(TensorOps, RowExtremeKernelsMatchTheGenericBits) {
+  std::vector<const red_kernels::Kernels*> tables;
+  if (cpu_info().has(CpuFeature::kAvx2) && cpu_info().has(CpuFeature::kFma)) tables.push_back(&red_kernels::kAvx2);
+  if (cpu_info().has(CpuFeature::kAvx512f) && cpu_info().has(CpuFeature::kAvx512bw) &&
+      cpu_info().has(CpuFeature::kAvx512dq) && cpu_info().has(CpuFeature::kAvx512vl))
+    tables.push_back(&red_kernels::kAvx512);
+  if (tables.empty()) GTEST_SKIP() << "no vector ISA on this CPU";
+  std::mt19937 rng(11);
+  // Kinds of rows: random values; zeros of both signs only; zeros of both signs after a
+  // negative first element (max 0: the lanes hold zeros of both signs, the first in lane order
+  // wins) or a positive one (min 0); a NaN somewhere; infinities.
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  auto value_of = [&](int kind, std::size_t i) -> double {
+    std::uniform_real_distribution<double> u(-3.0, 3.0);
+    switch (kind) {
+      case 0: return u(rng);
+      case 1: return rng() % 2 ? 0.0 : -0.0;
+      case 2: return i == 0 ? -2.0 : rng() % 2 ? 0.0 : -0.0;
+      case 3: return i == 0 ? 2.0 : rng() % 2 ? 0.0 : -0.0;
+      case 4: return i % 37 == 5 ? nan : u(rng);
+      default: return rng() % 5 == 0 ? (rng() % 2 ? inf : -inf) : u(rng);
+    }
+  };
+  for (int kind = 0; kind < 6; ++kind) {
+    std::vector<float> xf(400);
+    std::vector<double> xd(400);
+    for (std::size_t i = 0; i < xf.size(); ++i) {
+      const double v = value_of(kind, i);
+      xf[i] = static_cast<float>(v);
+      xd[i] = v == 0 ? value_of(kind, i) : v;  // another mix of zeros
+    }
+    for (const auto* t : tables)
+      for (int acc : {red_kernels::kMax, red_kernels::kMin})
+        for (i64 n = 1; n <= 200; ++n)
+          for (i64 off : {0, 3}) {
+            double want = 0, got = 0;
+            i64 iw = 0, ig = 0;
+            red_kernels::kGeneric.row[acc][red_kernels::kF32](n, xf.data() + off, &want, &iw);
+            t->row[acc][red_kernels::kF32](n, xf.data() + off, &got, &ig);
+            EXPECT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want))
+                << t->isa << " f32 kind " << kind << " acc " << acc << " n " << n << " off " << off;
+            red_kernels::kGeneric.row[acc][red_kernels::kF64](n, xd.data() + off, &want, &iw);
+            t->row[acc][red_kernels::kF64](n, xd.data() + off, &got, &ig);
+            EXPECT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want))
+                << t->isa << " f64 kind " << kind << " acc " << acc << " n " << n << " off " << off;
+            // Three rows n + 1 apart through the rows kernel: each the generic row's bits.
+            if (n > 130) continue;
+            double many[3];
+            for (int tp : {red_kernels::kF32, red_kernels::kF64}) {
+              const void* base = tp == red_kernels::kF32 ? static_cast<const void*>(xf.data() + off) : static_cast<const void*>(xd.data() + off);
+              ASSERT_NE(t->rows[acc][tp], nullptr) << t->isa;
+              t->rows[acc][tp](n, 3, n + 1, base, many);
+              for (int r = 0; r < 3; ++r) {
+                const i64 at = r * (n + 1);
+                if (tp == red_kernels::kF32) red_kernels::kGeneric.row[acc][tp](n, xf.data() + off + at, &want, &iw);
+                else red_kernels::kGeneric.row[acc][tp](n, xd.data() + off + at, &want, &iw);
+                EXPECT_EQ(std::bit_cast<std::uint64_t>(many[r]), std::bit_cast<std::uint64_t>(want))
+                    << t->isa << " rows, type " << tp << " kind " << kind << " acc " << acc << " n " << n << " row " << r;
+              }
+            }
+          }
+  }
+}
+
 // The reduction kernels read f16 and bf16 directly (widening in registers, or in the generic
 // table with integer arithmetic): every bit pattern comes through a max with -inf unchanged
 // (NaN as NaN), along rows and along columns, on every ISA path.
