@@ -373,6 +373,11 @@ struct Engine {
       pass(acc, part_of(acc, no_shift), [&](i64, i64 yoff, Part q) { finish(c.op, c.y, c.yp, yoff, q, p.n_red); });
       return;
     }
+    if (single && pieces == 1 && r.inner_stride(0) == 1 && (ti == rk::kF32 || ti == rk::kF64) && kt == ti &&
+        kK->rows[rk::kMax][ti] && kK->rows[rk::kSum][ti]) {
+      lse_rows();
+      return;
+    }
     // Infinite or NaN maxima give themselves (+inf, NaN) or -inf (all -inf) directly.
     auto lse_out = [&](i64 o, i64 yoff, Part q) {
       const double m = maxes[static_cast<std::size_t>(o)];
@@ -391,6 +396,52 @@ struct Engine {
     }
     pass(rk::kMax, part_of(rk::kMax, no_shift), [&](i64 o, i64, Part q) { maxes[static_cast<std::size_t>(o)] = q.d; });
     pass(rk::kSum, part_of(rk::kSum, [&](i64 o) { return maxes[static_cast<std::size_t>(o)]; }), lse_out);
+  }
+
+  // log_sum_exp over whole contiguous f32/f64 rows (a last axis of up to kChunk), batches of
+  // rows at a time: their maxima, then their e^(x - max) into one buffer (one call of the
+  // exponential for the batch), then their sums, two rows at a time; what row_part does for
+  // each row (the same operations, so the same bits), without its walk (a row of 56 f32 took
+  // 130 ns through it).
+  void lse_rows() const {
+    const i64 n = p.n_red, L = p.kept.inner(), xs = p.kept.inner_stride(0), ys = p.kept.inner_stride(1);
+    constexpr i64 kBatchRows = 64, kBatchValues = 8192;
+    const i64 batch = std::clamp<i64>(kBatchValues / n, 1, kBatchRows);
+    const bool f32 = ti == rk::kF32;
+    const i64 grain = std::max<i64>(1, kGrain / n);
+    detail::parallel_for(*handle, 0, p.n_out, grain, [&](i64 o0, i64 o1) {
+      auto buf = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(batch * n));
+      double m[kBatchRows], sum[kBatchRows];
+      detail::RowCursor cur(p.kept, o0 / L);
+      for (i64 o = o0; o < o1;) {
+        const i64 j = o % L;
+        if (o != o0 && j == 0) cur.next();
+        const i64 cnt = std::min({batch, o1 - o, L - j});  // rows of this kept row, xs apart
+        const i64 at = cur.offset[0] + j * xs;
+        if (f32) {
+          const float* x = static_cast<const float*>(c.xp) + at;
+          auto* e = reinterpret_cast<float*>(buf.get());
+          kK->rows[rk::kMax][ti](n, cnt, xs, x, m);
+          for (i64 q = 0; q < cnt; ++q) {
+            const auto mf = static_cast<float>(m[q]);
+            for (i64 i = 0; i < n; ++i) e[q * n + i] = x[q * xs + i] - mf;
+          }
+          kA->math[ak::kMathExp](cnt * n, e, e);
+          kK->rows[rk::kSum][ti](n, cnt, n, e, sum);
+        } else {
+          const double* x = static_cast<const double*>(c.xp) + at;
+          double* e = buf.get();
+          kK->rows[rk::kMax][ti](n, cnt, xs, x, m);
+          for (i64 q = 0; q < cnt; ++q)
+            for (i64 i = 0; i < n; ++i) e[q * n + i] = std::exp(x[q * xs + i] - m[q]);
+          kK->rows[rk::kSum][ti](n, cnt, n, e, sum);
+        }
+        for (i64 q = 0; q < cnt; ++q)  // (infinite or NaN maxima give themselves or -inf)
+          finish(ReduceOp::kSum, c.y, c.yp, cur.offset[1] + (j + q) * ys,
+                 {std::isfinite(m[q]) ? m[q] + std::log(sum[q]) : m[q], 0}, p.n_red);
+        o += cnt;
+      }
+    });
   }
 
   void columns() const {
