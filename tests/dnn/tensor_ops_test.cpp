@@ -766,8 +766,9 @@ TEST(TensorOps, ReduceMatchesReferenceOnEveryPath) {
   }
 }
 
-// The vector row kernels of f32 and f64 sums (x, |x|, x^2) keep the generic kernel's lanes and
-// pairwise tree: the same bits for every length, the partial last block included.
+// The vector row kernels of f32 and f64 sums (x, |x|, x^2) and products keep the generic
+// kernel's lanes and pairwise tree: the same bits for every length, the partial last block
+// included.
 TEST(TensorOps, RowSumKernelsMatchTheGenericBits) {
   std::vector<const red_kernels::Kernels*> tables;
   if (cpu_info().has(CpuFeature::kAvx2) && cpu_info().has(CpuFeature::kFma)) tables.push_back(&red_kernels::kAvx2);
@@ -784,7 +785,7 @@ TEST(TensorOps, RowSumKernelsMatchTheGenericBits) {
     xd[i] = u(rng) * (i % 7 == 0 ? 1e12 : 1.0);
   }
   for (const auto* t : tables)
-    for (int acc : {red_kernels::kSum, red_kernels::kSumAbs, red_kernels::kSumSquare})
+    for (int acc : {red_kernels::kSum, red_kernels::kSumAbs, red_kernels::kSumSquare, red_kernels::kProd})
       for (i64 n = 1; n <= 100; ++n)
         for (i64 off : {0, 3}) {
           double want = 0, got = 0;

@@ -26,9 +26,9 @@ enum Acc : int { kSum, kSumAbs, kSumSquare, kProd, kMax, kMin, kNumAcc };
 // accumulations of narrow_partials.
 using RowFn = void (*)(std::int64_t n, const void* x, double* d, std::int64_t* i);
 // Rows [0, rows) of x, row r at x + r * ld elements, each reduced as RowFn does (the same
-// bits) with its f64 result in d[r]: f32 and f64 sums of x, |x| and x^2 on AVX2 and AVX-512,
-// two rows at a time so that their dependency chains overlap, and max and min, a row at a
-// time without a call each (null elsewhere).
+// bits) with its f64 result in d[r]: f32 and f64 sums of x, |x| and x^2 and products on AVX2
+// and AVX-512, two rows at a time so that their dependency chains overlap, and max and min, a
+// row at a time without a call each (null elsewhere).
 using RowsFn = void (*)(std::int64_t n, std::int64_t rows, std::int64_t ld, const void* x, double* d);
 // Columns: acc[j] (the accumulator type; max/min: the compute type) combined
 // with x[j] for j in [0, n).
