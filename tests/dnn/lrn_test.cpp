@@ -4,6 +4,7 @@
 // reference against an independent f64 oracle (across and within channels, 1-D to 3-D);
 // backward by finite differences; thread counts; bad arguments.
 #include <cmath>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -192,6 +193,47 @@ TEST(Lrn, BackwardMatchesFiniteDifferences) {
           ASSERT_NEAR(dx[i], fd, 2e-3 * (1.0 + std::fabs(fd))) << "element " << i;
         }
       }
+}
+
+// Large inputs (1e18: d near 1e35), windows whose sum of squares overflows f32 (3e19: d = +inf
+// in the kernels, d^-beta = 0 there, where the f64 reference's y is at most about 1e-9 for
+// beta >= 3/4; for smaller betas it stays far from 0 (x / sqrt(alpha/n x^2) at 1/2), which the
+// f32 squares cannot give, so those have no overflowing windows here) and NaN inputs (NaN
+// through their windows)
+// come out as the reference's, for the betas with their own formulas (3/4 and 1/2 from an
+// estimate of d^-1/2, 1 by division) and the general one, on every ISA and both layouts.
+TEST(Lrn, OverflowingWindowsAndNaN) {
+  Handle h;
+  std::mt19937_64 gen(7);
+  const std::vector<int64_t> dims = {2, 19, 5, 6};
+  for (double beta : {0.75, 0.5, 1.0, 0.6}) {
+    const LrnDesc d = lrn(LrnMode::kAcrossChannels, 5, 0.8, beta, 1.25);
+    SCOPED_TRACE(describe(d, dims));
+    const TensorDesc rd = strided(DType::kF32, dims);
+    auto xv = random_values(static_cast<std::size_t>(rd.numel()), gen, -2.0f, 2.0f);
+    const float big = beta >= 0.75 ? 3e19f : 1e18f;
+    for (std::size_t i = 0; i < xv.size(); i += 23) xv[i] = i % 2 ? big : -big;
+    for (std::size_t i = 11; i < xv.size(); i += 29) xv[i] = 1e18f;
+    xv[40] = std::numeric_limits<float>::quiet_NaN();
+    const auto ry = forward(h, d, rd, xv);
+    int nans = 0;
+    for (float v : ry) nans += std::isnan(v);
+    ASSERT_GT(nans, 0);
+    for_each_isa([&](Isa) {
+      for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
+        SCOPED_TRACE(std::string(layout_name(l)));
+        const auto y = forward(h, d, TensorDesc::make(DType::kF32, dims, l), xv);
+        ASSERT_EQ(y.size(), ry.size());
+        for (std::size_t i = 0; i < y.size(); ++i) {
+          if (std::isnan(ry[i])) {
+            EXPECT_TRUE(std::isnan(y[i])) << "element " << i;
+          } else {
+            EXPECT_NEAR(y[i], ry[i], 1e-6 + 2e-6 * std::fabs(ry[i])) << "element " << i;
+          }
+        }
+      }
+    });
+  }
 }
 
 TEST(Lrn, SameBitsForAnyThreadCount) {

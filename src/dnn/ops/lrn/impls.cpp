@@ -3,6 +3,7 @@
 // images and spatial tiles (NCHW) or pixel ranges (NHWC); every output element is computed by
 // one thread from its own window, so results are the same bits for any thread count.
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -69,10 +70,12 @@ AcrossParams params_of(const LrnProblem& p) {
   a.k = static_cast<float>(p.d.k);
   a.alpha_over_n = static_cast<float>(p.d.alpha / static_cast<double>(p.d.size));
   a.beta = static_cast<float>(p.d.beta);
-  a.pow = p.d.beta == 0.75  ? PowKind::kThreeQuarters
-          : p.d.beta == 0.5 ? PowKind::kHalf
-          : p.d.beta == 1.0 ? PowKind::kOne
-                            : PowKind::kGeneral;
+  // The estimates of d^-1/2 need a normal d (d >= k): a subnormal k takes powf.
+  const bool normal = static_cast<float>(p.d.k) >= std::numeric_limits<float>::min();
+  a.pow = p.d.beta == 0.75 && normal  ? PowKind::kThreeQuarters
+          : p.d.beta == 0.5 && normal ? PowKind::kHalf
+          : p.d.beta == 1.0           ? PowKind::kOne
+                                      : PowKind::kGeneral;
   return a;
 }
 
