@@ -766,15 +766,48 @@ TEST(TensorOps, ReduceMatchesReferenceOnEveryPath) {
   }
 }
 
-// The vector row kernels of f32 and f64 sums (x, |x|, x^2) and products keep the generic
-// kernel's lanes and pairwise tree: the same bits for every length, the partial last block
-// included.
-TEST(TensorOps, RowSumKernelsMatchTheGenericBits) {
+// The vector reduction tables this CPU runs.
+std::vector<const red_kernels::Kernels*> vector_tables() {
   std::vector<const red_kernels::Kernels*> tables;
   if (cpu_info().has(CpuFeature::kAvx2) && cpu_info().has(CpuFeature::kFma)) tables.push_back(&red_kernels::kAvx2);
   if (cpu_info().has(CpuFeature::kAvx512f) && cpu_info().has(CpuFeature::kAvx512bw) &&
       cpu_info().has(CpuFeature::kAvx512dq) && cpu_info().has(CpuFeature::kAvx512vl))
     tables.push_back(&red_kernels::kAvx512);
+  return tables;
+}
+
+// Table t's row kernel of accumulation acc over n elements of xf and of xd from off, and its
+// rows kernel over three such rows n + 1 apart (where they fit), give the generic row
+// kernel's bits.
+void expect_generic_bits(const red_kernels::Kernels& t, int acc, i64 n, i64 off, const std::vector<float>& xf,
+                         const std::vector<double>& xd, const std::string& what) {
+  for (int tp : {red_kernels::kF32, red_kernels::kF64}) {
+    auto at = [&](i64 i) {
+      return tp == red_kernels::kF32 ? static_cast<const void*>(xf.data() + off + i) : static_cast<const void*>(xd.data() + off + i);
+    };
+    const std::string where = what + " " + t.isa + (tp == red_kernels::kF32 ? " f32" : " f64") + " acc " +
+                              std::to_string(acc) + " n " + std::to_string(n) + " off " + std::to_string(off);
+    double want = 0, got = 0;
+    i64 iw = 0, ig = 0;
+    red_kernels::kGeneric.row[acc][tp](n, at(0), &want, &iw);
+    t.row[acc][tp](n, at(0), &got, &ig);
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want)) << where;
+    if (off + 3 * n + 2 > static_cast<i64>(xf.size())) continue;
+    ASSERT_NE(t.rows[acc][tp], nullptr) << where;
+    double many[3];
+    t.rows[acc][tp](n, 3, n + 1, at(0), many);
+    for (int r = 0; r < 3; ++r) {
+      red_kernels::kGeneric.row[acc][tp](n, at(r * (n + 1)), &want, &iw);
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(many[r]), std::bit_cast<std::uint64_t>(want)) << where << " rows, row " << r;
+    }
+  }
+}
+
+// The vector row kernels of f32 and f64 sums (x, |x|, x^2) and products keep the generic
+// kernel's lanes and pairwise tree: the same bits for every length, the partial last block
+// included, one row at a time and through the rows kernels (sums and products two at once).
+TEST(TensorOps, RowSumKernelsMatchTheGenericBits) {
+  const auto tables = vector_tables();
   if (tables.empty()) GTEST_SKIP() << "no vector ISA on this CPU";
   std::mt19937 rng(5);
   std::uniform_real_distribution<double> u(-3.0, 3.0);
@@ -787,42 +820,14 @@ TEST(TensorOps, RowSumKernelsMatchTheGenericBits) {
   for (const auto* t : tables)
     for (int acc : {red_kernels::kSum, red_kernels::kSumAbs, red_kernels::kSumSquare, red_kernels::kProd})
       for (i64 n = 1; n <= 100; ++n)
-        for (i64 off : {0, 3}) {
-          double want = 0, got = 0;
-          i64 iw = 0, ig = 0;
-          red_kernels::kGeneric.row[acc][red_kernels::kF32](n, xf.data() + off, &want, &iw);
-          t->row[acc][red_kernels::kF32](n, xf.data() + off, &got, &ig);
-          EXPECT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want)) << t->isa << " f32 acc " << acc << " n " << n;
-          red_kernels::kGeneric.row[acc][red_kernels::kF64](n, xd.data() + off, &want, &iw);
-          t->row[acc][red_kernels::kF64](n, xd.data() + off, &got, &ig);
-          EXPECT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want)) << t->isa << " f64 acc " << acc << " n " << n;
-          // Three rows n + 1 apart through the rows kernel (two at once, then one): each the
-          // generic row's bits.
-          if (n > 95) continue;
-          double many[3];
-          for (int tp : {red_kernels::kF32, red_kernels::kF64}) {
-            const void* base = tp == red_kernels::kF32 ? static_cast<const void*>(xf.data() + off) : static_cast<const void*>(xd.data() + off);
-            ASSERT_NE(t->rows[acc][tp], nullptr) << t->isa;
-            t->rows[acc][tp](n, 3, n + 1, base, many);
-            for (int r = 0; r < 3; ++r) {
-              const i64 at = r * (n + 1);
-              if (tp == red_kernels::kF32) red_kernels::kGeneric.row[acc][tp](n, xf.data() + off + at, &want, &iw);
-              else red_kernels::kGeneric.row[acc][tp](n, xd.data() + off + at, &want, &iw);
-              EXPECT_EQ(std::bit_cast<std::uint64_t>(many[r]), std::bit_cast<std::uint64_t>(want)) << t->isa << " rows, type " << tp << " acc " << acc << " n " << n << " row " << r;
-            }
-          }
-        }
+        for (i64 off : {0, 3}) expect_generic_bits(*t, acc, n, off, xf, xd, "sums");
 }
 
 // The vector row kernels of f32 and f64 max and min give the generic kernel's bits (its 64
 // lanes combined in order: ties between -0 and +0 resolved by lane order, the last NaN kept)
 // for every length, with zeros of both signs, infinities and NaNs among the elements.
 TEST(TensorOps, RowExtremeKernelsMatchTheGenericBits) {
-  std::vector<const red_kernels::Kernels*> tables;
-  if (cpu_info().has(CpuFeature::kAvx2) && cpu_info().has(CpuFeature::kFma)) tables.push_back(&red_kernels::kAvx2);
-  if (cpu_info().has(CpuFeature::kAvx512f) && cpu_info().has(CpuFeature::kAvx512bw) &&
-      cpu_info().has(CpuFeature::kAvx512dq) && cpu_info().has(CpuFeature::kAvx512vl))
-    tables.push_back(&red_kernels::kAvx512);
+  const auto tables = vector_tables();
   if (tables.empty()) GTEST_SKIP() << "no vector ISA on this CPU";
   std::mt19937 rng(11);
   // Kinds of rows: random values; zeros of both signs only; zeros of both signs after a
@@ -851,33 +856,7 @@ TEST(TensorOps, RowExtremeKernelsMatchTheGenericBits) {
     for (const auto* t : tables)
       for (int acc : {red_kernels::kMax, red_kernels::kMin})
         for (i64 n = 1; n <= 200; ++n)
-          for (i64 off : {0, 3}) {
-            double want = 0, got = 0;
-            i64 iw = 0, ig = 0;
-            red_kernels::kGeneric.row[acc][red_kernels::kF32](n, xf.data() + off, &want, &iw);
-            t->row[acc][red_kernels::kF32](n, xf.data() + off, &got, &ig);
-            EXPECT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want))
-                << t->isa << " f32 kind " << kind << " acc " << acc << " n " << n << " off " << off;
-            red_kernels::kGeneric.row[acc][red_kernels::kF64](n, xd.data() + off, &want, &iw);
-            t->row[acc][red_kernels::kF64](n, xd.data() + off, &got, &ig);
-            EXPECT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want))
-                << t->isa << " f64 kind " << kind << " acc " << acc << " n " << n << " off " << off;
-            // Three rows n + 1 apart through the rows kernel: each the generic row's bits.
-            if (n > 130) continue;
-            double many[3];
-            for (int tp : {red_kernels::kF32, red_kernels::kF64}) {
-              const void* base = tp == red_kernels::kF32 ? static_cast<const void*>(xf.data() + off) : static_cast<const void*>(xd.data() + off);
-              ASSERT_NE(t->rows[acc][tp], nullptr) << t->isa;
-              t->rows[acc][tp](n, 3, n + 1, base, many);
-              for (int r = 0; r < 3; ++r) {
-                const i64 at = r * (n + 1);
-                if (tp == red_kernels::kF32) red_kernels::kGeneric.row[acc][tp](n, xf.data() + off + at, &want, &iw);
-                else red_kernels::kGeneric.row[acc][tp](n, xd.data() + off + at, &want, &iw);
-                EXPECT_EQ(std::bit_cast<std::uint64_t>(many[r]), std::bit_cast<std::uint64_t>(want))
-                    << t->isa << " rows, type " << tp << " kind " << kind << " acc " << acc << " n " << n << " row " << r;
-              }
-            }
-          }
+          for (i64 off : {0, 3}) expect_generic_bits(*t, acc, n, off, xf, xd, "kind " + std::to_string(kind));
   }
 }
 
