@@ -146,59 +146,62 @@ struct DwBody {
     for (int v = 0; v < NV; ++v) st<Tail>(a.y + ow * a.C + c + v * kW, acc[v], m);
   }
 
-  // B pixels from ow0, kernel width K with dilation 1 and stride SW known: the (B-1)*SW + K
-  // input pixels of a row are loaded once each and feed every output they touch; the row's K
-  // weights stay in registers. Chk: the block reaches into the padding, so input pixels
-  // outside the row are skipped (the taps they would feed are left out, as everywhere).
+  // B pixels from ow0, kernel width K with dilation 1 and stride SW known, for the channel
+  // blocks from c to cend in one call (each channel block a call: 4-14% slower on Zen 3): the
+  // (B-1)*SW + K input pixels of a row are loaded once each and feed every output they touch;
+  // the row's K weights stay in registers. Chk: the block reaches into the padding, so input
+  // pixels outside the row are skipped (the taps they would feed are left out, as everywhere).
   template <int NV, bool Tail, int B, int K, int SW, bool Chk>
-  static void block_fixed(const DwRowNhwc& a, i64 c, M m, i64 ow0) {
-    V acc[B][NV];
-#pragma GCC unroll 16
-    for (int j = 0; j < B; ++j)
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) acc[j][v] = S::zero();
+  static void block_fixed(const DwRowNhwc& a, i64 c, M m, i64 ow0, i64 cend) {
     const i64 C = a.C, iw0 = ow0 * SW - a.pw;
-    for (int r = 0; r < a.rows; ++r) {
-      const float* xr = a.x[r] + iw0 * C + c;  // input pixel i of the block at xr + i * C
-      const float* wr = a.w[r] + c;
-      V wv[K][NV];
-#pragma GCC unroll 8
-      for (int kw = 0; kw < K; ++kw)
+    for (; c < cend; c += NV * kW) {
+      V acc[B][NV];
+#pragma GCC unroll 16
+      for (int j = 0; j < B; ++j)
 #pragma GCC unroll 2
-        for (int v = 0; v < NV; ++v) wv[kw][v] = ld<Tail>(wr + kw * C + v * kW, m);
-      constexpr int kSpan = (B - 1) * SW + K;
-      const float* xp = xr;  // input pixel i; stepped (a register add) rather than indexed
+        for (int v = 0; v < NV; ++v) acc[j][v] = S::zero();
+      for (int r = 0; r < a.rows; ++r) {
+        const float* xr = a.x[r] + iw0 * C + c;  // input pixel i of the block at xr + i * C
+        const float* wr = a.w[r] + c;
+        V wv[K][NV];
+#pragma GCC unroll 8
+        for (int kw = 0; kw < K; ++kw)
+#pragma GCC unroll 2
+          for (int v = 0; v < NV; ++v) wv[kw][v] = ld<Tail>(wr + kw * C + v * kW, m);
+        constexpr int kSpan = (B - 1) * SW + K;
+        const float* xp = xr;  // input pixel i; stepped (a register add) rather than indexed
 #pragma GCC unroll 64
-      for (int i = 0; i < kSpan; ++i, xp = S::step(xp, C)) {
-        if constexpr (Chk)
-          if (iw0 + i < 0 || iw0 + i >= a.IW) continue;
-        V xv[NV];
+        for (int i = 0; i < kSpan; ++i, xp = S::step(xp, C)) {
+          if constexpr (Chk)
+            if (iw0 + i < 0 || iw0 + i >= a.IW) continue;
+          V xv[NV];
 #pragma GCC unroll 2
-        for (int v = 0; v < NV; ++v) xv[v] = S::pin(ld<Tail>(xp + v * kW, m));
+          for (int v = 0; v < NV; ++v) xv[v] = S::pin(ld<Tail>(xp + v * kW, m));
 #pragma GCC unroll 8
-        for (int kw = 0; kw < K; ++kw) {
-          const int d = i - kw;
-          if (d < 0 || d % SW != 0 || d / SW >= B) continue;
+          for (int kw = 0; kw < K; ++kw) {
+            const int d = i - kw;
+            if (d < 0 || d % SW != 0 || d / SW >= B) continue;
 #pragma GCC unroll 2
-          for (int v = 0; v < NV; ++v) acc[d / SW][v] = S::fmadd(xv[v], wv[kw][v], acc[d / SW][v]);
+            for (int v = 0; v < NV; ++v) acc[d / SW][v] = S::fmadd(xv[v], wv[kw][v], acc[d / SW][v]);
+          }
         }
       }
-    }
 #pragma GCC unroll 16
-    for (int j = 0; j < B; ++j)
+      for (int j = 0; j < B; ++j)
 #pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) st<Tail>(a.y + (ow0 + j) * C + c + v * kW, acc[j][v], m);
+        for (int v = 0; v < NV; ++v) st<Tail>(a.y + (ow0 + j) * C + c + v * kW, acc[j][v], m);
+    }
   }
 
-  // Pixels [ow, ow + width) (width <= B) of channel block c.
+  // Pixels [ow, ow + width) (width <= B) of channel blocks [c, cend), NV vectors apart.
   template <int NV, bool Tail, int K, int SW, int B = S::kBlock>
-  static void fixed_width(const DwRowNhwc& a, i64 c, M m, i64 ow, i64 width, bool chk) {
+  static void fixed_width(const DwRowNhwc& a, i64 c, M m, i64 ow, i64 width, bool chk, i64 cend) {
     if constexpr (B > 1)
-      if (width < B) return fixed_width<NV, Tail, K, SW, B - 1>(a, c, m, ow, width, chk);
+      if (width < B) return fixed_width<NV, Tail, K, SW, B - 1>(a, c, m, ow, width, chk, cend);
     if (chk)
-      block_fixed<NV, Tail, B, K, SW, true>(a, c, m, ow);
+      block_fixed<NV, Tail, B, K, SW, true>(a, c, m, ow, cend);
     else
-      block_fixed<NV, Tail, B, K, SW, false>(a, c, m, ow);
+      block_fixed<NV, Tail, B, K, SW, false>(a, c, m, ow, cend);
   }
 
   // Near-equal pixel blocks of at most kBlock (14 = 7 + 7): calls f(ow, width, chk), chk when
@@ -221,11 +224,15 @@ struct DwBody {
     const M none{};
     pixel_blocks(a.OW, s, [&](i64 ow, i64 width, bool chk) {
       i64 c = c0;
-      if constexpr (S::kMaxNv >= 2)
-        for (; c + 2 * kW <= c1; c += 2 * kW)
-          fixed_width<2, false, K, SW>(a, c, none, ow, width, chk);
-      for (; c + kW <= c1; c += kW) fixed_width<1, false, K, SW>(a, c, none, ow, width, chk);
-      if (c < c1) fixed_width<1, true, K, SW>(a, c, S::mask(c1 - c), ow, width, chk);
+      if constexpr (S::kMaxNv >= 2) {
+        const i64 e2 = c0 + (c1 - c0) / (2 * kW) * (2 * kW);
+        if (c < e2) fixed_width<2, false, K, SW>(a, c, none, ow, width, chk, e2);
+        c = e2;
+      }
+      const i64 e1 = c + (c1 - c) / kW * kW;
+      if (c < e1) fixed_width<1, false, K, SW>(a, c, none, ow, width, chk, e1);
+      c = e1;
+      if (c < c1) fixed_width<1, true, K, SW>(a, c, S::mask(c1 - c), ow, width, chk, c + kW);
     });
   }
 
