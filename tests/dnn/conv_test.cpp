@@ -259,19 +259,20 @@ TEST(ConvTest, AlgorithmsAcceptTheirClasses) {
   }
 }
 
-// The channels-last batch-reduce GEMM (gemm1x1 and direct on AVX-512, gemm1x1 with weights up
-// to 256 KiB or at most 64 output pixels on AVX2; gemm1x1 falls back to BLAS elsewhere):
-// several reduction batches (Cg > 512, taps x channels > 512), pixel and
+// The channels-last batch-reduce GEMM (gemm1x1 and direct on AVX-512; on AVX2 gemm1x1 with
+// weights up to 256 KiB, and both with at most 64 output pixels; gemm1x1 falls back to BLAS
+// elsewhere): several reduction batches (Cg > 512, taps x channels > 512), pixel and
 // channel tails, groups, strides, padding and dilation in 1-D to 3-D, fused (relu, none) and
 // separate (gelu) post-ops, every ISA level, and the same bits on 1 and 2 threads.
 TEST(ConvTest, BatchReduceBlocksTailsAndStrides) {
   std::vector<ConvCase> cases = {
       ConvCase{2, 600, 150, 1, {5, 7}, {1, 1}},
       ConvCase{1, 1100, 20, 1, {3, 3}, {1, 1}},
-      // Weights over 256 KiB with few pixels (the AVX2 tiles take them): three channel
-      // batches; strided, 4 full channel tiles + 4.
+      // Weights over 256 KiB with few pixels (the AVX2 tiles take them, 3x3 too): three
+      // channel batches; strided, 4 full channel tiles + 4; 3x3 over 7x7, a tap a batch.
       ConvCase{1, 1100, 80, 1, {6, 7}, {1, 1}},
       ConvCase{1, 300, 260, 1, {9, 9}, {1, 1}, {2, 2}},
+      ConvCase{1, 600, 130, 1, {7, 7}, {3, 3}, {1, 1}, {}, {1, 1}, {1, 1}},
       ConvCase{1, 40, 140, 2, {4, 9}, {1, 1}},
       ConvCase{2, 24, 20, 1, {7, 9, 5}, {1, 1, 1}, {2, 3, 2}},
       ConvCase{3, 9, 10, 1, {17}, {1}, {3}},

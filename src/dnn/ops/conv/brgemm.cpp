@@ -150,20 +150,24 @@ bool brgemm_usable(const Problem& p) {
 // 256) spill to L3 (res5a_branch2a, 2 MB: 1.22 -> 1.63); backward data lost on every deep
 // layer, so it stays with the GEMM there. It also beats im2col on the stems (few input
 // channels, whole kernel rows: ResNet-50's conv1 at mb8 17.5-19.2 -> 13.3-14.5 ms).
-// Larger weights stay with the tiles when there are at most 64 output pixels (a 7x7 image at
-// batch 1): the GEMM packs its whole weight operand on every call, and with so few pixels
-// that costs as much as the multiply, while the tiles read the plan's packed weights once
-// (2 threads, Zen 3: MobileNet-V2's b15_project 960 -> 160 0.160 -> 0.111 ms, b17_project
-// 960 -> 320 0.243 -> 0.198; ResNet-50's res5b_branch2a 2048 -> 512 0.96 -> 0.88). At 98
-// pixels (batch 2) the two trade places layer by layer.
+// Any layer, whatever its weights' size, takes the tiles when there are at most 64 output
+// pixels (a 7x7 image at batch 1): the GEMM packs its whole weight operand on every call (and
+// im2col builds its columns), and with so few pixels that costs as much as the multiply,
+// while the tiles read the plan's packed weights once (2 threads, Zen 3: MobileNet-V2's
+// b15_project 960 -> 160 0.160 -> 0.111 ms, b17_project 960 -> 320 0.243 -> 0.198; ResNet-50's
+// res5b_branch2a 2048 -> 512 0.96 -> 0.88, res5b_branch2b 3x3 2.15-2.34 -> 1.57-1.72 against
+// im2col, res5a_branch2b 3x3 stride 2 1.98-2.40 -> 1.67-1.88). At 98 pixels (batch 2) the 1x1
+// layers trade places with the GEMM layer by layer.
 constexpr std::int64_t kAvx2MaxWeightBytes = 256 << 10;
 constexpr std::int64_t kAvx2FewPixels = 64;
+bool brgemm_avx2_few_pixels(const Problem& p) {
+  return cpu_info().isa() >= Isa::kAvx2 && p.same_layout(Layout::kNHWC) && p.N * p.out_spatial() <= kAvx2FewPixels;
+}
 bool brgemm_fwd_usable(const Problem& p) {
-  if (brgemm_usable(p)) return true;
+  if (brgemm_usable(p) || brgemm_avx2_few_pixels(p)) return true;
   if (cpu_info().isa() < Isa::kAvx2 || !p.same_layout(Layout::kNHWC)) return false;
   const std::int64_t weight_bytes = p.Cg * p.Kg * static_cast<std::int64_t>(sizeof(float));
-  const bool few_pixels = p.N * p.out_spatial() <= kAvx2FewPixels;
-  return (p.ker_spatial() == 1 && (weight_bytes <= kAvx2MaxWeightBytes || few_pixels)) || brgemm_kernel_rows(p);
+  return (p.ker_spatial() == 1 && weight_bytes <= kAvx2MaxWeightBytes) || brgemm_kernel_rows(p);
 }
 
 namespace {
