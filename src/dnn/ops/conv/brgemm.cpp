@@ -148,8 +148,12 @@ bool brgemm_usable(const Problem& p) {
 // whose weights stay in L2 (ResNet-50 mb1, 2 threads, Zen 3: res2b_branch2a 0.89 -> 0.72 ms,
 // res3a_branch2a 1.51 -> 1.20), and loses where a batch's weights (up to 1024 channels by
 // 256) spill to L3 (res5a_branch2a, 2 MB: 1.22 -> 1.63); backward data lost on every deep
-// layer, so it stays with the GEMM there. It also beats im2col on the stems (few input
-// channels, whole kernel rows: ResNet-50's conv1 at mb8 17.5-19.2 -> 13.3-14.5 ms).
+// layer, so it stays with the GEMM there. Kernels above 1x1 take the tiles (direct) whatever
+// their weights: they beat im2col + GEMM on every shape measured (2 threads, Zen 3): the stems
+// (few input channels, whole kernel rows: ResNet-50's conv1 at mb8 17.5-19.2 -> 13.3-14.5 ms),
+// ResNet-50's stride-2 3x3 layers (mb8: res3a_branch2b 15.8-16.4 -> 12.3-13.2, res4a 14.5-17.3
+// -> 11.2-13.4, res5a 15.2-15.3 -> 12.1-13.1), 5x5 64 -> 64 at 28x28 1.53 -> 1.04-1.09, 3x3
+// dilated 2 2.04-2.80 -> 1.60-1.67, 1x7 128 -> 192 at 17x17 0.86-0.88 -> 0.67-0.69.
 // Any layer, whatever its weights' size, takes the tiles when there are at most 64 output
 // pixels (a 7x7 image at batch 1): the GEMM packs its whole weight operand on every call (and
 // im2col builds its columns), and with so few pixels that costs as much as the multiply,
@@ -167,7 +171,7 @@ bool brgemm_fwd_usable(const Problem& p) {
   if (brgemm_usable(p) || brgemm_avx2_few_pixels(p)) return true;
   if (cpu_info().isa() < Isa::kAvx2 || !p.same_layout(Layout::kNHWC)) return false;
   const std::int64_t weight_bytes = p.Cg * p.Kg * static_cast<std::int64_t>(sizeof(float));
-  return (p.ker_spatial() == 1 && weight_bytes <= kAvx2MaxWeightBytes) || brgemm_kernel_rows(p);
+  return p.ker_spatial() > 1 || weight_bytes <= kAvx2MaxWeightBytes;
 }
 
 namespace {

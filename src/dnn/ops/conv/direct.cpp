@@ -1,9 +1,7 @@
-// Direct convolution, channels-last, on AVX-512 machines (on AVX2 only for layers of few
-// input channels reduced over whole kernel rows, the stems, and for layers of at most 64
-// output pixels, ResNet-50's res5 3x3 at batch 1): the batch-reduce GEMM of brgemm.cpp
-// (tiles of output pixels x 64 channels accumulated over every tap in registers, activations
-// read in place, padding read as a row of zeros). It replaced a 12 x 32 strip kernel over a
-// padded copy of the input, which it beat on every 3x3 layer of ResNet-50 (see
+// Direct convolution, channels-last, on AVX-512 and AVX2 machines: the batch-reduce GEMM of
+// brgemm.cpp (tiles of output pixels x 64 channels accumulated over every tap in registers,
+// activations read in place, padding read as a row of zeros). It replaced a 12 x 32 strip
+// kernel over a padded copy of the input, which it beat on every 3x3 layer of ResNet-50 (see
 // docs/performance.md).
 #include "algos.hpp"
 #include "tessera/core/cpu.hpp"
@@ -11,10 +9,8 @@
 namespace tessera::dnn::conv {
 
 Status direct_accepts(const Problem& p) {
-  const bool avx2 = cpu_info().usable(CpuFeature::kAvx2) && (brgemm_kernel_rows(p) || brgemm_avx2_few_pixels(p));
-  if (!cpu_info().usable(CpuFeature::kAvx512f) && !avx2)
-    return detail::refuse("needs AVX-512 (AVX2: only layers of few input channels, reduced over whole kernel rows, "
-                          "or of at most 64 output pixels)");
+  if (!cpu_info().usable(CpuFeature::kAvx512f) && !cpu_info().usable(CpuFeature::kAvx2))
+    return detail::refuse("needs AVX2 or AVX-512");
   if (!p.same_layout(Layout::kNHWC)) return detail::refuse("needs x and y packed NHWC");
   if (p.Kg < 8) return detail::refuse("fewer than 8 output channels per group");
   return Status::ok();
