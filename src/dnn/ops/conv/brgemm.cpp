@@ -280,9 +280,12 @@ Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv) {
   // afterwards. The cache also holds the input and the weights, and on a shared machine
   // other tenants' data: at 3/4 of it (glibc memcpy's threshold) MobileNet-V2's b3_expand at
   // mb8 (14.4 MB) ran 1.11-1.29x oneDNN's time, streamed 1.02-1.09x; b2_expand (38.5 MB)
-  // 2.5-2.6 ms streamed against 3.7-4.0 stored.
+  // 2.5-2.6 ms streamed against 3.7-4.0 stored (AVX-512, Zen 4). The AVX2 tiles, which write a
+  // line as two 32-byte halves, store instead: streamed they were slower on Zen 3 (2 threads,
+  // mb8: b2_expand 5.2-7.4 -> 3.3-3.9 ms stored, b3_expand 2.3-3.0 -> 1.4-2.1, ResNet-50's
+  // res2a_branch2c 7.6-8.2 -> 6.1-7.5, res3a_branch2a equal).
   const std::int64_t llc = cpu_info().last_level_cache_bytes();
-  const bool stream = (!p.has_post_ops() || fuse) && K % 16 == 0 &&
+  const bool stream = avx512() && (!p.has_post_ops() || fuse) && K % 16 == 0 &&
                       reinterpret_cast<std::uintptr_t>(p.y_out) % 64 == 0 && llc > 0 &&
                       M * K * static_cast<std::int64_t>(sizeof(float)) > llc / 4;
   detail::parallel_for(h, 0, shares, 1, [&](std::int64_t b, std::int64_t) {  // share b (run inline: share 0 takes every item)

@@ -78,7 +78,7 @@ struct DwKernels {
   // Channels [c0, c1) of `pixels` pixels (pixel stride C in both) from src to dst with
   // non-temporal stores, which skip reading dst's lines first; dst + c0 64-byte aligned and
   // C, c0, c1 multiples of 16. Then stream_fence before the data is read. Null in the generic
-  // table.
+  // and AVX2 tables (their outputs are stored).
   void (*stream_pixels)(const float* src, float* dst, std::int64_t pixels, std::int64_t C,
                         std::int64_t c0, std::int64_t c1);
   void (*stream_fence)();
