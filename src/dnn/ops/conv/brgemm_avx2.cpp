@@ -2,10 +2,9 @@
 // (two ymm) at a time. Sixteen ymm registers hold 6 pixels x 16 channels (12 accumulators,
 // two weight vectors and the broadcast), the classic AVX2 GEMM block; a 64-channel tile runs
 // as up to four such parts, each re-reading the pixels' rows from L1 and its own contiguous
-// weights (br_pack_avx2). Each part is the same
-// chain of fused multiply-adds per output element as the AVX-512 tiles (segments in order,
-// then the stored partial sum, bias, residual, activation), so every output has the same bits
-// on both ISAs.
+// weights (br_pack_avx2). Each part is the same chain of fused multiply-adds per output
+// element as the AVX-512 tiles (segments in order, then the stored partial sum, bias,
+// residual, activation), so every output has the same bits on both ISAs.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -181,11 +180,10 @@ void br_run_tile_avx2(const BrRunTile& t) {
   const i64 row_bytes = t.kc * t.nseg * static_cast<i64>(sizeof(float));
   const i64 blk = std::max<i64>(1, kBlockBytes / (row_bytes * mp)) * mp;
   for (i64 o0 = 0; o0 < t.mp; o0 += blk) {
-    const i64 o1 = std::min<i64>(t.mp, o0 + blk);
+    const i64 n = std::min<i64>(t.mp, o0 + blk) - o0, full = n / mp, rest = n % mp;
     for (int kt = 0; kt < t.ntiles; ++kt)
       for (int cb = 0; cb < t.nk; cb += 16) {  // (parts of 16 channels only when nk > 8: n <= 6)
         const RunFn* fns = t.nk - cb > 8 ? kRunWide.data() : kRunNarrow.data();
-        const i64 full = (o1 - o0) / mp, rest = (o1 - o0) % mp;
         if (full > 0) fns[mp - 1](t, o0, full, kt, cb);
         if (rest > 0) fns[rest - 1](t, o0 + full * mp, 1, kt, cb);
       }

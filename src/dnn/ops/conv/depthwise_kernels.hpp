@@ -39,7 +39,7 @@ struct DwRowNhwc {
   int rows;               // number of rows (0: the window lies wholly in the padding)
   float* y;               // the output row at pixel 0, channel 0 (pixel stride C)
   std::int64_t C, IW, OW, KW, sw, dil, pw;  // along w: stride, dilation, left padding
-  bool prefetch = false;  // x lies past the last-level cache: ask for the next block's lines
+  bool prefetch = false;  // x and y lie past the last-level cache: ask for the next block's lines
 };
 
 // One output row of one (n, c) plane of a channels-first forward convolution.
@@ -229,12 +229,14 @@ struct DwBody {
       // time, lines a pixel apart, which the hardware prefetchers do not follow (MobileNet-V2's
       // b3_dw at mb8, x and y past the LLC, Zen 3: 1 thread 5.6-5.9 -> 3.8-4.5 ms, 2 threads
       // 2.9-3.1 -> 2.1-2.2).
-      const i64 pa = std::max<i64>(0, (ow + width - 1) * SW - a.pw + K);
-      const i64 pb = std::min<i64>(a.IW, (ow + 2 * width - 1) * SW - a.pw + K);
-      for (int r = 0; r < (a.prefetch ? a.rows : 0); ++r)
-        for (i64 i = pa; i < pb; ++i)
-          for (i64 cc = c0; cc < c1; cc += 64 / static_cast<i64>(sizeof(float)))
-            __builtin_prefetch(a.x[r] + i * a.C + cc);
+      if (a.prefetch) {
+        const i64 pa = std::max<i64>(0, (ow + width - 1) * SW - a.pw + K);
+        const i64 pb = std::min<i64>(a.IW, (ow + 2 * width - 1) * SW - a.pw + K);
+        for (int r = 0; r < a.rows; ++r)
+          for (i64 i = pa; i < pb; ++i)
+            for (i64 cc = c0; cc < c1; cc += 64 / static_cast<i64>(sizeof(float)))
+              __builtin_prefetch(a.x[r] + i * a.C + cc);
+      }
       i64 c = c0;
       if constexpr (S::kMaxNv >= 2) {
         const i64 e2 = c0 + (c1 - c0) / (2 * kW) * (2 * kW);

@@ -418,24 +418,21 @@ struct Engine {
         if (o != o0 && j == 0) cur.next();
         const i64 cnt = std::min({batch, o1 - o, L - j});  // rows of this kept row, xs apart
         const i64 at = cur.offset[0] + j * xs;
-        if (f32) {
+        kK->rows[rk::kMax][ti](n, cnt, xs, static_cast<const char*>(c.xp) + at * static_cast<i64>(dtype_size(c.x.dtype)), m);
+        if (f32) {  // x - max in f32, then the exponentials of the whole batch in one call
           const float* x = static_cast<const float*>(c.xp) + at;
           auto* e = reinterpret_cast<float*>(buf.get());
-          kK->rows[rk::kMax][ti](n, cnt, xs, x, m);
           for (i64 q = 0; q < cnt; ++q) {
             const auto mf = static_cast<float>(m[q]);
             for (i64 i = 0; i < n; ++i) e[q * n + i] = x[q * xs + i] - mf;
           }
           kA->math[ak::kMathExp](cnt * n, e, e);
-          kK->rows[rk::kSum][ti](n, cnt, n, e, sum);
         } else {
           const double* x = static_cast<const double*>(c.xp) + at;
-          double* e = buf.get();
-          kK->rows[rk::kMax][ti](n, cnt, xs, x, m);
           for (i64 q = 0; q < cnt; ++q)
-            for (i64 i = 0; i < n; ++i) e[q * n + i] = std::exp(x[q * xs + i] - m[q]);
-          kK->rows[rk::kSum][ti](n, cnt, n, e, sum);
+            for (i64 i = 0; i < n; ++i) buf[q * n + i] = std::exp(x[q * xs + i] - m[q]);
         }
+        kK->rows[rk::kSum][ti](n, cnt, n, buf.get(), sum);
         for (i64 q = 0; q < cnt; ++q)  // (infinite or NaN maxima give themselves or -inf)
           finish(ReduceOp::kSum, c.y, c.yp, cur.offset[1] + (j + q) * ys,
                  {std::isfinite(m[q]) ? m[q] + std::log(sum[q]) : m[q], 0}, p.n_red);
