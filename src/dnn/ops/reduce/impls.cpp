@@ -137,6 +137,22 @@ void finish(ReduceOp op, const TensorDesc& y, void* yp, i64 off, Part p, i64 cou
   }
 }
 
+// finish() for cnt float results d[q] at off + q * ys: f32 and f64 outputs of ops without a
+// final step straight in a loop (a row of 56 f32 reduced in about 20 cycles spent a third of
+// its time more in finish() called per output).
+void finish_rows(ReduceOp op, const TensorDesc& y, void* yp, i64 off, i64 ys, const double* d, i64 cnt, i64 count) {
+  const bool plain = op != ReduceOp::kMean && op != ReduceOp::kL2 && op != ReduceOp::kLogSum;
+  if (plain && y.dtype == DType::kF32) {
+    float* out = static_cast<float*>(yp) + off;
+    for (i64 q = 0; q < cnt; ++q) out[q * ys] = static_cast<float>(d[q]);
+  } else if (plain && y.dtype == DType::kF64) {
+    double* out = static_cast<double*>(yp) + off;
+    for (i64 q = 0; q < cnt; ++q) out[q * ys] = d[q];
+  } else {
+    for (i64 q = 0; q < cnt; ++q) finish(op, y, yp, off + q * ys, {d[q], 0}, count);
+  }
+}
+
 // The kept and reduced nests of a call, and the output's element offsets.
 struct Plan {
   detail::Nest kept;     // operands: x, y
@@ -357,7 +373,7 @@ struct Engine {
           if (many) {  // the outputs of this kept row in batches, rows xs apart
             const i64 cnt = std::min({kBatch, o1 - o, L - j});
             many(p.n_red, cnt, xs, x, d);
-            for (i64 q = 0; q < cnt; ++q) finish(c.op, c.y, c.yp, cur.offset[1] + (j + q) * ys, {d[q], 0}, p.n_red);
+            finish_rows(c.op, c.y, c.yp, cur.offset[1] + j * ys, ys, d, cnt, p.n_red);
             o += cnt;
             continue;
           }
@@ -434,8 +450,8 @@ struct Engine {
         }
         kK->rows[rk::kSum][ti](n, cnt, n, buf.get(), sum);
         for (i64 q = 0; q < cnt; ++q)  // (infinite or NaN maxima give themselves or -inf)
-          finish(ReduceOp::kSum, c.y, c.yp, cur.offset[1] + (j + q) * ys,
-                 {std::isfinite(m[q]) ? m[q] + std::log(sum[q]) : m[q], 0}, p.n_red);
+          sum[q] = std::isfinite(m[q]) ? m[q] + std::log(sum[q]) : m[q];
+        finish_rows(ReduceOp::kSum, c.y, c.yp, cur.offset[1] + j * ys, ys, sum, cnt, p.n_red);
         o += cnt;
       }
     });
