@@ -164,6 +164,13 @@ constexpr void fill_storage(Kernels& t) {
   t.crelu_bwd[S] = &crelu_bwd<S>;
 }
 
+void exp_rows(i64 n, i64 rows, i64 ldx, const float* x, const double* shift, float* y) {
+  for (i64 r = 0; r < rows; ++r, x += ldx, y += n) {
+    const auto s = static_cast<float>(shift[r]);
+    for (i64 i = 0; i < n; ++i) y[i] = x[i] - s;
+    math_array<math_exp>(n, y, y);
+  }
+}
 template <float (*Fn)(float), int S>
 void math_storage(i64 n, const void* x, void* y, bool) {
   for (i64 i = 0; i < n; ++i) st<S>(y, i, Fn(ld<S>(x, i)));
@@ -204,6 +211,7 @@ constexpr Kernels make_kernels(std::integer_sequence<int, K...>) {
   set_math<math_rsqrt>(t, kMathRsqrt);
   set_math<math_sqrt>(t, kMathSqrt);
   set_math<math_exp>(t, kMathExpLe0);
+  t.exp_rows = &exp_rows;
   return t;
 }
 

@@ -98,9 +98,16 @@ using MathFn = void (*)(std::int64_t n, const float* x, float* y);
 // In place (x == y) is allowed.
 using MathStorageFn = void (*)(std::int64_t n, const void* x, void* y, bool stream);
 
+// Rows of shifted exponentials: y[r * n + i] = e^(x[r * ldx + i] - shift[r]) for r < rows, the
+// shift rounded to f32 and subtracted in f32, then kMathExp (the same bits as that subtraction
+// stored and math[kMathExp] on it). log_sum_exp's e^(x - max), in one pass.
+using ExpRowsFn = void (*)(std::int64_t n, std::int64_t rows, std::int64_t ldx, const float* x,
+                           const double* shift, float* y);
+
 struct Kernels {
   const char* isa;  // "avx512", "avx2", "generic"
   MathFn math[kNumMath];
+  ExpRowsFn exp_rows;
   MathStorageFn math_storage[kNumMath][kNumStorage + 1];
   FwdFn fwd[kNumKinds][kNumStorage + 1];
   BwdFn bwd[kNumKinds][kNumStorage];

@@ -224,11 +224,7 @@ struct Engine {
   // exp(v - m) over a block (f32 or f64 compute type) into out.
   void exp_shift(const void* v, i64 n, double m, void* out) const {
     if (ti == rk::kF32) {
-      const float* f = static_cast<const float*>(v);
-      float* o = static_cast<float*>(out);
-      const auto mf = static_cast<float>(m);
-      for (i64 i = 0; i < n; ++i) o[i] = f[i] - mf;
-      kA->math[ak::kMathExp](n, o, o);
+      kA->exp_rows(n, 1, n, static_cast<const float*>(v), &m, static_cast<float*>(out));
     } else {
       const double* f = static_cast<const double*>(v);
       double* o = static_cast<double*>(out);
@@ -415,8 +411,9 @@ struct Engine {
   }
 
   // log_sum_exp over whole contiguous f32/f64 rows (a last axis of up to kChunk), batches of
-  // rows at a time: their maxima, then their e^(x - max) into one buffer (one call of the
-  // exponential for the batch), then their sums, two rows at a time; what row_part does for
+  // rows at a time: their maxima, then their e^(x - max) into one buffer (one call for the
+  // batch, the shift inside the exponential's loop), then their sums, two rows at a time;
+  // what row_part does for
   // each row (the same operations, so the same bits), without its walk (a row of 56 f32 took
   // 130 ns through it).
   void lse_rows() const {
@@ -435,14 +432,8 @@ struct Engine {
         const i64 cnt = std::min({batch, o1 - o, L - j});  // rows of this kept row, xs apart
         const i64 at = cur.offset[0] + j * xs;
         kK->rows[rk::kMax][ti](n, cnt, xs, static_cast<const char*>(c.xp) + at * static_cast<i64>(dtype_size(c.x.dtype)), m);
-        if (f32) {  // x - max in f32, then the exponentials of the whole batch in one call
-          const float* x = static_cast<const float*>(c.xp) + at;
-          auto* e = reinterpret_cast<float*>(buf.get());
-          for (i64 q = 0; q < cnt; ++q) {
-            const auto mf = static_cast<float>(m[q]);
-            for (i64 i = 0; i < n; ++i) e[q * n + i] = x[q * xs + i] - mf;
-          }
-          kA->math[ak::kMathExp](cnt * n, e, e);
+        if (f32) {  // e^(x - max) of the batch's rows in one call
+          kA->exp_rows(n, cnt, xs, static_cast<const float*>(c.xp) + at, m, reinterpret_cast<float*>(buf.get()));
         } else {
           const double* x = static_cast<const double*>(c.xp) + at;
           for (i64 q = 0; q < cnt; ++q)
