@@ -111,6 +111,30 @@ TEST(TensorOps, BinaryInPlace) {
   expect_same(a, want, "in place");
 }
 
+// The one-pass f16/bf16 kernels narrow every result by the reference's rule, NaN included
+// (quieted, sign and top payload kept): every 16-bit pattern through neg and through x + -0,
+// bit for bit on every ISA (a row long enough for the vector blocks; tensor_ops_tests.cmake
+// runs it streamed too).
+TEST(TensorOps, UnaryAndBinaryHalfResultsOfEveryBitPatternMatchTheReferenceBits) {
+  Handle h;
+  constexpr i64 kN = 1 << 16;
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    T x = make(t, {kN}), z = make(t, {1});
+    for (i64 i = 0; i < kN; ++i) reinterpret_cast<std::uint16_t*>(x.p())[i] = static_cast<std::uint16_t>(i);
+    reinterpret_cast<std::uint16_t*>(z.p())[0] = 0x8000;  // -0
+    T want_neg = make(t, {kN}), want_add = make(t, {kN});
+    ref::unary(UnaryOp::kNeg, x.d, x.p(), want_neg.d, want_neg.p());
+    ref::binary(BinaryOp::kAdd, x.d, x.p(), z.d, z.p(), want_add.d, want_add.p());
+    for_each_isa([&](Isa isa) {
+      T got = make(t, {kN});
+      ASSERT_TRUE(unary(h, UnaryOp::kNeg, x.d, x.p(), got.d, got.p()).is_ok());
+      EXPECT_EQ(got.mem, want_neg.mem) << "neg " << dtype_name(t) << " " << isa_name(isa);
+      ASSERT_TRUE(binary(h, BinaryOp::kAdd, x.d, x.p(), z.d, z.p(), got.d, got.p()).is_ok());
+      EXPECT_EQ(got.mem, want_add.mem) << "add " << dtype_name(t) << " " << isa_name(isa);
+    });
+  }
+}
+
 // f32 pow (the kernels' vectorised pow): C's special cases bit for bit against powf over
 // a grid of signed zeros, ones, integers odd and even, halves, infinities, NaN, subnormals and
 // extremes; and over 2^20 random pairs (x over 2^-40..2^40, positive in the first half, of both
