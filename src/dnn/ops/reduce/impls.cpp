@@ -466,6 +466,10 @@ struct Engine {
     // The kernels read 16-bit floats directly, except in log_sum_exp (staged as f32).
     const int kt = lse ? ti : kernel_type(c.x.dtype, ti);
     const bool narrow = rk::narrow_partials(acc, kt);
+    // Blocks of at most kPrefetchRow bytes ask for the elements two groups of reduced indices
+    // ahead: runs this short (a [64,64,56,56] reduction over axis 2 reads 224-byte pieces)
+    // leave the hardware prefetchers behind (1 thread 0.55-0.61 -> 0.70-0.84 of the copy, Zen 3).
+    constexpr i64 kPrefetchRow = 1024, kPrefetchGroups = 2;
     detail::parallel_for(*handle, 0, rows * blocks, grain, [&](i64 u0, i64 u1) {
       // acc, max (lse), kColGroup slots (staged x blocks; log_sum_exp's exponentials)
       auto mem = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>((2 + rk::kColGroup) * width));
@@ -493,9 +497,16 @@ struct Engine {
           int cnt = 0;
           detail::RowCursor rc(r, 0);
           const i64 rl = r.inner(), rs = r.inner_stride(0);
+          const auto eb = static_cast<i64>(dtype_size(c.x.dtype));
+          const bool ahead = n * eb <= kPrefetchRow;
           for (i64 row = 0, nr = r.rows(); row < nr; ++row, rc.next())
             for (i64 e = 0; e < rl; ++e) {
               g[cnt] = block_at(rc.offset[0] + e * rs, cnt);
+              if (ahead) {  // (past the run's end: the next block's rows, or a harmless hint)
+                const auto q = reinterpret_cast<std::uintptr_t>(c.xp) +
+                               static_cast<std::uintptr_t>((xoff + rc.offset[0] + (e + kPrefetchGroups * rk::kColGroup) * rs) * eb);
+                for (i64 b = 0; b < n * eb; b += 64) __builtin_prefetch(reinterpret_cast<const void*>(q + static_cast<std::uintptr_t>(b)));
+              }
               if (++cnt == rk::kColGroup) {
                 fn(g, cnt);
                 cnt = 0;
