@@ -473,6 +473,33 @@ TEST(Pooling, NanAndEmptyWindows) {
       });
 }
 
+// NHWC stride-1 windows over whole channel lines take a blocked path (each input loaded once
+// for several outputs, a NaN among a block's inputs redone by the scalar rule): NaN, infinities
+// of both signs (in one block, not one window) and signed zeros, against the reference's bits.
+TEST(Pooling, StrideOneBlocksWithNanAndInfinitiesMatchReference) {
+  Handle h;
+  std::mt19937_64 gen(5);
+  for (int64_t k : {2, 3, 5})
+    for (PoolKind kind : kKinds) {
+      const std::vector<int64_t> xdims = {1, 32, 3, 23};
+      const PoolDesc p = desc(kind, {k, k}, {1, 1}, {k / 2, k / 2}, {k / 2, k / 2});
+      SCOPED_TRACE(describe(p, xdims));
+      const TensorDesc xref = strided(DType::kF32, xdims);
+      const TensorDesc ydims = value_or_fail(pooling_output_desc(p, xref));
+      const TensorDesc yref = strided(DType::kF32, ydims.dims);
+      auto xv = random_values(static_cast<std::size_t>(xref.numel()), gen);
+      const float special[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f};
+      for (std::size_t i = 0; i < xv.size(); i += 37) xv[i] = special[(i / 37) % 5];
+      const bool max = kind == PoolKind::kMax;
+      const Fwd ref = forward(h, p, xref, xv, yref, max);
+      for_each_isa([&](Isa) {
+        const TensorDesc xd = TensorDesc::make(DType::kF32, xdims, Layout::kNHWC);
+        const TensorDesc yd = TensorDesc::make(DType::kF32, ydims.dims, Layout::kNHWC);
+        ASSERT_TRUE(identical(forward(h, p, xd, xv, yd, false).y, ref.y));
+      });
+    }
+}
+
 // Max backward without indices finds each window's first maximum itself (vectors over output
 // positions for NCHW, over channels for NHWC). On values full of ties, signed zeros, infinities
 // and NaN it must route every gradient as the reference does: rows wide enough for whole
