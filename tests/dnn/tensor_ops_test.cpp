@@ -56,6 +56,8 @@ const ShapePair kPairs[] = {
     {{}, {}},           {{7}, {}},          {{}, {7}},           {{3, 1, 5}, {4, 1}},
     {{2, 3, 17}, {2, 3, 17}}, {{1, 33}, {65, 1}}, {{0, 3}, {1, 3}},  {{2, 1100}, {1100}},
     {{5, 1, 2}, {5, 3, 1}},   {{1100}, {1}},
+    // Short rows with one operand's row repeated along them (coalesced into longer runs).
+    {{6, 9, 10}, {10}},       {{10}, {2, 100, 10}},
 };
 
 TEST(TensorOps, BroadcastDims) {
