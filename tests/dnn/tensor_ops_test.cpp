@@ -57,7 +57,7 @@ const ShapePair kPairs[] = {
     {{2, 3, 17}, {2, 3, 17}}, {{1, 33}, {65, 1}}, {{0, 3}, {1, 3}},  {{2, 1100}, {1100}},
     {{5, 1, 2}, {5, 3, 1}},   {{1100}, {1}},
     // Short rows with one operand's row repeated along them (coalesced into longer runs).
-    {{6, 9, 10}, {10}},       {{10}, {2, 100, 10}},
+    {{6, 9, 10}, {10}},       {{10}, {2, 100, 10}},     {{3, 4, 5, 6}, {3, 1, 1, 6}},
 };
 
 TEST(TensorOps, BroadcastDims) {

@@ -115,48 +115,38 @@ int type_index(DType t) {
   }
 }
 
-// Short rows where an input repeats one row along the next dim, the same row everywhere (x +
-// b over [.., H, W] with b of dims [W]), and every other operand continues row after row or is
-// one value: g rows at a time become one row of g * L, that input read from g copies of its
-// row (built once per call, into `copies`). A row of 56 was a pass of the walk (offsets,
-// operands, a kernel call) for 56 elements: [64,64,56,56] + [56] ran at 0.6 of a copy.
-// Elementwise, so the same bits.
+// Short rows where an input repeats one row along the next dim (x + b over [.., H, W] with b
+// of dims [W], or [T, 1, 64] against [B, T, H, 64]) and every other operand continues row after
+// row or is one value: g rows at a time become one row of g * L, that input read from g copies
+// of its row (`repeated`: the walk builds them per thread, again where the row changes). A
+// row of 56 was a pass of the walk (offsets, operands, a kernel call) for 56 elements:
+// [64,64,56,56] + [56] ran at 0.5 of a copy. Elementwise, so the same bits.
 constexpr i64 kShortRow = 256;
-void coalesce_short_rows(detail::Nest& n, const EltCall& c, const void** inp, std::vector<unsigned char>* copies) {
+i64 coalesce_short_rows(detail::Nest& n, const EltCall& c, bool* repeated) {
   const int r = n.rank, ny = c.inputs;
-  if (r < 2) return;
+  if (r < 2) return 1;
   const auto in = static_cast<std::size_t>(r - 1), nx = static_cast<std::size_t>(r - 2);
   const i64 L = n.dims[in], D = n.dims[nx];
-  if (L > kShortRow || D < 2) return;
-  bool repeats = false;
+  if (L > kShortRow || D < 2) return 1;
+  bool any = false;
   for (int k = 0; k <= ny; ++k) {
     const auto& st = n.strides[static_cast<std::size_t>(k)];
-    if (st[in] == 1 && st[nx] == L) continue;             // rows continue each other
-    if (k == ny || st[nx] != 0 || (st[in] != 0 && st[in] != 1)) return;
-    if (st[in] == 0) continue;                            // one value for the g rows
-    for (std::size_t d = 0; d < nx; ++d)
-      if (st[d] != 0) return;                             // one row, the same everywhere
-    repeats = true;
+    if (st[in] == 1 && st[nx] == L) continue;                              // rows continue each other
+    if (k == ny || st[nx] != 0 || (st[in] != 0 && st[in] != 1)) return 1;
+    any = any || st[in] == 1;                                             // (else one value for the g rows)
   }
-  if (!repeats) return;
+  if (!any) return 1;
   i64 g = std::min(D, std::max<i64>(1, kBlock / L));
   while (D % g != 0) --g;
-  if (g < 2) return;
-  for (int k = 0; k < ny; ++k) {
+  if (g < 2) return 1;
+  for (int k = 0; k <= ny; ++k) {
     auto& st = n.strides[static_cast<std::size_t>(k)];
-    if (st[in] == 1 && st[nx] == L) {
-      st[nx] = g * L;
-    } else if (st[in] == 1) {
-      const auto bytes = static_cast<std::size_t>(L) * dtype_size(c.in[k]->dtype);
-      auto& buf = copies[static_cast<std::size_t>(k)];
-      buf.resize(bytes * static_cast<std::size_t>(g));
-      for (i64 q = 0; q < g; ++q) std::memcpy(buf.data() + static_cast<std::size_t>(q) * bytes, inp[k], bytes);
-      inp[k] = buf.data();
-    }
+    if (st[in] == 1 && st[nx] == L) st[nx] = g * L;
+    else if (st[in] == 1) repeated[k] = true;
   }
-  n.strides[static_cast<std::size_t>(ny)][nx] = g * L;
   n.dims[nx] = D / g;
   n.dims[in] = g * L;
+  return g;
 }
 
 template <const ek::Kernels* kK, const ak::Kernels* kA>
@@ -167,9 +157,8 @@ Status elt_run(Handle& h, const EltCall& c) {
   const int ny = c.inputs;  // the output's operand index
   ops[ny] = &c.y;
   detail::Nest nest = detail::make_nest(c.y.dims, std::span<const TensorDesc* const>(ops, static_cast<std::size_t>(ny + 1)));
-  const void* inp[3] = {c.inp[0], c.inp[1], c.inp[2]};
-  std::vector<unsigned char> copies[3];
-  coalesce_short_rows(nest, c, inp, copies);
+  bool repeated[3] = {false, false, false};
+  const i64 group = coalesce_short_rows(nest, c, repeated);
   const DType in_t = c.kind == Kind::kWhere ? c.in[1]->dtype : c.in[0]->dtype;
   const DType out_ct = compute_type(c.y.dtype);
   const int ti = type_index(in_t);
@@ -241,6 +230,8 @@ Status elt_run(Handle& h, const EltCall& c) {
     auto tmp = std::make_unique_for_overwrite<unsigned char[]>(5 * kTmp + 64);
     unsigned char* t[5];  // staged inputs, the kernel's output, narrowed halves
     for (int k = 0; k < 5; ++k) t[k] = tmp.get() + k * kTmp;
+    std::vector<unsigned char> copies[3];  // the repeated inputs' rows, `group` times
+    i64 copied[3] = {0, 0, 0};             // (the offsets they were copied from)
     detail::RowCursor cur(nest, u0 / segs);
     for (i64 u = u0; u < u1; ++u) {
       if (u != u0 && u % segs == 0) cur.next();
@@ -250,7 +241,20 @@ Status elt_run(Handle& h, const EltCall& c) {
         Source s[3];
         for (int k = 0; k < c.inputs; ++k) {
           const i64 st = nest.inner_stride(k);
-          s[k] = source(inp[k], c.in[k]->dtype, raw, cur.offset[static_cast<std::size_t>(k)] + j * st, st, n, t[k]);
+          const i64 off = cur.offset[static_cast<std::size_t>(k)];
+          if (repeated[k]) {  // the g copies of the row at off (n = g * L: one block)
+            const auto bytes = static_cast<std::size_t>(n / group) * dtype_size(c.in[k]->dtype);
+            auto& buf = copies[static_cast<std::size_t>(k)];
+            if (copied[k] != off || buf.empty()) {
+              buf.resize(bytes * static_cast<std::size_t>(group));
+              const auto* row = static_cast<const unsigned char*>(c.inp[k]) + off * static_cast<i64>(dtype_size(c.in[k]->dtype));
+              for (i64 q = 0; q < group; ++q) std::memcpy(buf.data() + static_cast<std::size_t>(q) * bytes, row, bytes);
+              copied[k] = off;
+            }
+            s[k] = source(buf.data(), c.in[k]->dtype, raw, 0, 1, n, t[k]);
+            continue;
+          }
+          s[k] = source(c.inp[k], c.in[k]->dtype, raw, off + j * st, st, n, t[k]);
         }
         const i64 yoff = cur.offset[static_cast<std::size_t>(ny)] + j * ys;
         void* const y_at = static_cast<char*>(c.yp) + yoff * static_cast<i64>(dtype_size(c.y.dtype));
