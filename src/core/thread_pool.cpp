@@ -67,6 +67,16 @@ void chunk_of(std::int64_t begin, std::int64_t end, std::int64_t chunks, std::in
   e = b + base + (i < extra ? 1 : 0);
 }
 
+// Takes generation g's chunk of a slot: true for the first taker, false once the slot holds
+// g or a later generation (a worker that woke with a generation the caller has already
+// finished finds g, or a later one, there). Generations compare modulo 2^32.
+bool claim(std::atomic<std::uint32_t>& claimed, std::uint32_t g) {
+  std::uint32_t cur = claimed.load(std::memory_order_relaxed);
+  while (static_cast<std::int32_t>(g - cur) > 0)
+    if (claimed.compare_exchange_weak(cur, g, std::memory_order_acq_rel, std::memory_order_relaxed)) return true;
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::int64_t> ThreadPool::partition(std::int64_t begin, std::int64_t end,
@@ -82,9 +92,10 @@ std::vector<std::int64_t> ThreadPool::partition(std::int64_t begin, std::int64_t
   return bounds;
 }
 
-// Every generation wakes every worker, and the caller waits for all of them (a worker with
-// no chunk only marks it done): the job fields are then never rewritten while a worker may
-// still read them.
+// Every generation wakes every worker; each first claims its slot. A worker that wins reads
+// the job and marks the slot done, and the caller (which lost that claim) waits for it: the
+// job fields are never rewritten while a worker may still read them. A worker that loses (the
+// caller ran its chunk, or moved on to a later generation) reads nothing of the job.
 void ThreadPool::worker_loop(int index) {
   tl_in_region = true;
   std::uint32_t seen = 0;
@@ -104,6 +115,7 @@ void ThreadPool::worker_loop(int index) {
     }
     seen = g;
     if (stop_.load(std::memory_order_acquire)) return;
+    if (!claim(slot.claimed, g)) continue;
     if (index < chunks_) {
       std::int64_t b = 0, e = 0;
       chunk_of(begin_, end_, chunks_, index, b, e);
@@ -144,15 +156,27 @@ void ThreadPool::parallel_for(std::int64_t begin, std::int64_t end, std::int64_t
   begin_ = begin, end_ = end, chunks_ = chunks;
   const std::uint32_t g = generation_.fetch_add(1) + 1;  // publishes the job (seq_cst)
   if (sleepers_.load() > 0) generation_.notify_all();
+  // Chunk 0, then every chunk whose worker has not claimed it yet (slots past the chunks are
+  // claimed too, so their late workers read nothing; a slot taken here is marked done here,
+  // its worker writing nothing for this generation); then the workers that did claim theirs.
   {
     RegionGuard guard;
-    std::int64_t b = 0, e = 0;
-    chunk_of(begin, end, chunks, 0, b, e);
-    try {
-      fn(b, e);
-    } catch (...) {
-      std::lock_guard elock(error_mutex_);
-      if (!error_) error_ = std::current_exception();
+    auto run_chunk = [&](std::int64_t i) {
+      std::int64_t b = 0, e = 0;
+      chunk_of(begin, end, chunks, i, b, e);
+      try {
+        fn(b, e);
+      } catch (...) {
+        std::lock_guard elock(error_mutex_);
+        if (!error_) error_ = std::current_exception();
+      }
+    };
+    run_chunk(0);
+    for (int i = 1; i < num_threads_; ++i) {
+      Slot& slot = slots_[static_cast<std::size_t>(i)];
+      if (!claim(slot.claimed, g)) continue;
+      if (i < chunks) run_chunk(i);
+      slot.done.store(g, std::memory_order_relaxed);
     }
   }
   for (int i = 1; i < num_threads_; ++i) wait_for(i, g);

@@ -71,6 +71,38 @@ TEST(ThreadPool, ChunksArePartitionsAndSleepersWake) {
   }
 }
 
+// A worker still asleep when the caller finishes its own chunk loses its chunk to the caller;
+// whoever runs it, every chunk runs exactly once per call, with its own bounds, and a worker
+// that wakes after the call (or after later calls) runs nothing stale. Calls alternate
+// between ones the sleeping workers are likely to lose (an empty chunk 0 right after a pause)
+// and back-to-back ones they win.
+TEST(ThreadPool, ChunksOfLateWorkersRunOnceOnTheCaller) {
+  for (int threads : {2, 4}) {
+    ThreadPool pool(threads);
+    const auto want = ThreadPool::partition(0, 4 * threads, 1, threads);
+    for (int rep = 0; rep < 40; ++rep) {
+      if (rep % 4 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // workers block
+      std::vector<std::atomic<int>> runs(want.size() - 1);
+      std::vector<std::pair<std::int64_t, std::int64_t>> got(want.size() - 1, {0, 0});
+      pool.parallel_for(0, 4 * threads, 1, [&](std::int64_t b, std::int64_t e) {
+        for (std::size_t i = 0; i + 1 < want.size(); ++i)
+          if (want[i] == b) {
+            got[i] = {b, e};
+            ++runs[i];
+          }
+        if (b != 0 && rep % 4 != 0) {  // workers' chunks take a little while
+          volatile double x = 0;
+          for (int k = 0; k < 2000; ++k) x = x + k;
+        }
+      });
+      for (std::size_t i = 0; i + 1 < want.size(); ++i) {
+        EXPECT_EQ(runs[i].load(), 1) << threads << " threads, call " << rep << ", chunk " << i;
+        EXPECT_EQ(got[i], std::make_pair(want[i], want[i + 1]));
+      }
+    }
+  }
+}
+
 // Every item is taken exactly once, whether a share's own thread runs it or another steals
 // it from the back; a slow share loses items, a share run inline takes them all.
 TEST(ThreadPool, WorkSharesHandOutEveryItemOnce) {

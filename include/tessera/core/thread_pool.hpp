@@ -2,7 +2,9 @@
 //
 // parallel_for splits [begin, end) into at most num_threads() contiguous chunks with a
 // static, deterministic partition: the same range and thread count always give the same
-// chunks. The calling thread works too. A parallel_for issued from inside a pool task (or
+// chunks. The calling thread works too, and once its own chunk is done it runs any chunk
+// whose worker has not started yet (a worker descheduled or still waking up no longer holds
+// the call up), so a chunk may run on any thread. A parallel_for issued from inside a pool task (or
 // while another thread is using the pool) runs inline on the caller, so nesting never
 // oversubscribes. Results must not depend on the partition: reduce per output element,
 // or use parallel_reduce, whose blocks do not depend on the thread count.
@@ -48,9 +50,11 @@ class ThreadPool {
   // Waits until worker `index` has finished generation g.
   void wait_for(int index, std::uint32_t g);
 
-  // One cache line per worker: the last generation it finished. The caller spins on these,
-  // each written by one worker only.
+  // One cache line per worker: the last generation whose chunk was claimed (by the worker or
+  // by the caller, whichever came first) and the last one finished, written by whichever
+  // claimed it. The caller spins on `done`.
   struct alignas(64) Slot {
+    std::atomic<std::uint32_t> claimed{0};
     std::atomic<std::uint32_t> done{0};
   };
 
