@@ -19,7 +19,6 @@
 // The batches depend on the problem only, so every output element is the same chain of
 // multiply-adds for any thread count and any split into work items.
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 
 #include "algos.hpp"
@@ -74,13 +73,6 @@ std::vector<Item> work_items(std::int64_t M, std::int64_t unit, std::int64_t KT,
                              std::int64_t Kg, int threads) {
   const std::int64_t PT = (M + unit - 1) / unit;
   std::int64_t npb = (PT + 15) / 16, ntb = (KT + kMaxBlockTiles - 1) / kMaxBlockTiles;
-  static const bool greedy = std::getenv("TESSERA_WI_GREEDY") && std::getenv("TESSERA_WI_GREEDY")[0] == '1';
-  if (std::getenv("TESSERA_WI_GREEDY") ? std::getenv("TESSERA_WI_GREEDY")[0] == '1' : greedy) {
-    while (G * npb * ntb < 16 * threads && (npb < PT || ntb < KT)) {
-      if (ntb < KT && (npb >= PT || npb * Kg > ntb * M)) ntb = std::min(KT, 2 * ntb);
-      else npb = std::min(PT, 2 * npb);
-    }
-  }
   while (G * npb * ntb < 16 * threads && npb < PT) npb = std::min(PT, 2 * npb);
   while (G * npb * ntb < 16 * threads && ntb < KT) ntb = std::min(KT, 2 * ntb);
   while ((G * npb * ntb) % threads != 0 && npb < PT) ++npb;  // equal item counts per thread

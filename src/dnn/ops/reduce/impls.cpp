@@ -413,10 +413,9 @@ struct Engine {
 
   // log_sum_exp over whole contiguous f32/f64 rows (a last axis of up to kChunk), batches of
   // rows at a time: their maxima, then their e^(x - max) into one buffer (one call for the
-  // batch, the shift inside the exponential's loop), then their sums, two rows at a time;
-  // what row_part does for
-  // each row (the same operations, so the same bits), without its walk (a row of 56 f32 took
-  // 130 ns through it).
+  // batch, the shift inside the exponential's loop), then their sums, two rows at a time; what
+  // row_part does for each row (the same operations, so the same bits), without its walk (a
+  // row of 56 f32 took 130 ns through it).
   void lse_rows() const {
     const i64 n = p.n_red, L = p.kept.inner(), xs = p.kept.inner_stride(0), ys = p.kept.inner_stride(1);
     constexpr i64 kBatchRows = 64, kBatchValues = 8192;
@@ -587,9 +586,9 @@ struct Engine {
           }
         }
         // Float results straight through finish_rows (per output, finish() took a quarter of
-        // a [64,64,56,56] reduction over axis 2).
-        if (!lse && !narrow && (ti == rk::kF64 || (ti == rk::kF32 && ext) || (fl && !ext))) {
-          if (ext && ti == rk::kF32) finish_rows(c.op, c.y, c.yp, cur.offset[1] + j0 * ys, ys, reinterpret_cast<const float*>(a), n, p.n_red);
+        // a [64,64,56,56] reduction over axis 2): f64 accumulators, or f32 max/min ones.
+        if (!lse && !narrow && (ext ? ti == rk::kF32 || ti == rk::kF64 : fl)) {
+          if (ti == rk::kF32 && ext) finish_rows(c.op, c.y, c.yp, cur.offset[1] + j0 * ys, ys, reinterpret_cast<const float*>(a), n, p.n_red);
           else finish_rows(c.op, c.y, c.yp, cur.offset[1] + j0 * ys, ys, a, n, p.n_red);
           continue;
         }
