@@ -171,6 +171,10 @@ void exp_rows(i64 n, i64 rows, i64 ldx, const float* x, const double* shift, flo
     math_array<math_exp>(n, y, y);
   }
 }
+void exp_sub(i64 n, const float* x, const float* m, float* y) {
+  for (i64 i = 0; i < n; ++i) y[i] = x[i] - m[i];
+  math_array<math_exp>(n, y, y);
+}
 template <float (*Fn)(float), int S>
 void math_storage(i64 n, const void* x, void* y, bool) {
   for (i64 i = 0; i < n; ++i) st<S>(y, i, Fn(ld<S>(x, i)));
@@ -212,6 +216,7 @@ constexpr Kernels make_kernels(std::integer_sequence<int, K...>) {
   set_math<math_sqrt>(t, kMathSqrt);
   set_math<math_exp>(t, kMathExpLe0);
   t.exp_rows = &exp_rows;
+  t.exp_sub = &exp_sub;
   return t;
 }
 

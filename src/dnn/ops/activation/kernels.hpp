@@ -104,10 +104,15 @@ using MathStorageFn = void (*)(std::int64_t n, const void* x, void* y, bool stre
 using ExpRowsFn = void (*)(std::int64_t n, std::int64_t rows, std::int64_t ldx, const float* x,
                            const double* shift, float* y);
 
+// y[i] = e^(x[i] - m[i]), the subtraction in f32, then kMathExp (the same bits as storing the
+// differences and math[kMathExp] on them): log_sum_exp's columns.
+using ExpSubFn = void (*)(std::int64_t n, const float* x, const float* m, float* y);
+
 struct Kernels {
   const char* isa;  // "avx512", "avx2", "generic"
   MathFn math[kNumMath];
   ExpRowsFn exp_rows;
+  ExpSubFn exp_sub;
   MathStorageFn math_storage[kNumMath][kNumStorage + 1];
   FwdFn fwd[kNumKinds][kNumStorage + 1];
   BwdFn bwd[kNumKinds][kNumStorage];

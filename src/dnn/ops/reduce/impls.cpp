@@ -570,11 +570,7 @@ struct Engine {
                 // (columns whose max is not finite give that max whatever their sum, so their
                 // NaN or infinite exponentials may stand: no select, and the loop vectorises)
                 if (ti == rk::kF32) {
-                  const float* f = static_cast<const float*>(g[q]);
-                  const float* m = reinterpret_cast<const float*>(mx);
-                  float* o = static_cast<float*>(slot);
-                  for (i64 j = 0; j < n; ++j) o[j] = f[j] - m[j];
-                  kA->math[ak::kMathExp](n, o, o);
+                  kA->exp_sub(n, static_cast<const float*>(g[q]), reinterpret_cast<const float*>(mx), static_cast<float*>(slot));
                 } else {
                   const double* f = static_cast<const double*>(g[q]);
                   double* o = static_cast<double*>(slot);
