@@ -424,6 +424,15 @@ TEST(BenchDnn, SuiteRowsAndTotals) {
     if (has_onednn(j)) {
       EXPECT_NEAR(t["distinct"]["tessera_ms"].get<double>(), sum, 1e-9 * sum);
       EXPECT_GT(t["network"]["ratio"].get<double>(), 0);
+      // Best samples: each at most the median, summed with the same counts.
+      EXPECT_LE(t["network"]["tessera_best_ms"].get<double>(), t["network"]["tessera_ms"].get<double>());
+      EXPECT_LE(t["network"]["onednn_best_ms"].get<double>(), t["network"]["onednn_ms"].get<double>());
+      double best = 0;
+      for (int i = 0; i < 2; ++i) {
+        const json& r = j["results"][2 * b + i];
+        best += r["count"].get<int>() * r["tessera"]["best_ms"].get<double>();
+      }
+      EXPECT_NEAR(t["network"]["tessera_best_ms"].get<double>(), best, 1e-9 * best);
     }
   }
   Outcome text =
@@ -433,6 +442,9 @@ TEST(BenchDnn, SuiteRowsAndTotals) {
   EXPECT_NE(text.out.find("\nres5b_branch2a "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("\ntotal           resnet50 fwd mb1, 1 distinct"), std::string::npos)
       << text.out;
+  if (text.out.find("\nnetwork         ") != std::string::npos) {  // (with oneDNN installed)
+    EXPECT_NE(text.out.find("\nnetwork best    resnet50 fwd mb1, "), std::string::npos) << text.out;
+  }
 }
 
 // `tune dnn` stores Find-mode winners; immediate mode then runs them ("tune-db"), and `tune
