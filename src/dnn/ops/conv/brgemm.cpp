@@ -254,8 +254,12 @@ Status brgemm_run(Handle& h, const Problem& p, const BrWeights& wv) {
   const bool fuse = p.post.act.kind == ActKind::kIdentity || p.post.act.kind == ActKind::kRelu || p.post.act.kind == ActKind::kClip;
   const std::int64_t osp = p.out_spatial(), OH = p.out[1], OW = p.out[2];
   const RunShape run = run_shape(p);
-  // Pixel blocks are whole tiles: run tiles of the first channel tile's height, else 6.
-  const std::int64_t unit = run.on ? br_run_pixels(static_cast<int>(std::min<std::int64_t>(Kg, kBrChannels))) : kBrPixels;
+  // Pixel blocks are whole tiles: run tiles of the first channel tile's height (1x1), whole
+  // output rows (the run tiles of other kernels stop at a row's end, so a block that cut a row
+  // would leave extra short tiles there), else 6.
+  const std::int64_t unit = !run.on  ? kBrPixels
+                            : run.flat ? br_run_pixels(static_cast<int>(std::min<std::int64_t>(Kg, kBrChannels)))
+                                       : OW;
   const std::vector<Item> items = work_items(M, unit, KT, G, Kg, detail::max_threads(h));
   // Each thread's share is a contiguous run of items of near-equal cost (pixels x channels:
   // a narrow last channel tile costs less than a full one); a thread that runs out takes
