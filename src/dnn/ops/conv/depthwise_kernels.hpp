@@ -155,6 +155,7 @@ struct DwBody {
   template <int NV, bool Tail, int B, int K, int SW, bool Chk>
   static void block_fixed(const DwRowNhwc& a, i64 c, M m, i64 ow0, i64 cend) {
     const i64 C = a.C, iw0 = ow0 * SW - a.pw;
+    const i64 o[4] = {0, C, 2 * C, 3 * C};
     for (; c < cend; c += NV * kW) {
       V acc[B][NV];
 #pragma GCC unroll 16
@@ -170,9 +171,15 @@ struct DwBody {
 #pragma GCC unroll 2
           for (int v = 0; v < NV; ++v) wv[kw][v] = ld<Tail>(wr + kw * C + v * kW, m);
         constexpr int kSpan = (B - 1) * SW + K;
-        const float* xp = xr;  // input pixel i; stepped (a register add) rather than indexed
+        // Input pixel i at xg + o[i % 4]: four pixels from one pointer, stepped (a register
+        // add) a group at a time; a step a pixel cost an add per load (2 threads, Zen 3,
+        // in-process A/B: MobileNet-V2's depthwise layers 0.64-0.97 of the time, b2_dw 0.113 ->
+        // 0.107 ms, b14_dw 0.025 -> 0.016).
+        const float* xg = xr;
 #pragma GCC unroll 64
-        for (int i = 0; i < kSpan; ++i, xp = S::step(xp, C)) {
+        for (int i = 0; i < kSpan; ++i) {
+          const float* xp = xg + o[i % 4];
+          if (i % 4 == 3) xg = S::step(xg, 4 * C);
           if constexpr (Chk)
             if (iw0 + i < 0 || iw0 + i >= a.IW) continue;
           V xv[NV];
