@@ -19,9 +19,13 @@ namespace {
 
 using i64 = std::int64_t;
 
-// Run tiles: 6 pixels x 16 channels, or 12 pixels x 8 channels for a part of at most 8.
+// Run tiles: 6 pixels x 16 channels, 12 pixels x 8 channels for a tile of at most 8, and 4
+// pixels x 24 channels for the last 17-24 channels of a tile (12 accumulators, three weight
+// vectors: 7 loads a step for 12 multiply-adds, where a part of 16 and one of 8 take 15 for
+// 18; MobileNet-V2's 24-channel projections).
 constexpr int kWidePixels = 6;
 constexpr int kNarrowPixels = 12;
+constexpr int kThreePixels = 4;
 constexpr i64 kBlockBytes = 16 << 10;
 
 __m256i lane_mask(int n) {
@@ -42,13 +46,13 @@ inline void store(__m256 (&acc)[MP][NV], float* y, i64 ldy, int nk, bool accumul
     if (accumulate) {
 #pragma GCC unroll 12
       for (int j = 0; j < MP; ++j)
-#pragma GCC unroll 2
+#pragma GCC unroll 3
         for (int v = 0; v < NV; ++v)
           _mm256_storeu_ps(y + j * ldy + 8 * v, _mm256_add_ps(_mm256_loadu_ps(y + j * ldy + 8 * v), acc[j][v]));
     } else {
 #pragma GCC unroll 12
       for (int j = 0; j < MP; ++j)
-#pragma GCC unroll 2
+#pragma GCC unroll 3
         for (int v = 0; v < NV; ++v) _mm256_storeu_ps(y + j * ldy + 8 * v, acc[j][v]);
     }
     return;
@@ -56,7 +60,7 @@ inline void store(__m256 (&acc)[MP][NV], float* y, i64 ldy, int nk, bool accumul
 #pragma GCC unroll 12
   for (int j = 0; j < MP; ++j) {
     float* yj = y + j * ldy;
-#pragma GCC unroll 2
+#pragma GCC unroll 3
     for (int v = 0; v < NV; ++v) {
       const int n = std::min(8, nk - 8 * v);
       if (n <= 0) break;
@@ -108,16 +112,17 @@ void tile_part(const BrTile& t, int cb) {
                 e && e->bias ? e->bias + cb : nullptr, e && e->residual ? e->residual + cb : nullptr);
 }
 
-// One reduction step of a run tile: the weights at w, pixel j's operand at x + o[j].
+// One reduction step of a run tile: the weights at w (vectors 0 and 1; vector 2 at w + wp, the
+// next part of 16 channels), pixel j's operand at x + o[j].
 template <int MP, int NV>
-inline void step(__m256 (&acc)[MP][NV], const float* w, const float* x, const i64 (&o)[MP]) {
+inline void step(__m256 (&acc)[MP][NV], const float* w, i64 wp, const float* x, const i64 (&o)[MP]) {
   __m256 wv[NV];
-#pragma GCC unroll 2
-  for (int v = 0; v < NV; ++v) wv[v] = _mm256_loadu_ps(w + 8 * v);
+#pragma GCC unroll 3
+  for (int v = 0; v < NV; ++v) wv[v] = _mm256_loadu_ps(w + v / 2 * wp + v % 2 * 8);
 #pragma GCC unroll 12
   for (int j = 0; j < MP; ++j) {
     const __m256 b = _mm256_broadcast_ss(x + o[j]);
-#pragma GCC unroll 2
+#pragma GCC unroll 3
     for (int v = 0; v < NV; ++v) acc[j][v] = _mm256_fmadd_ps(b, wv[v], acc[j][v]);
   }
 }
@@ -128,7 +133,7 @@ inline void step(__m256 (&acc)[MP][NV], const float* w, const float* x, const i6
 // tiles' rule: the hardware prefetchers do not follow rows read a column at a time).
 template <int MP, int NV>
 void run_part(const BrRunTile& t, i64 off, i64 count, int kt, int cb) {
-  const i64 ld = t.ldx, xs = t.xstep, ldw = t.ldw;
+  const i64 ld = t.ldx, xs = t.xstep, ldw = t.ldw, wp = t.w_part;
   const i64 k = kt * kBrChannels + cb;
   const BrEpilogue* e = t.post;
   // Pixel j's operand at x + o[j]: loop-invariant offsets, so the loads take base + index
@@ -143,7 +148,7 @@ void run_part(const BrRunTile& t, i64 off, i64 count, int kt, int cb) {
     __m256 acc[MP][NV];
 #pragma GCC unroll 12
     for (int j = 0; j < MP; ++j)
-#pragma GCC unroll 2
+#pragma GCC unroll 3
       for (int v = 0; v < NV; ++v) acc[j][v] = _mm256_setzero_ps();
     for (int sg = 0; sg < t.nseg; ++sg) {
       const float* x = t.seg[sg].x + off * ld;
@@ -151,13 +156,13 @@ void run_part(const BrRunTile& t, i64 off, i64 count, int kt, int cb) {
       const float* const wend = w + t.kc * ldw;
       if (kt == 0 && cb == 0) {  // a line of the next tile's rows a step (a loop of its own)
         const float* pf = x + MP * ld;
-        const float* const wp = w + std::min<i64>(t.kc, (MP * ld + 15) / 16) * ldw;
-        for (; w != wp; w += ldw, x += xs, pf += 16) {
+        const float* const wpf = w + std::min<i64>(t.kc, (MP * ld + 15) / 16) * ldw;
+        for (; w != wpf; w += ldw, x += xs, pf += 16) {
           _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T0);
-          step<MP, NV>(acc, w, x, o);
+          step<MP, NV>(acc, w, wp, x, o);
         }
       }
-      for (; w != wend; w += ldw, x += xs) step<MP, NV>(acc, w, x, o);
+      for (; w != wend; w += ldw, x += xs) step<MP, NV>(acc, w, wp, x, o);
     }
     store<MP, NV>(acc, t.y + off * t.ldy + k, t.ldy, std::min(8 * NV, t.nk - cb), t.accumulate, e,
                   e && e->bias ? e->bias + k : nullptr, e && e->residual ? e->residual + off * t.ldy + k : nullptr);
@@ -176,6 +181,7 @@ constexpr std::array<RunFn, sizeof...(J)> run_row(std::integer_sequence<int, J..
 }
 constexpr auto kRunWide = run_row<2>(std::make_integer_sequence<int, kWidePixels>{});
 constexpr auto kRunNarrow = run_row<1>(std::make_integer_sequence<int, kNarrowPixels>{});
+constexpr auto kRunThree = run_row<3>(std::make_integer_sequence<int, kThreePixels>{});
 
 }  // namespace
 
@@ -190,17 +196,24 @@ void br_run_tile_avx2(const BrRunTile& t) {
   const i64 row_bytes = t.kc * t.nseg * static_cast<i64>(sizeof(float));
   const i64 blk = std::max<i64>(1, kBlockBytes / (row_bytes * mp)) * mp;
   for (i64 o0 = 0; o0 < t.mp; o0 += blk) {
-    const i64 n = std::min<i64>(t.mp, o0 + blk) - o0, full = n / mp, rest = n % mp;
+    const i64 n = std::min<i64>(t.mp, o0 + blk) - o0;
     for (int kt = 0; kt < t.ntiles; ++kt)
-      for (int cb = 0; cb < t.nk; cb += 16) {  // (parts of 16 channels only when nk > 8: n <= 6)
-        const RunFn* fns = t.nk - cb > 8 ? kRunWide.data() : kRunNarrow.data();
-        if (full > 0) fns[mp - 1](t, o0, full, kt, cb);
-        if (rest > 0) fns[rest - 1](t, o0 + full * mp, 1, kt, cb);
+      for (int cb = 0; cb < t.nk; cb += 16) {
+        const int left = t.nk - cb;
+        const bool three = left > 16 && left <= 24;  // the tile's last part
+        const RunFn* fns = three ? kRunThree.data() : left > 8 ? kRunWide.data() : kRunNarrow.data();
+        const int h = three ? kThreePixels : left > 8 ? kWidePixels : mp;  // (12 only when nk <= 8)
+        const i64 full = n / h, rest = n % h;
+        if (full > 0) fns[h - 1](t, o0, full, kt, cb);
+        if (rest > 0) fns[rest - 1](t, o0 + full * h, 1, kt, cb);
+        if (three) break;
       }
   }
 }
 
-int br_run_pixels_avx2(int nk) { return nk > 8 ? kWidePixels : kNarrowPixels; }
+int br_run_pixels_avx2(int nk) {
+  return nk <= 8 ? kNarrowPixels : nk > 16 && nk <= 24 ? kThreePixels : kWidePixels;
+}
 
 void br_pack_avx2(const float* w, i64 ldw, i64 rows, i64 red, float* dst) {
   // Parts of 16 channels, each [red][16] (brgemm_kernels.hpp). Row k of w is read a line (16

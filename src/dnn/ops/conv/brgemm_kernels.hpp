@@ -100,7 +100,8 @@ void br_pack_avx512(const float* w, std::int64_t ldw, std::int64_t rows, std::in
                     float* dst);
 
 // AVX2 + FMA (brgemm_avx2.cpp): the same tiles and packed weights, 16 channels at a time; run
-// tiles of 6 pixels (12 when the channel tile has at most 8 channels).
+// tiles of 6 pixels (12 when the channel tile has at most 8 channels; a tile's last 17-24
+// channels as one part of 4 pixels by 24).
 void br_tile_avx2(const BrTile& t);
 void br_run_tile_avx2(const BrRunTile& t);
 int br_run_pixels_avx2(int nk);
