@@ -222,10 +222,10 @@ struct DwBody {
   template <typename F>
   static void pixel_blocks(i64 OW, DwSpan s, bool split_edges, F&& f) {
     constexpr int B = S::kBlock;
-    auto blocks = [&](i64 a, i64 b, bool chk) {
-      if (a >= b) return;
-      const i64 nb = (b - a + B - 1) / B, base = (b - a) / nb, extra = (b - a) % nb;
-      for (i64 k = 0, ow = a; k < nb; ++k) {
+    auto blocks = [&](i64 lo, i64 hi, bool chk) {  // near-equal blocks over [lo, hi)
+      if (lo >= hi) return;
+      const i64 nb = (hi - lo + B - 1) / B, base = (hi - lo) / nb, extra = (hi - lo) % nb;
+      for (i64 k = 0, ow = lo; k < nb; ++k) {
         const i64 width = base + (k < extra ? 1 : 0);
         f(ow, width, chk || ow < s.lo || ow + width > s.hi);
         ow += width;
