@@ -385,6 +385,71 @@ Status im2col_bwd_weights(Handle& h, const Problem& p) {
   return Status::ok();
 }
 
+namespace {
+
+// Channels-last, one group, 2-D, no dilation along w: per image (images in parallel when
+// there are enough, as below), chunks of whole output rows, each a GEMM into the column
+// buffer and then, in parallel over the dx rows the chunk reaches when the images are not, a
+// gather: dx row ih takes, for each output row oh of the chunk (ascending) whose kernel row
+// kh = ih + ph - oh sh lies in the kernel, and each output pixel ow (ascending), the kernel
+// row's KW x C values as one contiguous add into dx pixels ow sw - pw ... (clipped at the row's
+// ends). Every dx element receives its contributions in output-pixel order, as the scatter
+// below does: the same bits, for any thread count.
+Status col2im_rows(Handle& h, const Problem& p, const float* W, std::int64_t mb) {
+  const std::int64_t C = p.C, K = p.K, red = taps(p) * C;
+  const std::int64_t IH = p.in[1], IW = p.in[2], OH = p.out[1], OW = p.out[2];
+  const std::int64_t KH = p.ker[1], KW = p.ker[2], sh = p.stride[1], sw = p.stride[2];
+  const std::int64_t ph = p.pad_b[1], pw = p.pad_b[2], dh = p.dil[1];
+  const std::int64_t rows_per = std::max<std::int64_t>(1, mb / std::max<std::int64_t>(OW, 1));
+  // Rows [b, e) through f: in parallel unless the images already are.
+  auto over_rows = [&](std::int64_t b, std::int64_t e, const std::function<void(std::int64_t, std::int64_t)>& f) {
+    if (ThreadPool::in_parallel_region())
+      f(b, e);
+    else
+      detail::parallel_for(h, b, e, 1, f);
+  };
+  auto image = [&](std::int64_t n) -> Status {
+    float* dx = p.x_out + n * p.xs.n;
+    const float* dy = p.y_in + n * p.ys.n;
+    float* col = thread_scratch(static_cast<std::size_t>(rows_per * OW * red));
+    over_rows(0, IH, [&](std::int64_t b, std::int64_t e) { std::fill(dx + b * IW * C, dx + e * IW * C, 0.0f); });
+    for (std::int64_t oh0 = 0; oh0 < OH; oh0 += rows_per) {
+      const std::int64_t oh1 = std::min(OH, oh0 + rows_per), q0 = oh0 * OW;
+      // col[q][t*C + c] = sum_k dy[q][k] * W[k][t*C + c]
+      TESSERA_RETURN_IF_ERROR(blas::gemm<float>(gemm_handle(h), blas::Op::kNoTrans, blas::Op::kNoTrans, red,
+                                                (oh1 - oh0) * OW, K, 1.0f, W, red, dy + q0 * K, K, 0.0f, col, red));
+      const std::int64_t ih0 = std::max<std::int64_t>(0, oh0 * sh - ph);
+      const std::int64_t ih1 = std::min(IH, (oh1 - 1) * sh - ph + (KH - 1) * dh + 1);
+      over_rows(ih0, ih1, [&](std::int64_t b, std::int64_t e) {
+        for (std::int64_t ih = b; ih < e; ++ih) {
+          float* dxr = dx + ih * IW * C;
+          for (std::int64_t oh = oh0; oh < oh1; ++oh) {
+            const std::int64_t kd = ih - (oh * sh - ph);  // kh * dh
+            if (kd < 0 || kd % dh != 0 || kd / dh >= KH) continue;
+            const float* cr = col + (oh - oh0) * OW * red + kd / dh * KW * C;
+            for (std::int64_t ow = 0; ow < OW; ++ow, cr += red) {
+              const std::int64_t iw0 = ow * sw - pw;
+              const std::int64_t lo = std::max<std::int64_t>(0, -iw0) * C;
+              const std::int64_t hi = std::min(KW, IW - iw0) * C;
+              float* d = dxr + iw0 * C;
+              for (std::int64_t i = lo; i < hi; ++i) d[i] += cr[i];
+            }
+          }
+        }
+      });
+    }
+    return Status::ok();
+  };
+  const int threads = detail::max_threads(h);
+  if (threads <= 1 || p.N < threads) {
+    for (std::int64_t n = 0; n < p.N; ++n) TESSERA_RETURN_IF_ERROR(image(n));
+    return Status::ok();
+  }
+  return for_chunks(h, p.N, image);
+}
+
+}  // namespace
+
 // GEMM into a column buffer, then scatter-add (col2im) into dx. Images are independent
 // (parallel over n); within an image chunks run in order, so every dx element receives its
 // contributions in a fixed order.
@@ -395,6 +460,8 @@ Status im2col_bwd_data(Handle& h, const Problem& p) {
   const float* W = gemm_weights(p, nhwc, wbuf);
   const std::int64_t mb = chunk_pixels(red, osp);
   const std::int64_t isp = p.in_spatial();
+  if (nhwc && p.G == 1 && p.ker[0] == 1 && p.in[0] == 1 && p.xs.w == p.C && p.xs.h == p.in[2] * p.C && p.dil[2] == 1)
+    return col2im_rows(h, p, W, mb);
   auto one_image = [&](std::int64_t n) -> Status {
     float* dx = p.x_out + n * p.xs.n;
     for (std::int64_t i = 0; i < p.C * isp; ++i) dx[i] = 0.0f;  // packed: one contiguous block
