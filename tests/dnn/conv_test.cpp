@@ -560,7 +560,9 @@ TEST(ConvTest, BitwiseIdenticalForAnyThreadCount) {
   if (thread_pool().num_threads() < 2) GTEST_SKIP() << "needs a pool of >= 2 threads";
   for (ConvCase cc : {ConvCase{4, 16, 24, 1, {20, 20}, {3, 3}, {}, {}, {1, 1}, {1, 1}},
                       ConvCase{4, 32, 32, 1, {17, 17}, {1, 1}},
-                      ConvCase{4, 16, 16, 16, {15, 15}, {3, 3}, {}, {}, {1, 1}, {1, 1}}})
+                      ConvCase{4, 16, 16, 16, {15, 15}, {3, 3}, {}, {}, {1, 1}, {1, 1}},
+                      // one image, a few-channel strided stem: col2im's gather in parallel over dx rows
+                      ConvCase{1, 3, 16, 1, {29, 27}, {7, 7}, {2, 2}, {}, {3, 3}, {2, 3}}})
     for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
       cc.layout = cc.wlayout = l;
       for (ConvDir dir : {ConvDir::kForward, ConvDir::kBackwardData, ConvDir::kBackwardWeights})
