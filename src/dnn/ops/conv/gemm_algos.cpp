@@ -440,12 +440,7 @@ Status col2im_rows(Handle& h, const Problem& p, const float* W, std::int64_t mb)
     }
     return Status::ok();
   };
-  const int threads = detail::max_threads(h);
-  if (threads <= 1 || p.N < threads) {
-    for (std::int64_t n = 0; n < p.N; ++n) TESSERA_RETURN_IF_ERROR(image(n));
-    return Status::ok();
-  }
-  return for_chunks(h, p.N, image);
+  return for_chunks(h, p.N, image);  // images in order when too few to share
 }
 
 }  // namespace
@@ -511,12 +506,7 @@ Status im2col_bwd_data(Handle& h, const Problem& p) {
     }
     return Status::ok();
   };
-  const int threads = detail::max_threads(h);
-  if (threads <= 1 || p.N < threads) {
-    for (std::int64_t n = 0; n < p.N; ++n) TESSERA_RETURN_IF_ERROR(one_image(n));
-    return Status::ok();
-  }
-  return for_chunks(h, p.N, one_image);
+  return for_chunks(h, p.N, one_image);  // images in order when too few to share
 }
 
 // ---- 1x1 as GEMM ----------------------------------------------------------------------------
