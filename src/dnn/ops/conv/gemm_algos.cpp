@@ -401,18 +401,11 @@ Status col2im_rows(Handle& h, const Problem& p, const float* W, std::int64_t mb)
   const std::int64_t KH = p.ker[1], KW = p.ker[2], sh = p.stride[1], sw = p.stride[2];
   const std::int64_t ph = p.pad_b[1], pw = p.pad_b[2], dh = p.dil[1];
   const std::int64_t rows_per = std::max<std::int64_t>(1, mb / std::max<std::int64_t>(OW, 1));
-  // Rows [b, e) through f: in parallel unless the images already are.
-  auto over_rows = [&](std::int64_t b, std::int64_t e, const std::function<void(std::int64_t, std::int64_t)>& f) {
-    if (ThreadPool::in_parallel_region())
-      f(b, e);
-    else
-      detail::parallel_for(h, b, e, 1, f);
-  };
   auto image = [&](std::int64_t n) -> Status {
     float* dx = p.x_out + n * p.xs.n;
     const float* dy = p.y_in + n * p.ys.n;
     float* col = thread_scratch(static_cast<std::size_t>(rows_per * OW * red));
-    over_rows(0, IH, [&](std::int64_t b, std::int64_t e) { std::fill(dx + b * IW * C, dx + e * IW * C, 0.0f); });
+    detail::parallel_for(h, 0, IH, 1, [&](std::int64_t b, std::int64_t e) { std::fill(dx + b * IW * C, dx + e * IW * C, 0.0f); });
     for (std::int64_t oh0 = 0; oh0 < OH; oh0 += rows_per) {
       const std::int64_t oh1 = std::min(OH, oh0 + rows_per), q0 = oh0 * OW;
       // col[q][t*C + c] = sum_k dy[q][k] * W[k][t*C + c]
@@ -420,7 +413,8 @@ Status col2im_rows(Handle& h, const Problem& p, const float* W, std::int64_t mb)
                                                 (oh1 - oh0) * OW, K, 1.0f, W, red, dy + q0 * K, K, 0.0f, col, red));
       const std::int64_t ih0 = std::max<std::int64_t>(0, oh0 * sh - ph);
       const std::int64_t ih1 = std::min(IH, (oh1 - 1) * sh - ph + (KH - 1) * dh + 1);
-      over_rows(ih0, ih1, [&](std::int64_t b, std::int64_t e) {
+      // (inline when the images already run in parallel)
+      detail::parallel_for(h, ih0, ih1, 1, [&](std::int64_t b, std::int64_t e) {
         for (std::int64_t ih = b; ih < e; ++ih) {
           float* dxr = dx + ih * IW * C;
           for (std::int64_t oh = oh0; oh < oh1; ++oh) {
