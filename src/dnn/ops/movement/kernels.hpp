@@ -1,7 +1,8 @@
 // Data-movement kernels (cast, transpose and everything built on them), one table per
 // instruction set: avx512.cpp, avx2.cpp and generic.cpp compile body.inc (over convert.inc's
-// rules) with their own flags; the ISA files add hand-written transposes of 4- and 8-byte
-// tiles. impls.cpp walks the views and calls these on contiguous rows and 2-D tiles.
+// rules) with their own flags; the ISA files add hand-written register transposes of tiles and
+// of whole 64-byte line blocks. impls.cpp walks the views and calls these on contiguous rows
+// and 2-D tiles.
 //
 // ISA files include only this header: declarations, no inline code.
 #pragma once
