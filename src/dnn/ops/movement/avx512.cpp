@@ -26,9 +26,7 @@ namespace {
 #include "avx512_transpose.inc"
 
 constexpr Kernels table() {
-  Kernels k = make_table("avx512", &transpose_blocks<std::uint8_t, 16, 32, &t16x32_b8>,
-                         &transpose_blocks<std::uint16_t, 8, 16, &t8x16_b16>, &transpose_blocks<float, 8, 8, &t8x8_b32>,
-                         &transpose_blocks<double, 4, 4, &t4x4_b64>);
+  Kernels k = avx_table("avx512");
   k.transpose_lines[0] = &transpose_lines<std::uint8_t, 64, &t64x64_b8<false>, &t64x64_b8<true>, 16, 32, &t16x32_b8>;
   k.transpose_lines[1] = &transpose_lines<std::uint16_t, 32, &t32x32_b16<false>, &t32x32_b16<true>, 8, 16, &t8x16_b16>;
   k.transpose_lines[2] = &transpose_lines<float, 16, &t16x16_b32<false>, &t16x16_b32<true>, 8, 8, &t8x8_b32>;
