@@ -173,9 +173,10 @@ RowGeom row_geom(const Geom& g, bool nhwc, std::vector<i64>& taps) {
 }
 
 // Whether PoolKernels::planes_nchw applies: 2-D pooling with dilation 1, a window at most
-// kMaxPlaneK tall and wide (average: kMaxAvgPlaneK, at least 2 wide, stride 1), stride 1 or 2
-// along W, begin padding smaller than the window, packed NCHW (x and `out`: y or dy), every
-// window holding an input element (so no output is -inf or 0 for want of one).
+// kMaxPlaneK tall and wide (average: kMaxAvgPlaneK, at least 2 wide, stride 1; or 3x3 stride 2
+// with begin padding at most 1), stride 1 or 2 along W, begin padding smaller than the window,
+// packed NCHW (x and `out`: y or dy), every window holding an input element (so no output is
+// -inf or 0 for want of one).
 bool planes_apply(const Geom& g, const TensorDesc& x_desc, const TensorDesc& out_desc) {
   if (g.in[0] != 1 || g.k[0] != 1) return false;
   if (!x_desc.is_packed(Layout::kNCHW) || !out_desc.is_packed(Layout::kNCHW)) return false;
@@ -185,8 +186,10 @@ bool planes_apply(const Geom& g, const TensorDesc& x_desc, const TensorDesc& out
         (g.out[i] - 1) * g.s[i] - g.pb[i] > g.in[i] - 1)
       return false;
   // Average stores each row's taps, which pays only when every row serves k_h output rows
-  // (3x3 stride 1 on [1,16,112,112]: 0.091 -> 0.073 ms; stride 2: 0.046 -> 0.054).
-  if (!g.is_max() && (g.k[2] < 2 || g.s[1] != 1 || g.s[2] != 1)) return false;
+  // (3x3 stride 1 on [1,16,112,112]: 0.091 -> 0.073 ms; stride 2: 0.046 -> 0.054); 3x3 stride
+  // 2 takes its taps straight from x instead (avg_k3s2_planes).
+  const bool avg_k3s2 = g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 2 && g.s[2] == 2 && g.pb[1] <= 1 && g.pb[2] <= 1;
+  if (!g.is_max() && !avg_k3s2 && (g.k[2] < 2 || g.s[1] != 1 || g.s[2] != 1)) return false;
   return (g.s[2] == 1 || g.s[2] == 2) && g.out[2] <= kMaxPlaneW && g.out[0] == 1;
 }
 

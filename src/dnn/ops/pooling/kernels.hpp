@@ -148,7 +148,8 @@ constexpr std::int64_t kAvgPlaneVector = 16;  // the widest kW
 // Max or average pooling of `planes` packed NCHW planes (h x w from x, oh x ow to y and, max
 // only, when not null, indices; consecutive) with a 2-D window k_h x k_w, strides s_h and s_w
 // (1 or 2), dilation 1, begin padding pt < k_h and pl < k_w, every window holding at least one
-// input element, k_h, k_w <= kMaxPlaneK (average: kMaxAvgPlaneK, k_w >= 2, stride 1) and
+// input element, k_h, k_w <= kMaxPlaneK (average: kMaxAvgPlaneK, k_w >= 2, stride 1; or 3x3
+// stride 2 with pt, pl <= 1) and
 // ow <= kMaxPlaneW. Average (count_w set) divides by count_h[oh] * count_w[ow]. The same
 // results as forward_nchw. x_begin and x_end bound the memory that may be read. `stream`: y
 // goes out with non-temporal stores (then call fence before it is read elsewhere).
