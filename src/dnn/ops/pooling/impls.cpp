@@ -187,7 +187,7 @@ bool planes_apply(const Geom& g, const TensorDesc& x_desc, const TensorDesc& out
       return false;
   // Average stores each row's taps, which pays only when every row serves k_h output rows
   // (3x3 stride 1 on [1,16,112,112]: 0.091 -> 0.073 ms; stride 2: 0.046 -> 0.054); 3x3 stride
-  // 2 takes its taps straight from x instead (avg_k3s2_planes).
+  // 2 takes its taps straight from x instead (avg_k3_planes_t).
   const bool avg_k3s2 = g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 2 && g.s[2] == 2 && g.pb[1] <= 1 && g.pb[2] <= 1;
   if (!g.is_max() && !avg_k3s2 && (g.k[2] < 2 || g.s[1] != 1 || g.s[2] != 1)) return false;
   return (g.s[2] == 1 || g.s[2] == 2) && g.out[2] <= kMaxPlaneW && g.out[0] == 1;
