@@ -217,6 +217,10 @@ struct PoolKernels {
   void (*put_row)(float* dst, std::int64_t dst_ps, const float* src, std::int64_t src_ps,
                   std::int64_t pixels, std::int64_t channels, bool stream);
   void (*fence)();
+  // Global average pooling over packed NCHW planes (the window is the whole input, no
+  // padding): y[q] = (x[q n] + ... + x[q n + n - 1], from +0 in order) / div for q in
+  // [0, planes), as the reference computes it.
+  void (*global_avg_nchw)(const float* x, std::int64_t planes, std::int64_t n, float div, float* y);
 };
 
 extern const PoolKernels kPoolGeneric;  // generic.cpp
