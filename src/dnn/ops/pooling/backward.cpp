@@ -347,14 +347,19 @@ Status run_backward_nhwc_gather(Handle& h, const BwdProblem& p, const PoolKernel
   return Status::ok();
 }
 
-// Global average backward over packed NCHW planes: each dx element of plane q is +0 plus
-// dy[q] / size (the reference's sum over the one window covering it), a chunk of planes at a
-// time built in L1 and written by put_row (streamed past the last-level cache). The planes
-// kernel summed the window's 49 taps for each element of a 7x7 plane: [256,2048,7,7] ran at
-// 66 ms at 1 thread, 1.16x oneDNN's time.
-Status run_backward_global_avg(Handle& h, const BwdProblem& p, const PoolKernels& K) {
+// Global pooling backward over packed NCHW planes: average writes every element of plane q as
+// +0 + dy[q] / size (the reference's sum over the one window covering it); max writes +0 + dy[q]
+// at the plane's winner (the forward's index, or the first maximum found again in x) and +0
+// elsewhere. A chunk of planes at a time is built in an L1 stage and written by put_row
+// (streamed past the last-level cache). The planes kernel had summed the window's 49 taps for
+// each element of a 7x7 plane (average [256,2048,7,7]: 75-79 ms at 1 thread, 1.3x oneDNN's
+// time), the row kernels had set up a window per plane (max: 345 ms, 13x).
+Status run_backward_global(Handle& h, const BwdProblem& p, const PoolKernels& K) {
   const Geom& g = p.g;
+  const bool max = g.is_max(), recompute = max && p.indices == nullptr;
   detail::Staged dys = detail::stage_in(p.dy_desc, p.dy);
+  detail::Staged xs;
+  if (recompute) xs = detail::stage_in(p.x_desc, p.x);
   detail::StagedOut dxs = detail::stage_out(p.dx_desc, p.dx, false);
   const i64 n = g.in_plane();
   const float size = static_cast<float>(n);
@@ -362,18 +367,34 @@ Status run_backward_global_avg(Handle& h, const BwdProblem& p, const PoolKernels
   constexpr i64 kStage = 4096;  // floats
   detail::parallel_for(h, 0, g.n * g.c, std::max<i64>(1, 65536 / n), [&](i64 a, i64 b) {
     std::vector<float> stage(static_cast<std::size_t>(std::min(kStage, (b - a) * n)));
-    const i64 per = std::max<i64>(1, kStage / n);  // planes a chunk (one, in pieces, when larger)
-    for (i64 q = a; q < b; q += per) {
-      const i64 e = std::min(b, q + per);
-      const i64 len = std::min<i64>(n, static_cast<i64>(stage.size()));
-      for (i64 r = q; r < e; ++r)
-        std::fill_n(stage.begin() + (r - q) * len, len, 0.0f + dys.data[r] / size);
-      if (n <= len) {
-        K.put_row(dxs.data + q * n, 1, stage.data(), 1, (e - q) * n, 1, stream);
-      } else {  // one plane larger than the stage: its value repeated piece by piece
-        for (i64 o = 0; o < n; o += len)
-          K.put_row(dxs.data + q * n + o, 1, stage.data(), 1, std::min(len, n - o), 1, stream);
+    std::vector<std::int64_t> found(static_cast<std::size_t>(recompute ? b - a : 0));
+    if (recompute) K.global_max_nchw(xs.data + a * n, b - a, n, nullptr, found.data());
+    const std::int64_t* win = recompute ? found.data() - a : p.indices;  // win[q]: plane q's winner
+    // Plane r's elements [o, o + len) into the stage at s.
+    auto fill = [&](i64 r, i64 o, i64 len, float* s) {
+      if (!max) {
+        std::fill_n(s, len, 0.0f + dys.data[r] / size);
+        return;
       }
+      std::fill_n(s, len, 0.0f);
+      const std::int64_t w = win[r];
+      if (w >= o && w < o + len) s[w - o] = 0.0f + dys.data[r];
+    };
+    const i64 len = std::min<i64>(n, static_cast<i64>(stage.size()));
+    if (n <= len) {  // whole planes, as many as the stage holds
+      const i64 per = static_cast<i64>(stage.size()) / n;
+      for (i64 q = a; q < b; q += per) {
+        const i64 e = std::min(b, q + per);
+        for (i64 r = q; r < e; ++r) fill(r, 0, n, stage.data() + (r - q) * n);
+        K.put_row(dxs.data + q * n, 1, stage.data(), 1, (e - q) * n, 1, stream);
+      }
+    } else {  // planes larger than the stage, piece by piece
+      for (i64 r = a; r < b; ++r)
+        for (i64 o = 0; o < n; o += len) {
+          const i64 l = std::min(len, n - o);
+          fill(r, o, l, stage.data());
+          K.put_row(dxs.data + r * n + o, 1, stage.data(), 1, l, 1, stream);
+        }
     }
     if (stream) K.fence();
   });
@@ -389,14 +410,14 @@ Status run_backward_global_avg(Handle& h, const BwdProblem& p, const PoolKernels
 // when windows only move down (in_d == out_d == 1), else the buffer holds the whole slice.
 Status run_backward(Handle& h, const BwdProblem& p, const PoolKernels& K, Layout layout) {
   const Geom& g = p.g;
+  if (layout == Layout::kNCHW && global_window(g) && p.dy_desc.is_packed(Layout::kNCHW) &&
+      p.dx_desc.is_packed(Layout::kNCHW) && (!g.is_max() || p.indices != nullptr || p.x_desc.is_packed(Layout::kNCHW)))
+    return run_backward_global(h, p, K);
   if (layout == Layout::kNCHW && g.is_max() && g.in_plane() <= kPlaneBuffer &&
       (p.indices != nullptr ? p.dy_desc.is_packed(Layout::kNCHW)
                             : planes_apply(g, p.x_desc, p.dy_desc)))
     return run_backward_planes(h, p, K);
   if (layout == Layout::kNHWC && nhwc_gather_applies(g)) return run_backward_nhwc_gather(h, p, K);
-  if (layout == Layout::kNCHW && global_avg(g) && p.dy_desc.is_packed(Layout::kNCHW) &&
-      p.dx_desc.is_packed(Layout::kNCHW))
-    return run_backward_global_avg(h, p, K);
   if (layout == Layout::kNCHW && avg_planes_apply(g, p.dy_desc, p.dx_desc))
     return run_backward_avg_planes(h, p, K);
   if (g.is_max() && p.indices != nullptr) return run_backward_indices(h, p, layout);

@@ -84,13 +84,13 @@ RowGeom row_geom(const Geom& g, bool nhwc, std::vector<i64>& taps);
 // for `planes` planes from x (count_h and count_w: average divisors, null for max).
 bool planes_apply(const Geom& g, const TensorDesc& x_desc, const TensorDesc& out_desc);
 
-// Global average pooling: the window is the whole input (each dim's window its input, no
-// padding, dilation 1), one output per plane, each dividing by the plane's size.
-inline bool global_avg(const Geom& g) {
-  if (g.is_max()) return false;
+// Global pooling: the window is the whole input (each dim's window its input, no padding,
+// dilation 1), one output per plane (average: dividing by the plane's size; max: its first
+// maximum, at its flat index in the plane).
+inline bool global_window(const Geom& g) {
   for (int i = 0; i < 3; ++i)
     if (g.k[i] != g.in[i] || g.pb[i] != 0 || g.pe[i] != 0 || g.d[i] != 1 || g.out[i] != 1) return false;
-  return true;
+  return g.in_plane() > 0;
 }
 PoolPlanes planes_args(const Geom& g, const float* x, i64 planes, float* y,
                        std::int64_t* indices, const float* x_begin, const float* x_end,

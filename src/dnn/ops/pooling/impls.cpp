@@ -221,15 +221,19 @@ Status run_forward(Handle& h, const FwdProblem& p, const PoolKernels& K, Layout 
   // streamed and plain stores in one line (4.9 -> 11.5 ms), so they never stream.
   const bool stream_idx = p.indices != nullptr && nhwc && g.c % 8 == 0 &&
                           detail::stream_output(p.y_desc.span() * 8);
-  if (!nhwc && global_avg(g) && p.x_desc.is_packed(Layout::kNCHW) && p.y_desc.is_packed(Layout::kNCHW)) {
-    // The window is the whole input: each output sums its plane in order, W planes at a time.
-    // The row kernels took an output row's setup for every output: [256,2048,7,7] ran at 50 ms
-    // at 1 thread, 1.4x oneDNN's time. NHWC stays on its row kernel, which already sums each
-    // block of channels over the pixels in registers (a kernel of its own measured the same).
+  if (!nhwc && global_window(g) && p.x_desc.is_packed(Layout::kNCHW) && p.y_desc.is_packed(Layout::kNCHW)) {
+    // The window is the whole input: each output reduces its plane in order, W planes at a
+    // time. The row kernels took an output row's setup for every output: average over
+    // [256,2048,7,7] ran at 50 ms at 1 thread (1.4x oneDNN's time), max at 99. NHWC stays on
+    // its row kernel, which already reduces each block of channels over the pixels in
+    // registers (an average kernel of its own measured the same).
     const i64 n = g.in_plane();
-    const float div = static_cast<float>(g.in_plane());  // the reference's divisor
+    const float div = static_cast<float>(n);  // the reference's divisor
     detail::parallel_for(h, 0, g.n * g.c, std::max<i64>(64, 65536 / n), [&](i64 a, i64 b) {
-      K.global_avg_nchw(xs.data + a * n, b - a, n, div, ys.data + a);
+      if (g.is_max())
+        K.global_max_nchw(xs.data + a * n, b - a, n, ys.data + a, p.indices != nullptr ? p.indices + a : nullptr);
+      else
+        K.global_avg_nchw(xs.data + a * n, b - a, n, div, ys.data + a);
     });
     ys.commit();
     return Status::ok();

@@ -221,6 +221,10 @@ struct PoolKernels {
   // padding): y[q] = (x[q n] + ... + x[q n + n - 1], from +0 in order) / div for q in
   // [0, planes), as the reference computes it.
   void (*global_avg_nchw)(const float* x, std::int64_t planes, std::int64_t n, float div, float* y);
+  // The same for max: y[q] (when y is not null) the first maximum of x[q n .. q n + n) by the
+  // reference's rule (NaN counts as the largest, the first NaN wins), idx[q] (when not null)
+  // its offset in the plane.
+  void (*global_max_nchw)(const float* x, std::int64_t planes, std::int64_t n, float* y, std::int64_t* idx);
 };
 
 extern const PoolKernels kPoolGeneric;  // generic.cpp
