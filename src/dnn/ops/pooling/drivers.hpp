@@ -80,10 +80,6 @@ struct WindowRows {
 // input) and the interior where every tap is inside; `taps` holds the ranges.
 RowGeom row_geom(const Geom& g, bool nhwc, std::vector<i64>& taps);
 
-// Whether PoolKernels::planes_nchw applies (2-D, packed NCHW x and out), and its arguments
-// for `planes` planes from x (count_h and count_w: average divisors, null for max).
-bool planes_apply(const Geom& g, const TensorDesc& x_desc, const TensorDesc& out_desc);
-
 // Global pooling: the window is the whole input (each dim's window its input, no padding,
 // dilation 1), one output per plane (average: dividing by the plane's size; max: its first
 // maximum, at its flat index in the plane).
@@ -92,6 +88,10 @@ inline bool global_window(const Geom& g) {
     if (g.k[i] != g.in[i] || g.pb[i] != 0 || g.pe[i] != 0 || g.d[i] != 1 || g.out[i] != 1) return false;
   return g.in_plane() > 0;
 }
+
+// Whether PoolKernels::planes_nchw applies (2-D, packed NCHW x and out), and its arguments
+// for `planes` planes from x (count_h and count_w: average divisors, null for max).
+bool planes_apply(const Geom& g, const TensorDesc& x_desc, const TensorDesc& out_desc);
 PoolPlanes planes_args(const Geom& g, const float* x, i64 planes, float* y,
                        std::int64_t* indices, const float* x_begin, const float* x_end,
                        bool stream, const float* count_h, const float* count_w);
