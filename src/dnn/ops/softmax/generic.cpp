@@ -1,6 +1,8 @@
 // Softmax kernels in plain C++: the reference's row arithmetic (row_math.hpp) on contiguous
 // rows and columns, so results equal the reference's bit for bit.
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "../activation/generic_storage.hpp"
@@ -49,6 +51,26 @@ void cols_bwd(i64 len, i64 inner, i64 c0, i64 c1, const void* y, const void* dy,
   for (i64 c = c0; c < c1; ++c) line_bwd<Mode, S>(len, c, inner, y, dy, dx);
 }
 
+// log_sum_exp of a line as the reference computes it (f64, in the line's order).
+double line_lse(i64 len, i64 step, const float* x) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (i64 i = 0; i < len; ++i) {
+    const double v = x[i * step];
+    if (m != m) break;
+    if (v != v || v > m) m = v;
+  }
+  if (!std::isfinite(m)) return m;
+  double s = 0.0;
+  for (i64 i = 0; i < len; ++i) s += std::exp(x[i * step] - m);
+  return m + std::log(s);
+}
+void lse_rows(i64 rows, i64 len, i64 ldx, const float* x, double* out) {
+  for (i64 r = 0; r < rows; ++r) out[r] = line_lse(len, 1, x + r * ldx);
+}
+void lse_cols(i64 len, i64 ldx, i64 width, const float* x, const float*, double* out) {
+  for (i64 j = 0; j < width; ++j) out[j] = line_lse(len, ldx, x + j);
+}
+
 template <int Mode, int S>
 constexpr void fill(Kernels& t) {
   t.rows_fwd[Mode][S] = &rows_fwd<Mode, S>;
@@ -66,6 +88,8 @@ constexpr Kernels make_kernels() {
   fill<kLogSoftmax, act_kernels::kF32>(t);
   fill<kLogSoftmax, act_kernels::kBF16>(t);
   fill<kLogSoftmax, act_kernels::kF16>(t);
+  t.lse_rows = &lse_rows;
+  t.lse_cols = &lse_cols;
   return t;
 }
 

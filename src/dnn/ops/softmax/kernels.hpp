@@ -36,6 +36,17 @@ using ColsFwdFn = void (*)(std::int64_t len, std::int64_t inner, std::int64_t c0
 using ColsBwdFn = void (*)(std::int64_t len, std::int64_t inner, std::int64_t c0, std::int64_t c1,
                            const void* y, const void* dy, void* dx, bool stream);
 
+// log_sum_exp (the reduction), f32 lines, results in f64: m + log(sum e^(x - m)) with m the
+// line's max; a line whose max is not finite gives NaN if it holds a NaN, else that max.
+// lse_rows: `rows` rows of len, row r at x + r*ldx, into out[r]. lse_cols: the `width`
+// contiguous columns of the [len, width] block at x (rows ldx apart), into out[j]; `next` is the
+// block the caller runs next (prefetched meanwhile), or null. The order of each line's sum is
+// fixed by len alone (rows: and by the vector kernel's lines), never by rows, width or threads.
+using LseRowsFn = void (*)(std::int64_t rows, std::int64_t len, std::int64_t ldx, const float* x,
+                           double* out);
+using LseColsFn = void (*)(std::int64_t len, std::int64_t ldx, std::int64_t width, const float* x,
+                           const float* next, double* out);
+
 // Forward: m = max, s = sum e^(x-m); softmax y = e^(x-m) / s, log-softmax y = (x-m) - log s.
 // Backward (from y): softmax dx = y (dy - sum dy*y), log-softmax dx = dy - e^y sum dy.
 struct Kernels {
@@ -44,6 +55,8 @@ struct Kernels {
   RowsBwdFn rows_bwd[kNumModes][kNumStorage];
   ColsFwdFn cols_fwd[kNumModes][kNumStorage];
   ColsBwdFn cols_bwd[kNumModes][kNumStorage];
+  LseRowsFn lse_rows;
+  LseColsFn lse_cols;
 };
 
 extern const Kernels kAvx512;   // avx512.cpp
