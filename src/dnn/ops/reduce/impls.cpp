@@ -482,11 +482,7 @@ struct Engine {
   }
 
   void columns() const {
-    // (Longer columns stay on the walk below: the kernel's chunks, narrowed to stay within the
-    // caches, read rows of a few lines far apart: [4096, 8192] over axis 0 ran 26 -> 45 ms.)
-    constexpr i64 kLseColumnsLen = 512;
-    if (c.op == ReduceOp::kLogSumExp && c.x.dtype == DType::kF32 && p.reduced.rank == 1 &&
-        p.n_red <= kLseColumnsLen) {
+    if (c.op == ReduceOp::kLogSumExp && c.x.dtype == DType::kF32 && p.reduced.rank == 1) {
       lse_columns();
       return;
     }

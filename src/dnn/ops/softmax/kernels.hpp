@@ -40,8 +40,8 @@ using ColsBwdFn = void (*)(std::int64_t len, std::int64_t inner, std::int64_t c0
 // line's max; a line whose max is not finite gives NaN if it holds a NaN, else that max.
 // lse_rows: `rows` rows of len, row r at x + r*ldx, into out[r]. lse_cols: the `width`
 // contiguous columns of the [len, width] block at x (rows ldx apart), into out[j]; `next` is the
-// block the caller runs next (prefetched meanwhile), or null. The order of each line's sum is
-// fixed by len alone (rows: and by the vector kernel's lines), never by rows, width or threads.
+// block the caller runs next (prefetched meanwhile), or null. Each line's arithmetic depends on
+// its length and its values alone, never on rows, width, blocks or threads.
 using LseRowsFn = void (*)(std::int64_t rows, std::int64_t len, std::int64_t ldx, const float* x,
                            double* out);
 using LseColsFn = void (*)(std::int64_t len, std::int64_t ldx, std::int64_t width, const float* x,
