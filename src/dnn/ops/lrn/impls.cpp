@@ -103,9 +103,9 @@ Status run(Handle& h, const LrnProblem& p) {
         const i64 n = i / tiles, s0 = (i % tiles) * tile, s1 = std::min(sp, s0 + tile);
         const i64 o = n * c_ * sp;
         if (p.backward)
-          K.backward_nchw(a, x + o, dy + o, sp, s0, s1, y + o, scratch.data());
+          K.backward_nchw[static_cast<int>(a.pow)](a, x + o, dy + o, sp, s0, s1, y + o, scratch.data());
         else
-          K.forward_nchw(a, x + o, sp, s0, s1, y + o);
+          K.forward_nchw[static_cast<int>(a.pow)](a, x + o, sp, s0, s1, y + o);
       }
       if (a.stream) K.fence();
     });
@@ -115,9 +115,9 @@ Status run(Handle& h, const LrnProblem& p) {
       std::vector<float> scratch(static_cast<std::size_t>(6 * (c_ + a.lo + a.hi + kScratchPad)));
       const i64 o = q0 * c_;
       if (p.backward)
-        K.backward_nhwc(a, x + o, dy + o, q1 - q0, y + o, scratch.data());
+        K.backward_nhwc[static_cast<int>(a.pow)](a, x + o, dy + o, q1 - q0, y + o, scratch.data());
       else
-        K.forward_nhwc(a, x + o, q1 - q0, y + o, scratch.data());
+        K.forward_nhwc[static_cast<int>(a.pow)](a, x + o, q1 - q0, y + o, scratch.data());
       if (a.stream) K.fence();
     });
   }

@@ -15,6 +15,7 @@ namespace tessera::dnn::lrn {
 // How D^-beta is computed: exactly-rounded square roots and divisions for the common betas,
 // powf per element otherwise.
 enum class PowKind : int { kGeneral = 0, kThreeQuarters = 1, kHalf = 2, kOne = 3 };
+constexpr int kNumPowKinds = 4;
 
 struct AcrossParams {
   std::int64_t channels;
@@ -26,19 +27,21 @@ struct AcrossParams {
   bool stream;
 };
 
+// Each kernel per PowKind (indexed by it), the power's computation compiled into its loops.
 struct LrnKernels {
   const char* isa;
   // One NCHW image (channels of `plane` elements each): spatial positions [s0, s1).
-  void (*forward_nchw)(const AcrossParams& p, const float* x, std::int64_t plane, std::int64_t s0,
-                       std::int64_t s1, float* y);
+  void (*forward_nchw[kNumPowKinds])(const AcrossParams& p, const float* x, std::int64_t plane,
+                                     std::int64_t s0, std::int64_t s1, float* y);
   // `pixels` NHWC pixels of `channels` elements (scratch: see kScratchPad).
-  void (*forward_nhwc)(const AcrossParams& p, const float* x, std::int64_t pixels, float* y,
-                       float* scratch);
+  void (*forward_nhwc[kNumPowKinds])(const AcrossParams& p, const float* x, std::int64_t pixels,
+                                     float* y, float* scratch);
   // One NCHW image, spatial positions [s0, s1) (at most kTile); scratch: 2 * channels * kTile.
-  void (*backward_nchw)(const AcrossParams& p, const float* x, const float* dy, std::int64_t plane,
-                        std::int64_t s0, std::int64_t s1, float* dx, float* scratch);
-  void (*backward_nhwc)(const AcrossParams& p, const float* x, const float* dy, std::int64_t pixels,
-                        float* dx, float* scratch);
+  void (*backward_nchw[kNumPowKinds])(const AcrossParams& p, const float* x, const float* dy,
+                                      std::int64_t plane, std::int64_t s0, std::int64_t s1,
+                                      float* dx, float* scratch);
+  void (*backward_nhwc[kNumPowKinds])(const AcrossParams& p, const float* x, const float* dy,
+                                      std::int64_t pixels, float* dx, float* scratch);
   void (*fence)();
 };
 
