@@ -413,11 +413,11 @@ struct Engine {
     pass(rk::kSum, part_of(rk::kSum, [&](i64 o) { return maxes[static_cast<std::size_t>(o)]; }), lse_out);
   }
 
-  // log_sum_exp over whole contiguous f32/f64 rows (a last axis of up to kChunk), batches of
-  // rows at a time: their maxima, then their e^(x - max) into one buffer (one call for the
-  // batch, the shift inside the exponential's loop), then their sums, two rows at a time; what
-  // row_part does for each row (the same operations, so the same bits), without its walk (a
-  // row of 56 f32 took 130 ns through it).
+  // log_sum_exp over whole contiguous f32/f64 rows (a last axis of up to kChunk), without
+  // row_part's walk (a row of 56 f32 took 130 ns through it). f32: the softmax table's fused
+  // rows (max, exponentials, sums and logs in one pass over each batch). f64: batches of rows,
+  // their maxima, then their e^(x - max) into one buffer, then their sums two rows at a time
+  // (row_part's operations, so its bits).
   void lse_rows() const {
     const i64 n = p.n_red, L = p.kept.inner(), xs = p.kept.inner_stride(0), ys = p.kept.inner_stride(1);
     constexpr i64 kBatchRows = 64, kBatchValues = 8192;
