@@ -50,6 +50,9 @@ struct PoolFwdRow {
   float* y;
   std::int64_t* indices;  // max only; null when not wanted
   bool stream_indices = false;  // non-temporal stores where whole vectors are aligned
+  // NHWC stride-1 blocks (forward_nhwc_s1): y's lines with non-temporal stores (y packed,
+  // 64-byte aligned, channels a multiple of 16, so every block stores whole lines).
+  bool stream_y = false;
   // NHWC max only, instead of y and indices: the indices as int32, codes_ps apart per pixel
   // (whole vectors written: codes_ps is a multiple of the vector width).
   std::int32_t* codes = nullptr;
