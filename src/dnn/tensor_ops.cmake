@@ -8,7 +8,7 @@ set(TENSOR_OPS_KERNELS
   ops/eltwise/generic.cpp ops/eltwise/avx2.cpp ops/eltwise/avx512.cpp
   ops/reduce/generic.cpp ops/reduce/avx2.cpp ops/reduce/avx512.cpp)
 list(APPEND DNN_SOURCES
-  ops/eltwise/nest.cpp ops/eltwise/ref.cpp ops/eltwise/impls.cpp ops/eltwise/chain.cpp ops/reduce/impls.cpp
+  ops/eltwise/nest.cpp ops/eltwise/ref.cpp ops/eltwise/impls.cpp ops/eltwise/chain.cpp ops/reduce/impls.cpp ops/reduce/api.cpp
   ${TENSOR_OPS_KERNELS})
 list(APPEND DNN_AVX2 ops/eltwise/avx2.cpp ops/reduce/avx2.cpp)
 list(APPEND DNN_AVX512 ops/eltwise/avx512.cpp ops/reduce/avx512.cpp)
