@@ -6,6 +6,9 @@
 // weights against the reference and by finite differences; bf16/f16 storage; bitwise-equal
 // results for 1 and 2 threads; refusals that write nothing.
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 
 #include "conv_test_util.hpp"
 #include "tessera/core/thread_pool.hpp"
@@ -428,6 +431,66 @@ TEST(DepthwiseTest, BitwiseIdenticalForOneAndTwoThreads) {
           }
         }
       }
+  });
+}
+
+// The channels-last paths taken past the last-level cache (input rows staged in a per-thread
+// ring, outputs streamed from a row buffer); tessera_dnn_depthwise_test_streamed runs this file
+// with TESSERA_STREAM_BYTES=0, which sends every problem down them. 64-byte aligned buffers (the
+// streamed stores need them), one thread (so one ring sees several images) and two, against the
+// reference and each other bit for bit: several images, stride 2, 5x5, 3-D, a dilated window
+// of two rows whose ring slots collide (left in place), post-ops, y misaligned by one float.
+TEST(DepthwiseTest, ForwardPastTheCacheStagedAndStreamed) {
+  if (thread_pool().num_threads() < 2) set_num_threads(2);
+  Handle h1, h2;
+  ASSERT_TRUE(h1.set_num_threads(1).is_ok());
+  ASSERT_TRUE(h2.set_num_threads(2).is_ok());
+  struct Aligned {
+    explicit Aligned(const std::vector<std::uint8_t>& b)
+        : p(static_cast<float*>(std::aligned_alloc(64, (b.size() + 127) / 64 * 64)), &std::free) {
+      std::memcpy(p.get(), b.data(), b.size());
+    }
+    std::unique_ptr<float, decltype(&std::free)> p;
+  };
+  for_each_isa([&](Isa) {
+    for (ConvCase cc : {dw_same(3, 48, {6, 9}, {3, 3}), dw_same(3, 40, {7, 10}, {3, 3}, {2, 2}),
+                        dw_same(2, 64, {7, 8}, {5, 5}), dw_same(2, 48, {4, 5, 6}, {3, 3, 3}),
+                        dw_case(2, 48, {8, 9}, {2, 3}, {}, {2, 1}, {1, 1}, {1, 1}),
+                        dw_same(2, 33, {5, 6}, {3, 3})})
+      for (bool post : {false, true})
+        for (std::int64_t yoff : {0, 1}) {
+          cc.layout = cc.wlayout = Layout::kNHWC;
+          SCOPED_TRACE(cc.name() + (post ? " +post" : "") + " y offset " + std::to_string(yoff));
+          const TensorDesc xd = cc.x_desc(), wd = cc.w_desc(), yd = cc.y_desc();
+          const Bufs b = inputs(cc, ConvDir::kForward, 5);
+          Aligned x(b.x), w(b.w), res(b.res), y1(b.y), y2(b.y), yr(b.y);
+          PostOps po;
+          if (post) {
+            po.bias = b.bias.data();
+            po.residual = res.p.get();
+            po.act = Activation::relu6();
+          }
+          std::vector<float> r1(b.y.size() / 4 + 1, NAN), r2 = r1;
+          float* out1 = yoff == 0 ? y1.p.get() : r1.data() + 1;
+          float* out2 = yoff == 0 ? y2.p.get() : r2.data() + 1;
+          const ConvDesc d = cc.desc();
+          ASSERT_TRUE(conv_forward(h1, d, xd, x.p.get(), wd, w.p.get(), yd, out1, po, ConvAlgo::kDepthwise).is_ok());
+          ASSERT_TRUE(conv_forward(h2, d, xd, x.p.get(), wd, w.p.get(), yd, out2, po, ConvAlgo::kDepthwise).is_ok());
+          ASSERT_TRUE(conv_forward(h1, d, xd, x.p.get(), wd, w.p.get(), yd, yr.p.get(), po, ConvAlgo::kReference).is_ok());
+          const std::int64_t n = yd.span();
+          EXPECT_EQ(std::memcmp(out1, out2, static_cast<std::size_t>(n) * 4), 0);
+          double red = 1.0;
+          for (auto v : cc.ker) red *= static_cast<double>(v);
+          const float tol = static_cast<float>(3e-6 * std::sqrt(red) + 1e-6);
+          int bad = 0;
+          for (std::int64_t i = 0; i < n && bad < 5; ++i) {
+            const float got = out1[i], want = yr.p.get()[i];
+            if (!(std::fabs(got - want) <= tol * std::max(1.0f, std::fabs(want)))) {
+              ADD_FAILURE() << "element " << i << ": got " << got << ", reference " << want;
+              ++bad;
+            }
+          }
+        }
   });
 }
 

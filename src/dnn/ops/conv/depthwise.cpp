@@ -11,8 +11,10 @@
 // computed by one item in a fixed order, so any thread count gives the same bits.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "../activation/dense.hpp"
 #include "algos.hpp"
 #include "depthwise_kernels.hpp"
 #include "tessera/core/cpu.hpp"
@@ -93,20 +95,69 @@ class RowList {
   std::vector<T> heap_;
 };
 
-// 64-byte aligned thread-local scratch of at least n floats (kept between calls).
-float* aligned_scratch(std::size_t n) {
-  thread_local std::vector<float> buf;
+// 64-byte aligned thread-local scratch of at least n floats (kept between calls); `which`
+// picks one of two independent buffers.
+float* aligned_scratch(std::size_t n, int which = 0) {
+  thread_local std::vector<float> bufs[2];
+  std::vector<float>& buf = bufs[which];
   if (buf.size() < n + 16) buf.resize(n + 16);
   const auto addr = reinterpret_cast<std::uintptr_t>(buf.data());
   return buf.data() + ((64 - addr % 64) % 64) / sizeof(float);
 }
 
+// Channels-last input rows copied into a thread's ring of kernel-rows slots: row (n, id, ih)
+// goes to slot (id % KD) * KH + ih % KH, so consecutive output rows find the rows they share
+// with the previous one still there, and each input row is copied once per thread.
+class RowRing {
+ public:
+  RowRing(const Problem& p, i64 row_floats)
+      : p_(p), floats_(row_floats), held_(static_cast<std::size_t>(p.ker[0] * p.ker[1]), -1) {
+    mem_ = aligned_scratch(held_.size() * static_cast<std::size_t>(row_floats), 1);
+  }
+  // Points x[0..nr) (rows (ids[i], ihs[i]) of image n) at their copies, copying the rows not
+  // held. Rows that would share a slot (dilated or 3-D windows) are left where they are.
+  void stage(i64 n, const i64* ids, const i64* ihs, int nr, const float** x) {
+    i64 slot[32];
+    if (nr > 32) return;
+    for (int r = 0; r < nr; ++r) {
+      slot[r] = ids[r] % p_.ker[0] * p_.ker[1] + ihs[r] % p_.ker[1];
+      for (int q = 0; q < r; ++q)
+        if (slot[q] == slot[r]) return;
+    }
+    for (int r = 0; r < nr; ++r) {
+      const i64 key = (n * p_.in[0] + ids[r]) * p_.in[1] + ihs[r];
+      float* dst = mem_ + slot[r] * floats_;
+      i64& held = held_[static_cast<std::size_t>(slot[r])];
+      if (held != key) {
+        std::copy(x[r], x[r] + floats_, dst);
+        held = key;
+      }
+      x[r] = dst;
+    }
+  }
+
+ private:
+  const Problem& p_;
+  i64 floats_;
+  float* mem_;
+  std::vector<i64> held_;
+};
+
 // Items are (output row, channel chunk); rows run in memory order, chunks of one row
 // consecutively, so the rows a thread takes are contiguous.
-// An output larger than a quarter of the last-level cache is streamed, as the batch-reduce
+// x and y together past half the last-level cache (detail::stream_output's threshold over
+// twice their bytes, so TESSERA_STREAM_BYTES=0 takes these paths in the tests): pixels of more
+// than two cache lines are read from copies of the input rows in a per-thread ring in L2
+// (RowRing), else the kernel asks for its next input lines with software prefetches. The
+// kernel reads a row's pixels a channel vector at a time, lines a pixel apart, a pattern the
+// hardware prefetchers follow late; a row copied whole is one sequential read. 32 channels
+// (two lines a pixel) ran faster unstaged (MobileNet-V2's b1_dw at mb8: 2.1 -> 2.7 ms at 1
+// thread on Zen 3), 48 gained a little, 96 and 144 most (b2_dw, b3_dw: docs/performance.md,
+// session 50).
+// An output of at least a quarter of the last-level cache is streamed, as the batch-reduce
 // tiles' (brgemm.cpp): each row's chunk goes to a thread-local row first, takes its post-ops
-// there, and is copied out with non-temporal stores. MobileNet-V2's b3_dw at mb8 (14.4 MB out):
-// see docs/performance.md (session 33).
+// there, and is copied out with non-temporal stores (on AVX2 only when the input is staged:
+// see DwKernels::stream_unstaged).
 void fwd_nhwc(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
   const float* res = static_cast<const float*>(p.post.residual);
   const i64 C = p.C, OD = p.out[0], OH = p.out[1], OW = p.out[2], IH = p.in[1], IW = p.in[2];
@@ -114,16 +165,20 @@ void fwd_nhwc(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
   const i64 chunk = channel_chunk(C, rows, 24), nch = (C + chunk - 1) / chunk;
   const i64 win = p.ker[0] * p.ker[1];  // window rows, at most
   const i64 kw_c = p.ker[2] * C;        // floats per kernel row of weights
-  const i64 llc = cpu_info().last_level_cache_bytes();
-  const bool stream = k.stream_pixels != nullptr && C % 16 == 0 && reinterpret_cast<std::uintptr_t>(p.y_out) % 64 == 0 &&
-                      llc > 0 && rows * OW * C * static_cast<i64>(sizeof(float)) > llc / 4;
-  // x and y together past half the last-level cache: the kernels ask for their next input
-  // lines (in the cache that only costs: MobileNet-V2's b3_dw and b2_dw at mb1 ran 10% slower).
+  constexpr i64 kF = sizeof(float);
   const i64 x_floats = p.N * p.in[0] * IH * IW * C, y_floats = rows * OW * C;
-  const bool past_llc = llc > 0 && (x_floats + y_floats) * static_cast<i64>(sizeof(float)) > llc / 2;
+  const bool past_llc = detail::stream_output(2 * (x_floats + y_floats) * kF);
+  const i64 l2 = cpu_info().cache_bytes(2);
+  const bool staged = past_llc && C * kF > 128 && win <= 32 && l2 > 0 && win * IW * C * kF <= l2 / 2;
+  const bool stream = k.stream_pixels != nullptr && (staged || k.stream_unstaged) && C % 16 == 0 &&
+                      reinterpret_cast<std::uintptr_t>(p.y_out) % 64 == 0 &&
+                      detail::stream_output(4 * y_floats * kF);
   detail::parallel_for(h, 0, rows * nch, 1, [&](i64 b, i64 e) {
     RowList<const float*> xr(win), wr(win);
+    i64 ids[32], ihs[32];
     float* row_buf = stream ? aligned_scratch(static_cast<std::size_t>(OW * C)) : nullptr;
+    std::optional<RowRing> ring;
+    if (staged) ring.emplace(p, IW * C);
     for (i64 it = b; it < e;) {
       const i64 row = it / nch;
       const i64 n = row / (OD * OH), od = (row / OH) % OD, oh = row % OH;
@@ -132,12 +187,14 @@ void fwd_nhwc(Handle& h, const Problem& p, const DwKernels& k, const float* w) {
       window_rows(p, od, oh, [&](i64 id, i64 ih, i64 krow) {
         xr.data()[nr] = xn + (id * IH + ih) * IW * C;
         wr.data()[nr] = w + krow * kw_c;
+        if (staged) ids[nr] = id, ihs[nr] = ih;
         ++nr;
       });
+      if (staged) ring->stage(n, ids, ihs, nr, xr.data());
       float* y = p.y_out + row * OW * C;
       float* yk = stream ? row_buf : y;
-      const DwRowNhwc a{xr.data(), wr.data(), nr,          yk,       C,         IW,
-                        OW,        p.ker[2],  p.stride[2], p.dil[2], p.pad_b[2], past_llc};
+      const DwRowNhwc a{xr.data(), wr.data(), nr,          yk,       C,          IW,
+                        OW,        p.ker[2],  p.stride[2], p.dil[2], p.pad_b[2], past_llc && !staged};
       for (i64 ci = it % nch; ci < nch && it < e; ++ci, ++it) {  // this row's chunks in range
         const i64 c0 = ci * chunk, c1 = std::min(C, c0 + chunk);
         k.fwd_nhwc(a, c0, c1);

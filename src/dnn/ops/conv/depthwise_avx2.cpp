@@ -96,10 +96,22 @@ void transpose(const float* src, std::int64_t rows, std::int64_t cols, std::int6
   }
 }
 
+// Channels [c0, c1) of each pixel with non-temporal stores (see DwKernels::stream_pixels).
+void stream_pixels(const float* src, float* dst, std::int64_t pixels, std::int64_t C,
+                   std::int64_t c0, std::int64_t c1) {
+  for (std::int64_t q = 0; q < pixels; ++q)
+    for (std::int64_t c = c0; c < c1; c += 8)
+      _mm256_stream_ps(dst + q * C + c, _mm256_loadu_ps(src + q * C + c));
+}
+void stream_fence() {
+  _mm_sfence();
+}
+
 }  // namespace
 
-// No streamed outputs: on Zen 3 the streamed rows were slower than plain stores (MobileNet-V2's
-// b3_dw at mb8, 14.4 MB out, 2 threads: 3.3-3.9 -> 2.8-3.4 ms stored).
-const DwKernels kDwAvx2 = DwBody<S>::kernels("avx2", transpose);
+// Outputs are streamed only when the input rows are staged: on Zen 3 streaming alone was slower
+// than plain stores (MobileNet-V2's b3_dw at mb8, 14.4 MB out, 2 threads: 3.3-3.9 -> 2.8-3.4 ms
+// stored, session 45), staged and streamed faster than staged alone (session 50).
+const DwKernels kDwAvx2 = DwBody<S>::kernels("avx2", transpose, stream_pixels, stream_fence, false);
 
 }  // namespace tessera::dnn::conv

@@ -96,6 +96,6 @@ void stream_fence() { _mm_sfence(); }
 
 }  // namespace
 
-const DwKernels kDwAvx512 = DwBody<S>::kernels("avx512", transpose, stream_pixels, stream_fence);
+const DwKernels kDwAvx512 = DwBody<S>::kernels("avx512", transpose, stream_pixels, stream_fence, true);
 
 }  // namespace tessera::dnn::conv

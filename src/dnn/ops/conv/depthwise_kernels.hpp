@@ -79,10 +79,13 @@ struct DwKernels {
   // Channels [c0, c1) of `pixels` pixels (pixel stride C in both) from src to dst with
   // non-temporal stores, which skip reading dst's lines first; dst + c0 64-byte aligned and
   // C, c0, c1 multiples of 16. Then stream_fence before the data is read. Null in the generic
-  // and AVX2 tables (their outputs are stored).
+  // table (its outputs are stored).
   void (*stream_pixels)(const float* src, float* dst, std::int64_t pixels, std::int64_t C,
                         std::int64_t c0, std::int64_t c1);
   void (*stream_fence)();
+  // Whether outputs past the cache are streamed when the input is read in place (not staged
+  // through depthwise.cpp's row ring).
+  bool stream_unstaged;
 };
 extern const DwKernels kDwGeneric;
 extern const DwKernels kDwAvx2;
@@ -643,8 +646,8 @@ struct DwBody {
   using TransposeFn = void (*)(const float*, i64, i64, i64, float*, i64);
   using StreamFn = void (*)(const float*, float*, i64, i64, i64, i64);
   static constexpr DwKernels kernels(const char* name, TransposeFn t = transpose, StreamFn stream = nullptr,
-                                     void (*fence)() = nullptr) {
-    return {name, fwd_nhwc, fwd_nchw, bwdw_nhwc, bwdw_nchw, t, stream, fence};
+                                     void (*fence)() = nullptr, bool stream_unstaged = false) {
+    return {name, fwd_nhwc, fwd_nchw, bwdw_nhwc, bwdw_nchw, t, stream, fence, stream_unstaged};
   }
 };
 
