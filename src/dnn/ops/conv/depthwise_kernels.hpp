@@ -219,9 +219,11 @@ struct DwBody {
   // the padding (it then checks each input pixel). With split_edges the edge pixels run as
   // blocks of their own and the interior in near-equal blocks (14 = 7 + 7); else the whole
   // row is cut into near-equal blocks. Checking costs a block about 1.8x its time at stride 2
-  // (MobileNet-V2's b2_dw, AVX2), so strided rows and long rows keep the checks off their
-  // interior (1 thread, Zen 3, in-process A/B: b2_dw 0.161 -> 0.157 ms, b4_dw 0.066 -> 0.061,
-  // b7_dw 0.025 -> 0.022); stride-1 rows of 14 or 28 pixels were up to 7% slower split.
+  // (MobileNet-V2's b2_dw, AVX2), so strided rows keep the checks off their interior (1
+  // thread, Zen 3, in-process A/B: b2_dw 0.161 -> 0.157 ms, b4_dw 0.066 -> 0.061, b7_dw 0.025
+  // -> 0.022). Stride-1 rows are not split: their one-pixel edge blocks (9 weight loads for 9
+  // FMAs a channel vector) cost more than the checks (rows of 14 or 28 up to 7% slower split,
+  // 56 and 112 2-10%: b3_dw, b1_dw at mb1 and mb8, session 50).
   template <typename F>
   static void pixel_blocks(i64 OW, DwSpan s, bool split_edges, F&& f) {
     constexpr int B = S::kBlock;
@@ -244,7 +246,7 @@ struct DwBody {
   template <int K, int SW>
   static void row_fixed(const DwRowNhwc& a, i64 c0, i64 c1, DwSpan s) {
     const M none{};
-    pixel_blocks(a.OW, s, SW > 1 || a.OW > 4 * S::kBlock, [&](i64 ow, i64 width, bool chk) {
+    pixel_blocks(a.OW, s, SW > 1, [&](i64 ow, i64 width, bool chk) {
       // With x past the caches (a.prefetch), the next block's new input pixels asked for,
       // every line of channels [c0, c1): a block reads each row's pixels a channel vector at a
       // time, lines a pixel apart, which the hardware prefetchers do not follow (MobileNet-V2's
