@@ -62,7 +62,9 @@ struct S {
   static float fma1(float a, float b, float c) { return std::fma(a, b, c); }
 };
 
-// dst[j * ds + i] = src[i * ss + j] by 8 x 8 in-register transposes (masked at the edges).
+// dst[j * ds + i] = src[i * ss + j] by 8 x 8 in-register transposes, masked only at the edges
+// (a masked store is microcoded on Zen: masked everywhere, the transposes took 70% of the
+// channels-first depthwise layers' time).
 void transpose(const float* src, std::int64_t rows, std::int64_t cols, std::int64_t ss, float* dst,
                std::int64_t ds) {
   for (std::int64_t i0 = 0; i0 < rows; i0 += 8) {
@@ -71,9 +73,12 @@ void transpose(const float* src, std::int64_t rows, std::int64_t cols, std::int6
     for (std::int64_t j0 = 0; j0 < cols; j0 += 8) {
       const std::int64_t nc = cols - j0 < 8 ? cols - j0 : 8;
       const __m256i mc = S::mask_range(0, nc);
+      const bool whole = nr == 8 && nc == 8;
       __m256 r[8], t[8];
       for (int i = 0; i < 8; ++i)
-        r[i] = i < nr ? _mm256_maskload_ps(src + (i0 + i) * ss + j0, mc) : _mm256_setzero_ps();
+        r[i] = whole    ? _mm256_loadu_ps(src + (i0 + i) * ss + j0)
+               : i < nr ? _mm256_maskload_ps(src + (i0 + i) * ss + j0, mc)
+                        : _mm256_setzero_ps();
       for (int i = 0; i < 8; i += 2) {
         t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
         t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
@@ -89,6 +94,11 @@ void transpose(const float* src, std::int64_t rows, std::int64_t cols, std::int6
       for (int k = 0; k < 4; ++k) {  // columns k (lane 0 of rows 0-3 and 4-7) and 4 + k (lane 1)
         const __m256 lo = _mm256_permute2f128_ps(r[k], r[4 + k], 0x20);
         const __m256 hi = _mm256_permute2f128_ps(r[k], r[4 + k], 0x31);
+        if (whole) {
+          _mm256_storeu_ps(dst + (j0 + k) * ds + i0, lo);
+          _mm256_storeu_ps(dst + (j0 + 4 + k) * ds + i0, hi);
+          continue;
+        }
         if (k < nc) _mm256_maskstore_ps(dst + (j0 + k) * ds + i0, mr, lo);
         if (4 + k < nc) _mm256_maskstore_ps(dst + (j0 + 4 + k) * ds + i0, mr, hi);
       }
