@@ -55,11 +55,8 @@ Status gemm1x1_bwd_weights(Handle& h, const Problem& p);
 // any shape on AVX-512 machines, activations read in place; runs the direct algorithm and
 // gemm1x1's channels-last problems (any stride).
 bool brgemm_usable(const Problem& p);
-// brgemm_fwd runs (and brgemm_pack packs) for p: brgemm_usable, or 1x1 layers with small
-// weights on AVX2.
+// brgemm_fwd runs (and brgemm_pack packs) for p: brgemm_usable, or channels-last on AVX2.
 bool brgemm_fwd_usable(const Problem& p);
-// AVX2, NHWC, at most 64 output pixels: the tiles serve any kernel (brgemm_fwd_usable).
-bool brgemm_avx2_few_pixels(const Problem& p);
 // Few input channels (< 16), one group, no dilation along w, taps x channels <= 512: each
 // tile reduces over whole kernel rows (KW x Cg contiguous floats) instead of single taps.
 bool brgemm_kernel_rows(const Problem& p);

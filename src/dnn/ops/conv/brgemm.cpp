@@ -144,34 +144,22 @@ bool brgemm_usable(const Problem& p) {
   return cpu_info().isa() >= Isa::kAvx512 && p.same_layout(Layout::kNHWC);
 }
 
-// AVX2 (16 registers: tiles of 6 pixels x 16 channels) beats the plain GEMM on 1x1 layers
-// whose weights stay in L2 (ResNet-50 mb1, 2 threads, Zen 3: res2b_branch2a 0.89 -> 0.72 ms,
-// res3a_branch2a 1.51 -> 1.20), and loses where a batch's weights (up to 1024 channels by
-// 256) spill to L3 (res5a_branch2a, 2 MB: 1.22 -> 1.63); backward data lost on every deep
-// layer, so it stays with the GEMM there. Kernels above 1x1 take the tiles (direct) whatever
-// their weights: they beat im2col + GEMM on every shape measured (2 threads, Zen 3): the stems
-// (few input channels, whole kernel rows: ResNet-50's conv1 at mb8 17.5-19.2 -> 13.3-14.5 ms),
-// ResNet-50's stride-2 3x3 layers (mb8: res3a_branch2b 15.8-16.4 -> 12.3-13.2, res4a 14.5-17.3
-// -> 11.2-13.4, res5a 15.2-15.3 -> 12.1-13.1), 5x5 64 -> 64 at 28x28 1.53 -> 1.04-1.09, 3x3
-// dilated 2 2.04-2.80 -> 1.60-1.67, 1x7 128 -> 192 at 17x17 0.86-0.88 -> 0.67-0.69.
-// Any layer, whatever its weights' size, takes the tiles when there are at most 64 output
-// pixels (a 7x7 image at batch 1): the GEMM packs its whole weight operand on every call (and
-// im2col builds its columns), and with so few pixels that costs as much as the multiply,
-// while the tiles read the plan's packed weights once (2 threads, Zen 3: MobileNet-V2's
-// b15_project 960 -> 160 0.160 -> 0.111 ms, b17_project 960 -> 320 0.243 -> 0.198; ResNet-50's
-// res5b_branch2a 2048 -> 512 0.96 -> 0.88, res5b_branch2b 3x3 2.15-2.34 -> 1.57-1.72 against
-// im2col, res5a_branch2b 3x3 stride 2 1.98-2.40 -> 1.67-1.88). At 98 pixels (batch 2) the 1x1
-// layers trade places with the GEMM layer by layer.
-constexpr std::int64_t kAvx2MaxWeightBytes = 256 << 10;
-constexpr std::int64_t kAvx2FewPixels = 64;
-bool brgemm_avx2_few_pixels(const Problem& p) {
-  return cpu_info().isa() >= Isa::kAvx2 && p.same_layout(Layout::kNHWC) && p.N * p.out_spatial() <= kAvx2FewPixels;
-}
+// AVX2 (16 registers: tiles of 6 pixels x 16 channels) takes every channels-last forward
+// problem. Kernels above 1x1 beat im2col + GEMM on every shape measured (2 threads, Zen 3): the
+// stems (few input channels, whole kernel rows: ResNet-50's conv1 at mb8 17.5-19.2 -> 13.3-14.5
+// ms), ResNet-50's stride-2 3x3 layers (mb8: res3a_branch2b 15.8-16.4 -> 12.3-13.2, res4a
+// 14.5-17.3 -> 11.2-13.4, res5a 15.2-15.3 -> 12.1-13.1), 5x5 64 -> 64 at 28x28 1.53 ->
+// 1.04-1.09, 3x3 dilated 2 2.04-2.80 -> 1.60-1.67, 1x7 128 -> 192 at 17x17 0.86-0.88 ->
+// 0.67-0.69. 1x1 layers took the GEMM where their weights passed 256 KiB and there were more
+// than 64 output pixels until session 50, when the tiles (faster since sessions 45-47) beat it
+// there too (in-process A/B, plans, 2 / 1 threads, ms: MobileNet-V2 mb8's head 320 -> 1280 at
+// 7x7 2.50 / 4.67 -> 1.95 / 4.80, b17_project 960 -> 320 1.66-1.86 / 3.57-3.69 -> 1.26-1.38 /
+// 3.30-3.38; ResNet-50's 1024 -> 256 at 14x14 mb8 6.8-7.0 / 10.8-10.9 -> 5.1-5.3 / 8.6-8.8,
+// 512 -> 2048 at 7x7 mb8 5.6-5.7 / 11.9-12.4 -> 4.4 / 8.8-10.7, 2048 -> 512 at 7x7 mb32
+// 27.9-28.3 / 45.9-51.8 -> 21.9-24.3 / 36.8-49.1, at 14x14 mb1 0.61 / 1.19 -> 0.53 / 1.04).
+// Backward data lost on every deep layer, so it stays with the GEMM there.
 bool brgemm_fwd_usable(const Problem& p) {
-  if (brgemm_usable(p) || brgemm_avx2_few_pixels(p)) return true;
-  if (cpu_info().isa() < Isa::kAvx2 || !p.same_layout(Layout::kNHWC)) return false;
-  const std::int64_t weight_bytes = p.Cg * p.Kg * static_cast<std::int64_t>(sizeof(float));
-  return p.ker_spatial() > 1 || weight_bytes <= kAvx2MaxWeightBytes;
+  return brgemm_usable(p) || (cpu_info().isa() >= Isa::kAvx2 && p.same_layout(Layout::kNHWC));
 }
 
 namespace {
