@@ -164,6 +164,31 @@ TEST(ConvTest, PostOpsMatchTheReference) {
     for (ConvAlgo a : kAllAlgos) compare(h, cc, ConvDir::kForward, a, true);
 }
 
+// Channels-first problems the tiles run through channels-last copies of x and y (direct, and
+// gemm1x1 with deep channels on small planes, strided too): against the reference with and
+// without post-ops (a residual is added after y is transposed back), through the algorithm
+// named and through immediate mode's choice, at every ISA level (the generic one refuses).
+TEST(ConvTest, ChannelsFirstOnChannelsLastTiles) {
+  Handle h;
+  for_each_isa([&](Isa isa) {
+    for (ConvCase cc : {ConvCase{2, 256, 256, 1, {5, 6}, {1, 1}},                          // deep 1x1
+                        ConvCase{1, 256, 384, 1, {7, 6}, {1, 1}, {2, 2}},                  // strided
+                        ConvCase{2, 32, 48, 1, {9, 10}, {3, 3}, {2, 2}, {}, {1, 1}, {1, 1}},  // 3x3 s2
+                        ConvCase{1, 3, 24, 1, {15, 16}, {7, 7}, {2, 2}, {}, {3, 3}, {3, 3}},   // stem
+                        ConvCase{1, 24, 40, 1, {6, 7, 5}, {3, 3, 3}, {}, {}, {1, 1, 1}, {1, 1, 1}}}) {  // 3-D
+      cc.layout = cc.wlayout = Layout::kNCHW;
+      const ConvAlgo algo = cc.ker[0] == 1 && cc.ker.size() == 2 && cc.ker[1] == 1 ? ConvAlgo::kGemm1x1 : ConvAlgo::kDirect;
+      for (bool post : {false, true}) {
+        // The generic level refuses what only the tiles run (a stride-1 1x1 takes the GEMM).
+        const bool tiles_only = algo == ConvAlgo::kDirect || !cc.stride.empty();
+        EXPECT_EQ(compare(h, cc, ConvDir::kForward, algo, post), isa != Isa::kGeneric || !tiles_only)
+            << cc.name();
+        EXPECT_TRUE(compare(h, cc, ConvDir::kForward, ConvAlgo::kAuto, post));
+      }
+    }
+  });
+}
+
 // Clip (ReLU6) after bias and residual, fused in the batch-reduce tiles' stores and in the
 // one-pass epilogue (depthwise, separate post-ops), maps a NaN to its lower bound as the
 // activation does (fmin(fmax(x, lo), hi); ReLU maps it to 0): with a NaN input every output
@@ -767,7 +792,8 @@ TEST(ConvTest, ForwardPlansMatchConvForward) {
       ConvCase{1, 3, 20, 1, {15, 16}, {7, 7}, {2, 2}, {}, {3, 3}, {3, 3}},  // kernel rows
       ConvCase{1, 12, 12, 12, {8, 9}, {3, 3}, {}, {}, {1, 1}, {1, 1}},      // depthwise
       ConvCase{1, 80, 40, 1, {8, 9}, {3, 3}, {}, {}, {1, 1}, {1, 1}},       // winograd: 2 channel
-      ConvCase{2, 64, 64, 2, {9, 9}, {3, 3}, {}, {}, {1, 1}, {0, 1}}};      // blocks, 2 panels, groups
+      ConvCase{2, 64, 64, 2, {9, 9}, {3, 3}, {}, {}, {1, 1}, {0, 1}},       // blocks, 2 panels, groups
+      ConvCase{1, 256, 256, 1, {5, 6}, {1, 1}}};                            // NCHW: gemm1x1 on the tiles
   int planned = 0;
   for (ConvCase cc : cases)
     for (Layout l : {Layout::kNHWC, Layout::kNCHW})

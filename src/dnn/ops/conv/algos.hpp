@@ -48,6 +48,7 @@ Status gemm1x1_accepts(const Problem& p);      // bwd-weights: stride 1
 Status gemm1x1_bwd_data_accepts(const Problem& p);  // stride 1, or any through brgemm
 Status gemm1x1_fwd_accepts(const Problem& p);  // forward: any stride (channels-last above 1)
 Status gemm1x1_fwd(Handle& h, const Problem& p);
+void gemm1x1_pack(Handle& h, const Problem& p, PackedWeights& out);
 Status gemm1x1_bwd_data(Handle& h, const Problem& p);
 Status gemm1x1_bwd_weights(Handle& h, const Problem& p);
 
@@ -101,10 +102,15 @@ Status depthwise_fwd(Handle& h, const Problem& p);
 void depthwise_pack(Handle& h, const Problem& p, PackedWeights& out);
 Status depthwise_bwd_weights(Handle& h, const Problem& p);
 
-// Direct (direct.cpp): NHWC on AVX-512, the batch-reduce GEMM above over every tap.
+// Direct (direct.cpp): the batch-reduce GEMM above over every tap, NHWC on AVX-512 or AVX2;
+// NCHW through channels-last copies of x and y.
 Status direct_accepts(const Problem& p);
 Status direct_prefers(const Problem& p);
 Status direct_fwd(Handle& h, const Problem& p);
+// A packed NCHW forward problem on the tiles through channels-last copies of x and y (direct
+// and gemm1x1 use it), and its packing for plans (either layout).
+Status channels_last_fwd(Handle& h, const Problem& p);
+void channels_last_pack(Handle& h, const Problem& p, PackedWeights& out);
 
 // Winograd (winograd.cpp + per-ISA kernels): 3x3, stride 1, dilation 1.
 Status winograd_f2x3_accepts(const Problem& p);

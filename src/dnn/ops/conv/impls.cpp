@@ -29,7 +29,7 @@ constexpr Algo kForward[] = {
     {ConvAlgo::kDepthwise, {"conv_f32_depthwise", nonempty<depthwise_accepts>, depthwise_fwd}, nullptr,
      depthwise_pack},
     {ConvAlgo::kGemm1x1, {"conv_f32_gemm1x1", nonempty<gemm1x1_fwd_accepts>, gemm1x1_fwd}, nullptr,
-     brgemm_pack},
+     gemm1x1_pack},
     {ConvAlgo::kWinogradF4x3,
      {"conv_f32_winograd_f4x3", nonempty<winograd_f4x3_accepts>, winograd_f4x3_fwd},
      winograd_prefers, winograd_f4x3_pack},
@@ -38,7 +38,7 @@ constexpr Algo kForward[] = {
      winograd_prefers, winograd_f2x3_pack},
     {ConvAlgo::kFft, {"conv_f32_fft", nonempty<fft_accepts>, fft_fwd}, fft_prefers, fft_pack},
     {ConvAlgo::kDirect, {"conv_f32_direct_nhwc", nonempty<direct_accepts>, direct_fwd},
-     direct_prefers, brgemm_pack},
+     direct_prefers, channels_last_pack},
     {ConvAlgo::kIm2col, {"conv_f32_im2col", nonempty<im2col_accepts>, im2col_fwd}},
     {ConvAlgo::kReference, {"conv_f32_reference", detail::accepts_all<Problem>, ref_run}},
 };

@@ -150,6 +150,22 @@ Result<Problem> make_problem(const std::string& fn, ConvDir dir, const ConvDesc&
   return p;
 }
 
+Problem channels_last(const Problem& p) {
+  // From the sizes, not x_desc / y_desc (a flipped backward-data problem keeps the caller's).
+  auto dims = [&](std::int64_t ch, const std::array<std::int64_t, 3>& sp) {
+    std::vector<std::int64_t> d = {p.N, ch};
+    d.insert(d.end(), sp.end() - p.spatial_rank, sp.end());
+    return TensorDesc::make(DType::kF32, d, Layout::kNHWC);
+  };
+  Problem q = p;
+  q.x_desc = dims(p.C, p.in);
+  q.y_desc = dims(p.K, p.out);
+  q.xs = expand(q.x_desc);
+  q.ys = expand(q.y_desc);
+  q.x_layout = q.y_layout = Layout::kNHWC;
+  return q;
+}
+
 std::string Problem::signature() const { return conv_signature(dir, conv, x_desc, w_desc, y_desc); }
 
 void apply_post_ops_nhwc(const Problem& p, float* y, const float* residual, std::int64_t pixels) {

@@ -76,6 +76,10 @@ Result<Problem> make_problem(const std::string& fn, ConvDir dir, const ConvDesc&
                              const TensorDesc& x_desc, const TensorDesc& w_desc,
                              const TensorDesc& y_desc);
 
+// p with x and y described as packed channels-last (NHWC / NDHWC) tensors of the same dims;
+// data pointers, weights and post-ops unchanged.
+Problem channels_last(const Problem& p);
+
 // The plain reference (any strides; f64 accumulation).
 Status reference(const Problem& p);
 
