@@ -79,9 +79,10 @@ void channels_last_pack(Handle& h, const Problem& p, PackedWeights& out) {
 }
 
 // The two transposes cost less than im2col + GEMM's lead over the tiles wherever
-// direct_prefers sends a channels-first layer here (2 threads, Zen 3, ResNet-50 NCHW, ms, mb1
-// / mb8: conv1 3.31 / 26.9 -> 2.57 / 19.2, res3a_branch2b 5.12 / 20.6 -> 1.79 / 18.6,
-// res4a_branch2b 3.37 / 21.0 -> 1.72 / 14.3, res5a_branch2b 3.62 / 26.4 -> 1.83 / 13.9).
+// direct_prefers sends a channels-first layer here (2 threads, Zen 3, ResNet-50 NCHW, ratio to
+// oneDNN at mb1 / mb8, im2col -> here: conv1 2.57 / 2.12 -> 1.42 / 1.21, res3a_branch2b 1.63 /
+// 1.40 -> 1.09 / 1.14, res4a_branch2b 1.53 / 1.61 -> 0.80 / 1.08, res5a_branch2b 1.24 / 1.21 ->
+// 0.70 / 0.70).
 Status direct_fwd(Handle& h, const Problem& p) {
   return p.x_layout == Layout::kNHWC ? brgemm_fwd(h, p) : channels_last_fwd(h, p);
 }
