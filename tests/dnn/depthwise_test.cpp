@@ -251,6 +251,21 @@ TEST(DepthwiseTest, ForwardLargePlanes) {
   });
 }
 
+TEST(DepthwiseTest, ForwardChannelsFirstBands) {
+  // Wide channels-first planes run in bands of output rows, each transposing only the input
+  // rows its windows read: many bands, stride 2, dilation, asymmetric padding, a channel tail.
+  Handle h;
+  for_each_isa([&](Isa) {
+    for (ConvCase cc : {dw_same(2, 17, {23, 200}, {3, 3}), dw_same(1, 33, {25, 201}, {3, 3}, {2, 2}),
+                        dw_same(1, 16, {20, 210}, {3, 3}, {}, {2, 2}),
+                        dw_case(1, 20, {19, 190}, {5, 3}, {2, 1}, {}, {1, 0}, {3, 2})}) {
+      cc.layout = cc.wlayout = Layout::kNCHW;
+      EXPECT_TRUE(matches_reference(h, cc, ConvDir::kForward));
+      EXPECT_TRUE(matches_reference(h, cc, ConvDir::kForward, true, Activation::relu6()));
+    }
+  });
+}
+
 TEST(DepthwiseTest, PostOps) {
   Handle h;
   const Activation acts[] = {Activation::make(ActKind::kRelu), Activation::relu6(),
