@@ -107,10 +107,10 @@ Status depthwise_bwd_weights(Handle& h, const Problem& p);
 Status direct_accepts(const Problem& p);
 Status direct_prefers(const Problem& p);
 Status direct_fwd(Handle& h, const Problem& p);
-// A packed NCHW forward problem run by `run` (the tiles unless said; it must not use the
-// handle's workspace, which holds the copies) on channels-last copies of x and y (direct and
-// gemm1x1 use it), and the tiles' packing for plans (either layout).
-Status channels_last_fwd(Handle& h, const Problem& p, Status (*run)(Handle&, const Problem&) = brgemm_fwd);
+// A packed NCHW forward problem on the tiles through channels-last copies of x and y (in the
+// handle's workspace; direct and gemm1x1 use it), and the tiles' packing for plans (either
+// layout).
+Status channels_last_fwd(Handle& h, const Problem& p);
 void channels_last_pack(Handle& h, const Problem& p, PackedWeights& out);
 
 // Winograd (winograd.cpp + per-ISA kernels): 3x3, stride 1, dilation 1.

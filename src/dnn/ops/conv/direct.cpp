@@ -46,7 +46,7 @@ Status swap_inner(Handle& h, const float* src, std::int64_t n, std::int64_t a, s
 // Channels-first through the tiles: x is transposed into a channels-last copy, the tiles
 // write a channels-last y (bias and activation fused as usual), and y is transposed back; a
 // residual, laid out as y, is added after that with the activation, in a pass over y.
-Status channels_last_fwd(Handle& h, const Problem& p, Status (*run)(Handle&, const Problem&)) {
+Status channels_last_fwd(Handle& h, const Problem& p) {
   const std::int64_t is = p.in_spatial(), os = p.out_spatial();
   const auto nx = static_cast<std::size_t>(p.N * is * p.C), ny = static_cast<std::size_t>(p.N * os * p.K);
   // The handle's workspace, kept between calls (fresh buffers cost page faults every call:
@@ -60,7 +60,7 @@ Status channels_last_fwd(Handle& h, const Problem& p, Status (*run)(Handle&, con
   q.y_out = yl;
   const bool residual = p.post.residual != nullptr;
   if (residual) q.post = PostOps{};
-  TESSERA_RETURN_IF_ERROR(run(h, q));
+  TESSERA_RETURN_IF_ERROR(brgemm_fwd(h, q));
   TESSERA_RETURN_IF_ERROR(swap_inner(h, yl, p.N, os, p.K, p.y_out));
   if (residual) {
     const auto* res = static_cast<const float*>(p.post.residual);
